@@ -1,0 +1,204 @@
+// descent: the command-line front end. With no subcommand it starts the REPL; `run` and
+// `dump` give a file to the pipeline. Everything shown comes from descent::Session; this
+// file only parses arguments, reads files, talks to the terminal and picks exit codes.
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "apps/repl.h"
+
+// libedit's readline-compatible interface; it is a C header.
+#include <editline/readline.h>
+
+using namespace descent;
+
+namespace {
+
+constexpr int kUsageError = 64;  // EX_USAGE: the command line itself was wrong
+
+std::atomic<bool>* g_interrupt = nullptr;
+volatile sig_atomic_t g_sigint = 0;
+
+void on_sigint(int) {
+  g_sigint = 1;
+  if (g_interrupt) g_interrupt->store(true);
+}
+
+bool read_file(const std::string& path, std::string* text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    fmt::print(stderr, "error: cannot read '{}': {}\n", path, std::strerror(errno));
+    return false;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  *text = ss.str();
+  return true;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// ---- the REPL on a terminal ----
+Repl* g_repl = nullptr;
+
+char* completion_generator(const char* text, int state) {
+  static std::vector<std::string> matches;
+  static size_t next;
+  if (state == 0) {
+    matches = g_repl->complete(text);
+    next = 0;
+  }
+  if (next >= matches.size()) return nullptr;
+  return strdup(matches[next++].c_str());
+}
+
+char** completer(const char* text, int, int) {
+  rl_attempted_completion_over = 1;
+  return rl_completion_matches(text, completion_generator);
+}
+
+std::string history_path() {
+  const char* home = std::getenv("HOME");
+  return home ? std::string(home) + "/.descent_history" : std::string();
+}
+
+int repl(Session& session) {
+  Repl r(session, std::cout, std::cerr);
+  g_repl = &r;
+  bool tty = isatty(STDIN_FILENO);
+  if (!tty) {
+    // Scripted use: no prompts, no history; each line goes straight in.
+    std::string line;
+    while (std::getline(std::cin, line))
+      if (!r.feed(line)) break;
+    return 0;
+  }
+  fmt::print("Descent {} - type :help for commands, Ctrl-D to leave\n", "0.1");
+  std::string hist = history_path();
+  using_history();
+  if (!hist.empty()) read_history(hist.c_str());
+  rl_attempted_completion_function = completer;
+  rl_basic_word_break_characters = const_cast<char*>(" \t\n()[]{},;+-*/%=<>!&|");
+  while (true) {
+    g_sigint = 0;
+    char* raw = readline(r.prompt());
+    if (!raw) {
+      // Ctrl-C at the prompt abandons the line being typed; Ctrl-D leaves.
+      if (g_sigint) {
+        r.cancel_input();
+        std::cout << '\n';
+        continue;
+      }
+      break;
+    }
+    std::string line(raw);
+    std::free(raw);
+    if (g_sigint) {  // Ctrl-C while typing: drop what was typed
+      r.cancel_input();
+      continue;
+    }
+    if (!line.empty()) {
+      add_history(line.c_str());
+      if (!hist.empty()) write_history(hist.c_str());
+    }
+    if (!r.feed(line)) break;
+  }
+  std::cout << '\n';
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Descent: one small program taken down every tier of a compiler.\n"
+               "With no subcommand, starts the REPL."};
+  app.require_subcommand(0, 1);
+
+  std::string file, engine = "ast", stage, format = "text";
+  bool time = false;
+
+  auto* run = app.add_subcommand("run", "compile and run a .ds program");
+  run->add_option("FILE", file, "the program")->required();
+  run->add_option("--engine", engine, "ast (the engines: " + join(Session::engines()) + ")");
+  run->add_flag("--time", time, "report compile and run time on stderr");
+
+  std::string stage_help = "one of:";
+  for (auto& s : Session::stages()) stage_help += std::string(" ") + s.name;
+  auto* dump = app.add_subcommand("dump", "show one stage of a program (tokens, AST, ...)");
+  dump->add_option("FILE", file, "the program")->required();
+  dump->add_option("--stage", stage, stage_help)->required();
+  dump->add_option("--format", format, "text (default), sexpr or dot (tree stages)");
+
+  CLI11_PARSE(app, argc, argv);
+
+  Session session;
+  g_interrupt = &session.interrupt_flag();
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+
+  if (*run) {
+    if (!session.set_engine(engine)) {
+      fmt::print(stderr, "error: unknown engine '{}' (engines: {})\n", engine, join(Session::engines()));
+      return kUsageError;
+    }
+    std::string text;
+    if (!read_file(file, &text)) return 2;
+    RunOptions opts;
+    opts.out = [](std::string_view s) {
+      std::fwrite(s.data(), 1, s.size(), stdout);
+    };
+    Outcome o = session.submit(std::move(text), file, opts);
+    std::fflush(stdout);
+    if (o.status != Outcome::Ok) fmt::print(stderr, "{}", o.message);
+    if (time)
+      fmt::print(stderr, "[{}] compile {:.3f} ms, run {:.3f} ms, {} steps\n", session.engine(),
+                 o.compile_seconds * 1e3, o.run_seconds * 1e3, o.steps);
+    return o.exit_code();
+  }
+  if (*dump) {
+    Format f;
+    if (format == "text") f = Format::Text;
+    else if (format == "sexpr") f = Format::Sexpr;
+    else if (format == "dot") f = Format::Dot;
+    else {
+      fmt::print(stderr, "error: unknown format '{}' (formats: text, sexpr, dot)\n", format);
+      return kUsageError;
+    }
+    bool known = false;
+    for (auto& s : Session::stages()) known |= stage == s.name;
+    if (!known) {
+      fmt::print(stderr, "error: unknown stage '{}' ({})\n", stage, stage_help);
+      return kUsageError;
+    }
+    std::string text;
+    if (!read_file(file, &text)) return 2;
+    Outcome o = session.compile(std::move(text), file);
+    // Tokens exist even for a program that does not compile; other stages need a clean one.
+    if (o.status != Outcome::Ok && stage != "tokens") {
+      fmt::print(stderr, "{}", o.message);
+      return o.exit_code();
+    }
+    StageResult r = session.stage(stage, f);
+    if (!r.ok) {
+      fmt::print(stderr, "error: {}\n", r.text);
+      return 2;
+    }
+    fmt::print("{}", r.text);
+    return 0;
+  }
+  return repl(session);
+}

@@ -1,0 +1,176 @@
+#include "apps/repl.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "lang/token.h"
+
+namespace descent {
+
+namespace {
+struct CommandHelp {
+  const char* name;
+  const char* args;
+  const char* help;
+};
+const CommandHelp kCommands[] = {
+    {":help", "", "this list"},
+    {":tokens", "", "the tokens of the last input"},
+    {":ast", "[sexpr|dot]", "the checked syntax tree of the last input"},
+    {":folded", "[sexpr|dot]", "the tree after the fold_constants pass"},
+    {":passes", "", "the passes that ran on the last input, and what each changed"},
+    {":stages", "", "every stage the pipeline can show"},
+    {":stage", "NAME [text|sexpr|dot]", "any stage of the last input by name"},
+    {":engine", "[NAME]", "show or choose the engine that runs input"},
+    {":time", "", "toggle timing of each input"},
+    {":load", "FILE", "compile and run a .ds file in this session"},
+    {":quit", "", "leave (Ctrl-D works too)"},
+};
+
+std::vector<std::string> words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> w;
+  for (std::string s; in >> s;) w.push_back(s);
+  return w;
+}
+
+bool parse_format(const std::string& s, Format* f) {
+  if (s == "text") *f = Format::Text;
+  else if (s == "sexpr") *f = Format::Sexpr;
+  else if (s == "dot") *f = Format::Dot;
+  else return false;
+  return true;
+}
+}  // namespace
+
+Repl::Repl(Session& session, std::ostream& out, std::ostream& err)
+    : session_(session), out_(out), err_(err) {}
+
+std::vector<std::string> Repl::commands() {
+  std::vector<std::string> c;
+  for (const auto& k : kCommands) c.push_back(k.name);
+  return c;
+}
+
+std::vector<std::string> Repl::complete(const std::string& prefix) const {
+  std::vector<std::string> pool;
+  if (!prefix.empty() && prefix[0] == ':') {
+    pool = commands();
+  } else {
+    pool = session_.known_names();
+    for (const char* kw : {"fn", "return", "if", "else", "while", "for", "in", "break",
+                           "continue", "true", "false", "int", "float", "bool"})
+      pool.push_back(kw);
+  }
+  std::vector<std::string> out;
+  for (auto& p : pool)
+    if (p.compare(0, prefix.size(), prefix) == 0) out.push_back(p);
+  return out;
+}
+
+bool Repl::feed(const std::string& line) {
+  if (buffer_.empty()) {
+    size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos) return true;
+    if (line[first] == ':') return command(line.substr(first));
+  }
+  buffer_ += line;
+  buffer_ += '\n';
+  if (needs_more_input(buffer_)) return true;
+  std::string text;
+  text.swap(buffer_);
+  submit(text, "<repl:" + std::to_string(++entry_) + ">");
+  return true;
+}
+
+void Repl::submit(const std::string& text, const std::string& name) {
+  RunOptions opts;
+  opts.echo = true;
+  opts.out = [this](std::string_view s) {
+    out_ << s;
+    out_.flush();
+  };
+  Outcome o = session_.submit(text, name, opts);
+  if (o.status != Outcome::Ok) err_ << o.message << std::flush;
+  if (time_)
+    out_ << fmt::format("[{}] compile {:.3f} ms, run {:.3f} ms, {} steps\n", session_.engine(),
+                        o.compile_seconds * 1e3, o.run_seconds * 1e3, o.steps);
+}
+
+void Repl::show_stage(const std::string& stage, Format format) {
+  StageResult r = session_.stage(stage, format);
+  if (r.ok)
+    out_ << r.text << std::flush;
+  else
+    err_ << "error: " << r.text << '\n';
+}
+
+bool Repl::command(const std::string& line) {
+  std::vector<std::string> w = words(line);
+  const std::string& cmd = w[0];
+  auto format_arg = [&](size_t i, Format* f) {
+    if (w.size() <= i) return true;
+    if (parse_format(w[i], f)) return true;
+    err_ << "error: unknown format '" << w[i] << "' (formats: text, sexpr, dot)\n";
+    return false;
+  };
+  if (cmd == ":quit" || cmd == ":q" || cmd == ":exit") return false;
+  if (cmd == ":help") {
+    out_ << "Type Descent statements; an expression's value is echoed. Commands:\n";
+    for (const auto& k : kCommands)
+      out_ << fmt::format("  {:<8} {:<22} {}\n", k.name, k.args, k.help);
+  } else if (cmd == ":tokens") {
+    show_stage("tokens", Format::Text);
+  } else if (cmd == ":ast" || cmd == ":folded") {
+    Format f = Format::Text;
+    if (format_arg(1, &f)) show_stage(cmd == ":ast" ? "ast" : "ast-folded", f);
+  } else if (cmd == ":stage") {
+    Format f = Format::Text;
+    if (w.size() < 2)
+      err_ << "error: usage: :stage NAME [text|sexpr|dot] (see :stages)\n";
+    else if (format_arg(2, &f))
+      show_stage(w[1], f);
+  } else if (cmd == ":stages") {
+    for (const auto& s : Session::stages()) out_ << fmt::format("  {:<12} {}\n", s.name, s.description);
+  } else if (cmd == ":passes") {
+    auto passes = session_.passes();
+    if (passes.empty()) out_ << "no passes ran (no input compiled yet)\n";
+    for (const auto& p : passes)
+      out_ << fmt::format("  {:<16} [{}] {}{}\n", p.name, p.stage, p.changed ? "changed: " : "no change: ",
+                          p.summary);
+  } else if (cmd == ":engine") {
+    if (w.size() < 2) {
+      out_ << "engine: " << session_.engine() << " (engines:";
+      for (auto& e : Session::engines()) out_ << ' ' << e;
+      out_ << ")\n";
+    } else if (!session_.set_engine(w[1])) {
+      err_ << "error: unknown engine '" << w[1] << "' (engines:";
+      for (auto& e : Session::engines()) err_ << ' ' << e;
+      err_ << ")\n";
+    }
+  } else if (cmd == ":time") {
+    time_ = !time_;
+    out_ << "timing " << (time_ ? "on" : "off") << '\n';
+  } else if (cmd == ":load") {
+    if (w.size() < 2) {
+      err_ << "error: usage: :load FILE\n";
+    } else {
+      std::ifstream in(w[1], std::ios::binary);
+      if (!in) {
+        err_ << "error: cannot read '" << w[1] << "'\n";
+      } else {
+        std::stringstream ss;
+        ss << in.rdbuf();
+        submit(ss.str(), w[1]);
+      }
+    }
+  } else {
+    err_ << "error: unknown command '" << cmd << "' (try :help)\n";
+  }
+  out_.flush();
+  return true;
+}
+
+}  // namespace descent

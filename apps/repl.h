@@ -1,0 +1,43 @@
+// The REPL's logic, apart from the terminal: it takes lines and writes to two streams, so
+// the same code serves an interactive terminal (main.cpp adds libedit on top) and tests
+// that pipe lines in. Everything it shows comes from the pipeline's Session.
+#pragma once
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "pipeline/pipeline.h"
+
+namespace descent {
+
+class Repl {
+ public:
+  Repl(Session& session, std::ostream& out, std::ostream& err);
+
+  // Feeds one line. Returns false when the user asked to quit.
+  bool feed(const std::string& line);
+  // True while an open ( [ { asks for more lines before the input can be compiled.
+  bool continuing() const { return !buffer_.empty(); }
+  // Drops a half-typed multi-line input (Ctrl-C at a continuation prompt).
+  void cancel_input() { buffer_.clear(); }
+  const char* prompt() const { return continuing() ? "   ...> " : "descent> "; }
+
+  // The : commands, for :help and tab completion.
+  static std::vector<std::string> commands();
+  // Completions for a word being typed: commands after ':', otherwise names and keywords.
+  std::vector<std::string> complete(const std::string& prefix) const;
+
+ private:
+  bool command(const std::string& line);
+  void submit(const std::string& text, const std::string& name);
+  void show_stage(const std::string& stage, Format format);
+
+  Session& session_;
+  std::ostream& out_;
+  std::ostream& err_;
+  std::string buffer_;
+  bool time_ = false;
+  int entry_ = 0;
+};
+
+}  // namespace descent

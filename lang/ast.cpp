@@ -1,0 +1,43 @@
+#include "lang/ast.h"
+
+#include <string_view>
+
+namespace descent {
+
+const char* type_name(Type t) {
+  switch (t) {
+    case Type::Unknown: return "unknown";
+    case Type::Void: return "void";
+    case Type::Int: return "int";
+    case Type::Float: return "float";
+    case Type::Bool: return "bool";
+    case Type::Str: return "string";
+  }
+  return "?";
+}
+
+const char* op_symbol(UnaryOp op) { return op == UnaryOp::Neg ? "-" : "!"; }
+const char* op_name(UnaryOp op) { return op == UnaryOp::Neg ? "neg" : "not"; }
+
+const char* op_symbol(BinaryOp op) {
+  static const char* s[] = {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||"};
+  return s[static_cast<int>(op)];
+}
+const char* op_name(BinaryOp op) {
+  static const char* s[] = {"add", "sub", "mul", "div", "mod", "eq", "ne",
+                            "lt",  "le",  "gt",  "ge",  "and", "or"};
+  return s[static_cast<int>(op)];
+}
+
+static const char* const kBuiltinNames[] = {"",    "print", "sqrt", "exp", "log",   "sin",  "cos",
+                                           "abs", "min",   "max",  "floor", "float", "int"};
+
+const char* builtin_name(Builtin b) { return kBuiltinNames[static_cast<int>(b)]; }
+
+Builtin builtin_by_name(std::string_view name) {
+  for (int i = 1; i <= static_cast<int>(Builtin::ToInt); ++i)
+    if (name == kBuiltinNames[i]) return static_cast<Builtin>(i);
+  return Builtin::None;
+}
+
+}  // namespace descent

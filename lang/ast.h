@@ -1,0 +1,152 @@
+// The abstract syntax tree: plain structs, one per kind of node.
+//
+// The parser fills in the syntax (kinds, names, children, locations). Semantic analysis
+// (sema.h) then annotates the same nodes in place: every expression gets its type, every
+// name its storage (local slot or global index), every call its callee, and an int that is
+// silently used as a float gets an explicit Promote node wrapped around it. So every engine
+// downstream sees the conversions spelled out and never decides types on its own.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lang/source.h"
+
+namespace descent {
+
+// Static types of the scalar core. Void is the "type" of a call to a function that returns
+// nothing; Str only ever appears as a print argument.
+enum class Type : uint8_t { Unknown, Void, Int, Float, Bool, Str };
+const char* type_name(Type t);
+
+enum class UnaryOp : uint8_t { Neg, Not };
+enum class BinaryOp : uint8_t {
+  Add, Sub, Mul, Div, Mod,   // arithmetic on two ints or two floats
+  Eq, Ne, Lt, Le, Gt, Ge,    // comparisons, result bool
+  And, Or,                   // short-circuit logic on bools
+};
+const char* op_symbol(UnaryOp op);   // "-", "!"
+const char* op_symbol(BinaryOp op);  // "+", "&&", ...
+const char* op_name(UnaryOp op);     // "neg", "not" (s-expressions, bytecode comments)
+const char* op_name(BinaryOp op);    // "add", "and", ...
+
+// Functions every program can call without declaring them.
+enum class Builtin : uint8_t {
+  None, Print, Sqrt, Exp, Log, Sin, Cos, Abs, Min, Max, Floor, ToFloat, ToInt,
+};
+const char* builtin_name(Builtin b);
+Builtin builtin_by_name(std::string_view name);  // None if it is not a builtin
+
+// Where a variable lives once sema has resolved it.
+enum class Storage : uint8_t { Unresolved, Local, Global };
+
+enum class ExprKind : uint8_t {
+  IntLit,    // int_value
+  FloatLit,  // float_value
+  BoolLit,   // bool_value
+  StrLit,    // text (escapes already decoded); only as a print argument
+  Var,       // name -> storage/slot
+  Unary,     // unary_op kids[0]
+  Binary,    // binary_op kids[0] kids[1]; And/Or evaluate kids[1] only when needed
+  Call,      // name(kids...) -> builtin or function index
+  Promote,   // int kids[0] used as a float (inserted by sema, never written by the user)
+};
+
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+struct Expr {
+  ExprKind kind;
+  SourceLoc loc;            // operator for Unary/Binary, name for Var/Call, else the literal
+  Type type = Type::Unknown;  // result type, set by sema
+  uint32_t height = 1;        // 1 + the tallest child: bounds recursion in every tree walk
+
+  int64_t int_value = 0;
+  double float_value = 0;
+  bool bool_value = false;
+  std::string text;  // Var/Call: the name; StrLit: the decoded string
+  UnaryOp unary_op = UnaryOp::Neg;
+  BinaryOp binary_op = BinaryOp::Add;
+  std::vector<ExprPtr> kids;
+
+  // Filled in by sema:
+  Type operand_type = Type::Unknown;  // Binary: the type both operands have after promotion
+  Storage storage = Storage::Unresolved;  // Var
+  int32_t slot = -1;              // Var: local slot or global index; Call: function index
+  bool check_defined = false;     // Var: a global read that must be checked at run time
+  Builtin builtin = Builtin::None;  // Call: which builtin, or None for a user function
+
+  Expr(ExprKind k, SourceLoc l) : kind(k), loc(l) {}
+};
+
+enum class StmtKind : uint8_t {
+  Expr,      // expr
+  Assign,    // name op= value (assign_op None for plain '=')
+  If,        // if cond { body } else { else_body }  ("else if" is an else_body of one If)
+  While,     // while cond { body }
+  For,       // for name in lo..hi { body }
+  Break,
+  Continue,
+  Return,    // return [value]
+  FnDecl,    // fn: a function declaration (top level only)
+};
+
+struct FnDecl;
+struct Stmt;
+using StmtPtr = std::unique_ptr<Stmt>;
+using Block = std::vector<StmtPtr>;
+
+struct Stmt {
+  StmtKind kind;
+  SourceLoc loc;  // the keyword, or the assigned name
+  ExprPtr expr;   // Expr: the expression; Assign/Return: value (may be null for Return);
+                  // If/While: condition; For: lower bound
+  ExprPtr expr2;  // For: upper bound
+  std::string name;  // Assign/For: the variable
+  SourceLoc op_loc;  // Assign: the '=' or 'op=' token (compound division errors point here)
+  bool has_op = false;                // Assign: compound (+= ...) rather than plain '='
+  BinaryOp assign_op = BinaryOp::Add;  // Assign with has_op: the operator
+  Block body;       // If/While/For
+  Block else_body;  // If
+  bool has_else = false;
+  std::unique_ptr<FnDecl> fn;  // FnDecl
+
+  // Filled in by sema:
+  Storage storage = Storage::Unresolved;  // Assign/For: where the variable lives
+  int32_t slot = -1;
+  Type var_type = Type::Unknown;  // Assign/For: the variable's type
+  int32_t fn_index = -1;          // Return: the enclosing function
+
+  Stmt(StmtKind k, SourceLoc l) : kind(k), loc(l) {}
+};
+
+struct Param {
+  std::string name;
+  SourceLoc loc;
+  Type type = Type::Int;  // "n" alone means "n: int"
+  SourceLoc type_loc;
+};
+
+struct FnDecl {
+  std::string name;
+  SourceLoc loc;  // the name
+  std::vector<Param> params;
+  Type declared_return = Type::Unknown;  // Unknown when no "-> T" is written
+  SourceLoc return_loc;
+  Block body;
+
+  // Filled in by sema:
+  int32_t index = -1;  // position in the Module's function table
+  Type return_type = Type::Unknown;
+  std::vector<std::string> local_names;  // params first, then every other local
+  std::vector<Type> local_types;
+};
+
+// One compiled input: a file, or one REPL entry.
+struct Program {
+  std::shared_ptr<const SourceFile> source;
+  Block body;  // top-level statements, including FnDecl statements, in source order
+};
+
+}  // namespace descent

@@ -1,0 +1,200 @@
+#include "lang/ast_print.h"
+
+#include "lang/value.h"
+
+namespace descent {
+namespace {
+
+std::string type_label(Type t) { return t == Type::Unknown ? "" : type_name(t); }
+
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\\') out += "\\\\";
+    else out += c;
+  }
+  return out + "\"";
+}
+
+TreeNode leaf(std::string head, std::string atom, const Expr& e) {
+  TreeNode n;
+  n.head = std::move(head);
+  n.atom = std::move(atom);
+  n.type = type_label(e.type);
+  n.leaf = true;
+  n.loc = e.loc;
+  return n;
+}
+
+TreeNode expr_tree(const Expr& e) {
+  switch (e.kind) {
+    case ExprKind::IntLit: return leaf("int", std::to_string(e.int_value), e);
+    case ExprKind::FloatLit: return leaf("float", format_float(e.float_value), e);
+    case ExprKind::BoolLit: return leaf("bool", e.bool_value ? "true" : "false", e);
+    case ExprKind::StrLit: return leaf("string", quote(e.text), e);
+    case ExprKind::Var: return leaf("var", e.text, e);
+    default: break;
+  }
+  TreeNode n;
+  n.loc = e.loc;
+  n.type = type_label(e.type);
+  switch (e.kind) {
+    case ExprKind::Unary: n.head = op_name(e.unary_op); break;
+    case ExprKind::Binary: n.head = op_name(e.binary_op); break;
+    case ExprKind::Call: n.head = "call"; n.atom = e.text; break;
+    case ExprKind::Promote: n.head = "promote"; break;
+    default: break;
+  }
+  for (const auto& k : e.kids) n.kids.push_back(expr_tree(*k));
+  return n;
+}
+
+TreeNode block_tree(const Block& b, SourceLoc loc);
+
+TreeNode stmt_tree(const Stmt& s) {
+  TreeNode n;
+  n.loc = s.loc;
+  switch (s.kind) {
+    case StmtKind::Expr: return expr_tree(*s.expr);
+    case StmtKind::Assign:
+      n.head = s.has_op ? std::string("assign-") + op_name(s.assign_op) : "assign";
+      n.atom = s.name;
+      n.type = type_label(s.var_type);
+      n.kids.push_back(expr_tree(*s.expr));
+      break;
+    case StmtKind::If:
+      n.head = "if";
+      n.kids.push_back(expr_tree(*s.expr));
+      n.kids.push_back(block_tree(s.body, s.loc));
+      if (s.has_else) n.kids.push_back(block_tree(s.else_body, s.loc));
+      break;
+    case StmtKind::While:
+      n.head = "while";
+      n.kids.push_back(expr_tree(*s.expr));
+      n.kids.push_back(block_tree(s.body, s.loc));
+      break;
+    case StmtKind::For:
+      n.head = "for";
+      n.atom = s.name;
+      n.kids.push_back(expr_tree(*s.expr));
+      n.kids.push_back(expr_tree(*s.expr2));
+      n.kids.push_back(block_tree(s.body, s.loc));
+      break;
+    case StmtKind::Break: n.head = "break"; break;
+    case StmtKind::Continue: n.head = "continue"; break;
+    case StmtKind::Return:
+      n.head = "return";
+      if (s.expr) n.kids.push_back(expr_tree(*s.expr));
+      break;
+    case StmtKind::FnDecl: {
+      const FnDecl& f = *s.fn;
+      n.head = "fn";
+      n.atom = f.name;
+      TreeNode params;
+      params.head = "params";
+      params.loc = f.loc;
+      for (const auto& p : f.params) {
+        TreeNode pn;
+        pn.head = "param";
+        pn.atom = p.name + ":" + type_name(p.type);
+        pn.leaf = true;
+        pn.loc = p.loc;
+        params.kids.push_back(pn);
+      }
+      n.kids.push_back(params);
+      Type r = f.return_type != Type::Unknown ? f.return_type : f.declared_return;
+      if (r != Type::Unknown) n.type = type_name(r);
+      n.kids.push_back(block_tree(f.body, s.loc));
+      break;
+    }
+  }
+  return n;
+}
+
+TreeNode block_tree(const Block& b, SourceLoc loc) {
+  TreeNode n;
+  n.head = "block";
+  n.loc = loc;
+  for (const auto& s : b) n.kids.push_back(stmt_tree(*s));
+  return n;
+}
+
+ExprPtr clone_expr(const Expr& e) {
+  auto c = std::make_unique<Expr>(e.kind, e.loc);
+  c->type = e.type;
+  c->height = e.height;
+  c->int_value = e.int_value;
+  c->float_value = e.float_value;
+  c->bool_value = e.bool_value;
+  c->text = e.text;
+  c->unary_op = e.unary_op;
+  c->binary_op = e.binary_op;
+  c->operand_type = e.operand_type;
+  c->storage = e.storage;
+  c->slot = e.slot;
+  c->check_defined = e.check_defined;
+  c->builtin = e.builtin;
+  for (const auto& k : e.kids) c->kids.push_back(clone_expr(*k));
+  return c;
+}
+
+Block clone_block(const Block& b);
+
+StmtPtr clone_stmt(const Stmt& s) {
+  auto c = std::make_unique<Stmt>(s.kind, s.loc);
+  if (s.expr) c->expr = clone_expr(*s.expr);
+  if (s.expr2) c->expr2 = clone_expr(*s.expr2);
+  c->name = s.name;
+  c->op_loc = s.op_loc;
+  c->has_op = s.has_op;
+  c->assign_op = s.assign_op;
+  c->body = clone_block(s.body);
+  c->else_body = clone_block(s.else_body);
+  c->has_else = s.has_else;
+  c->storage = s.storage;
+  c->slot = s.slot;
+  c->var_type = s.var_type;
+  c->fn_index = s.fn_index;
+  if (s.fn) {
+    c->fn = std::make_unique<FnDecl>();
+    FnDecl& f = *c->fn;
+    f.name = s.fn->name;
+    f.loc = s.fn->loc;
+    f.params = s.fn->params;
+    f.declared_return = s.fn->declared_return;
+    f.return_loc = s.fn->return_loc;
+    f.body = clone_block(s.fn->body);
+    f.index = s.fn->index;
+    f.return_type = s.fn->return_type;
+    f.local_names = s.fn->local_names;
+    f.local_types = s.fn->local_types;
+  }
+  return c;
+}
+
+Block clone_block(const Block& b) {
+  Block out;
+  for (const auto& s : b) out.push_back(clone_stmt(*s));
+  return out;
+}
+
+}  // namespace
+
+TreeNode ast_to_tree(const Program& program) {
+  TreeNode root;
+  root.head = "program";
+  for (const auto& s : program.body) root.kids.push_back(stmt_tree(*s));
+  return root;
+}
+
+Program clone_program(const Program& program) {
+  Program p;
+  p.source = program.source;
+  p.body = clone_block(program.body);
+  return p;
+}
+
+}  // namespace descent

@@ -1,0 +1,45 @@
+// The Module: everything compiled so far in one session, so that a REPL line can call a
+// function or read a global defined by an earlier line. Each engine keeps its own code for
+// the functions, but names, types and slots are decided here, once.
+#pragma once
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "lang/ast.h"
+
+namespace descent {
+
+struct GlobalInfo {
+  std::string name;
+  Type type = Type::Unknown;  // fixed by the first assignment in program text
+};
+
+struct FunctionInfo {
+  std::string name;
+  std::vector<Type> params;
+  Type ret = Type::Unknown;
+  const FnDecl* decl = nullptr;  // the latest definition (a REPL may redefine a function)
+  uint32_t version = 0;          // bumped on each redefinition, so engines can recompile
+};
+
+struct Module {
+  std::vector<GlobalInfo> globals;
+  std::unordered_map<std::string, int> global_index;
+  std::vector<FunctionInfo> functions;
+  std::unordered_map<std::string, int> function_index;
+  // Every checked Program, kept alive because functions point into them.
+  std::vector<std::shared_ptr<Program>> programs;
+
+  int find_global(const std::string& name) const {
+    auto it = global_index.find(name);
+    return it == global_index.end() ? -1 : it->second;
+  }
+  int find_function(const std::string& name) const {
+    auto it = function_index.find(name);
+    return it == function_index.end() ? -1 : it->second;
+  }
+};
+
+}  // namespace descent

@@ -1,0 +1,60 @@
+// Source text, positions in it, and diagnostics that point back into it.
+//
+// Every stage reports problems as values (a Diagnostic) instead of printing: the front end
+// decides how to show them. format_diagnostic() renders the form compilers use:
+//
+//   prog.ds:3:9: error: undefined variable 'y'
+//     print(y)
+//           ^
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace descent {
+
+// A position in a source file. line and col are 1-based; col counts characters (UTF-8
+// code points), so the caret lands under the right glyph even after non-ASCII text.
+struct SourceLoc {
+  uint32_t offset = 0;  // byte offset into the file's text
+  uint32_t line = 0;    // 0 means "no location" (e.g. an error from a whole-program check)
+  uint32_t col = 0;
+  bool valid() const { return line != 0; }
+};
+
+// One input: a file, a REPL line, or a string given to the pipeline.
+class SourceFile {
+ public:
+  SourceFile(std::string name, std::string text);
+  const std::string& name() const { return name_; }
+  const std::string& text() const { return text_; }
+  // Line/column of a byte offset (offsets past the end map to the end).
+  SourceLoc loc_at(uint32_t offset) const;
+  // The text of a 1-based line, without its newline.
+  std::string_view line_text(uint32_t line) const;
+  uint32_t line_count() const { return static_cast<uint32_t>(line_starts_.size()); }
+
+ private:
+  std::string name_;
+  std::string text_;
+  std::vector<uint32_t> line_starts_;  // byte offset where each line begins
+};
+
+enum class Severity { Error, Note };
+
+// Which phase found the problem: decides the exit code of `descent run` (2 or 1).
+enum class ErrorKind { Compile, Runtime };
+
+struct Diagnostic {
+  Severity severity = Severity::Error;
+  ErrorKind kind = ErrorKind::Compile;
+  SourceLoc loc;
+  std::string message;  // one line, no trailing period, e.g. "division by zero"
+};
+
+// "file:line:col: error: message\n  source line\n  caret\n"
+std::string format_diagnostic(const SourceFile& file, const Diagnostic& d);
+std::string format_diagnostics(const SourceFile& file, const std::vector<Diagnostic>& ds);
+
+}  // namespace descent

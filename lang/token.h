@@ -1,0 +1,62 @@
+// Tokens and the lexer that makes them.
+//
+// The lexer is a loop over bytes that never fails: a bad character becomes an Error token
+// carrying its message, and the parser reports it. Newlines are tokens because they end
+// statements, except inside ( ) and [ ], where a long call may span lines.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lang/source.h"
+
+namespace descent {
+
+#define DESCENT_TOKENS(X)                                                             \
+  /* literals and names */                                                          \
+  X(Int, "INT") X(Float, "FLOAT") X(String, "STRING") X(Ident, "IDENT")             \
+  /* keywords */                                                                    \
+  X(Fn, "fn") X(Return, "return") X(If, "if") X(Else, "else") X(While, "while")     \
+  X(For, "for") X(In, "in") X(Break, "break") X(Continue, "continue")               \
+  X(True, "true") X(False, "false") X(Kernel, "kernel")                             \
+  /* punctuation */                                                                 \
+  X(LParen, "(") X(RParen, ")") X(LBrace, "{") X(RBrace, "}") X(LBracket, "[")      \
+  X(RBracket, "]") X(Comma, ",") X(Semicolon, ";") X(Colon, ":") X(Arrow, "->")     \
+  X(DotDot, "..") X(Dot, ".")                                                       \
+  /* operators */                                                                   \
+  X(Plus, "+") X(Minus, "-") X(Star, "*") X(Slash, "/") X(Percent, "%")             \
+  X(Bang, "!") X(AndAnd, "&&") X(OrOr, "||") X(EqEq, "==") X(BangEq, "!=")          \
+  X(Less, "<") X(LessEq, "<=") X(Greater, ">") X(GreaterEq, ">=") X(Assign, "=")    \
+  X(PlusAssign, "+=") X(MinusAssign, "-=") X(StarAssign, "*=")                      \
+  X(SlashAssign, "/=") X(PercentAssign, "%=")                                       \
+  /* layout and the end */                                                          \
+  X(Newline, "NEWLINE") X(Eof, "EOF") X(Error, "ERROR")
+
+enum class Tok {
+#define X(name, text) name,
+  DESCENT_TOKENS(X)
+#undef X
+};
+
+// The spelling used in messages and dumps: "(" for punctuation, "fn" for keywords,
+// "INT"/"IDENT" for classes of tokens.
+const char* tok_name(Tok t);
+
+struct Token {
+  Tok kind = Tok::Eof;
+  std::string_view text;  // the lexeme, pointing into the SourceFile's text
+  SourceLoc loc;          // where it starts
+  std::string error;      // for Tok::Error: what is wrong with it
+};
+
+// Splits a whole file into tokens, always ending with one Eof token.
+std::vector<Token> tokenize(const SourceFile& file);
+
+// For the REPL: does this text end inside an open ( [ { or string, so that the next line
+// should continue it?
+bool needs_more_input(std::string_view text);
+
+// The tokens stage view: one token per line, "line:col  KIND  lexeme".
+std::string print_tokens(const std::vector<Token>& tokens);
+
+}  // namespace descent

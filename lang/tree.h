@@ -1,0 +1,27 @@
+// A generic labelled tree: the structured form of the AST (and later of other tree-shaped
+// IRs) that the text, s-expression and DOT printers - and the visualizer - lay out.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "lang/source.h"
+
+namespace descent {
+
+struct TreeNode {
+  std::string head;  // what the node is: "assign", "add", "call", "int", "var", ...
+  std::string atom;  // its own text, if any: a name or a literal ("x", "15")
+  std::string type;  // the checked type, empty before semantic analysis
+  bool leaf = false;  // s-expressions print a leaf as its atom alone: x, 15
+  SourceLoc loc;
+  std::vector<TreeNode> kids;
+};
+
+// Indented outline, one node per line: "assign x : int".
+std::string print_tree_text(const TreeNode& root);
+// Lisp form: (program (assign x 15) (sub (add x 10) 5)).
+std::string print_tree_sexpr(const TreeNode& root);
+// Graphviz: `dot -Tpng` draws it.
+std::string print_tree_dot(const TreeNode& root, const std::string& graph_name);
+
+}  // namespace descent

@@ -1,0 +1,184 @@
+#include "pipeline/pipeline.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "lang/ast_print.h"
+#include "lang/fold.h"
+#include "lang/parser.h"
+#include "lang/sema.h"
+#include "lang/walker.h"
+
+namespace descent {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string render_tree(const TreeNode& t, Format f, const std::string& name) {
+  switch (f) {
+    case Format::Sexpr: return print_tree_sexpr(t);
+    case Format::Dot: return print_tree_dot(t, name);
+    default: return print_tree_text(t);
+  }
+}
+}  // namespace
+
+// Everything one input produced, kept so that any stage can be viewed afterwards.
+struct Session::Unit {
+  std::shared_ptr<const SourceFile> source;
+  std::vector<Token> tokens;
+  std::shared_ptr<Program> program;  // parsed; checked in place when `checked`
+  bool parsed = false;               // no syntax errors
+  bool checked = false;              // no errors at all
+  std::optional<Program> folded;     // after fold_constants
+  int folds = 0;
+};
+
+Session::Session() = default;
+Session::~Session() = default;
+
+std::vector<std::string> Session::engines() { return {"ast"}; }
+
+bool Session::set_engine(std::string_view name) {
+  auto names = engines();
+  if (std::find(names.begin(), names.end(), name) == names.end()) return false;
+  engine_ = std::string(name);
+  return true;
+}
+
+Engine& Session::engine_for(const std::string& name) {
+  auto& slot = engine_cache_[name];
+  if (!slot) slot = make_ast_walker();
+  return *slot;
+}
+
+const std::vector<StageInfo>& Session::stages() {
+  static const std::vector<StageInfo> s = {
+      {"tokens", "the lexer's tokens, one per line with line:col"},
+      {"ast", "the syntax tree after semantic analysis (types, promotions)"},
+      {"ast-folded", "the syntax tree after the fold_constants pass"},
+  };
+  return s;
+}
+
+Outcome Session::compile(std::string source, std::string name) {
+  auto t0 = Clock::now();
+  auto unit = std::make_unique<Unit>();
+  unit->source = std::make_shared<SourceFile>(std::move(name), std::move(source));
+  unit->tokens = tokenize(*unit->source);
+  Outcome out;
+  unit->program = std::make_shared<Program>(parse(unit->source, out.diagnostics));
+  unit->parsed = out.diagnostics.empty();
+  // Type errors after a syntax error would mostly be echoes of it: report syntax first.
+  if (unit->parsed) {
+    globals_.resize(module_.globals.size());
+    unit->checked = check(*unit->program, module_, globals_.defined, out.diagnostics);
+  }
+  if (unit->checked) {
+    module_.programs.push_back(unit->program);
+    globals_.resize(module_.globals.size());
+    unit->folded = clone_program(*unit->program);
+    unit->folds = fold_constants(*unit->folded);
+  } else {
+    out.status = Outcome::CompileError;
+    out.message = format_diagnostics(*unit->source, out.diagnostics);
+  }
+  out.compile_seconds = seconds_since(t0);
+  last_ = std::move(unit);
+  return out;
+}
+
+Outcome Session::run(const RunOptions& options) {
+  Outcome out;
+  if (!last_ || !last_->checked) {
+    out.status = Outcome::CompileError;
+    out.message = "error: nothing compiled to run\n";
+    return out;
+  }
+  interrupt_.store(false);
+  RunOptions opts = options;
+  if (!opts.interrupt) opts.interrupt = &interrupt_;
+  auto t0 = Clock::now();
+  RunResult r = engine_for(engine_).run(*last_->program, module_, globals_, opts);
+  out.run_seconds = seconds_since(t0);
+  out.steps = r.steps;
+  if (!r.ok) {
+    out.status = Outcome::RuntimeError;
+    out.diagnostics.push_back(r.error);
+    out.message = format_diagnostic(*last_->source, r.error);
+  }
+  return out;
+}
+
+Outcome Session::submit(std::string source, std::string name, const RunOptions& options) {
+  Outcome c = compile(std::move(source), std::move(name));
+  if (c.status != Outcome::Ok) return c;
+  Outcome r = run(options);
+  r.compile_seconds = c.compile_seconds;
+  return r;
+}
+
+StageResult Session::stage(std::string_view name, Format format) const {
+  StageResult r;
+  if (!last_) {
+    r.text = "no input yet";
+    return r;
+  }
+  if (name == "tokens") {
+    r.ok = true;
+    r.text = print_tokens(last_->tokens);
+    return r;
+  }
+  if (name == "ast" || name == "ast-folded") {
+    if (!last_->parsed) {
+      r.text = "the input has syntax errors, so there is no tree";
+      return r;
+    }
+    const Program& p = name == "ast" || !last_->folded ? *last_->program : *last_->folded;
+    if (name == "ast-folded" && !last_->folded) {
+      r.text = "the input has errors, so fold_constants did not run";
+      return r;
+    }
+    r.ok = true;
+    r.tree = ast_to_tree(p);
+    r.text = render_tree(*r.tree, format, std::string(name));
+    return r;
+  }
+  std::string known;
+  for (const auto& s : stages()) known += std::string(known.empty() ? "" : ", ") + s.name;
+  r.text = "unknown stage '" + std::string(name) + "' (stages: " + known + ")";
+  return r;
+}
+
+std::vector<PassInfo> Session::passes() const {
+  std::vector<PassInfo> out;
+  if (!last_ || !last_->folded) return out;
+  out.push_back(PassInfo{"fold_constants", "ast", last_->folds > 0,
+                         "folded " + std::to_string(last_->folds) + " expression" +
+                             (last_->folds == 1 ? "" : "s")});
+  return out;
+}
+
+StageResult Session::pass_snapshot(std::string_view pass, bool after, Format format) const {
+  if (pass == "fold_constants") return stage(after ? "ast-folded" : "ast", format);
+  StageResult r;
+  std::string known;
+  for (const auto& p : passes()) known += std::string(known.empty() ? "" : ", ") + p.name;
+  r.text = "unknown pass '" + std::string(pass) + "' (passes: " + (known.empty() ? "none" : known) + ")";
+  return r;
+}
+
+std::vector<std::string> Session::known_names() const {
+  std::vector<std::string> names;
+  for (const auto& g : module_.globals) names.push_back(g.name);
+  for (const auto& f : module_.functions) names.push_back(f.name);
+  for (int b = 1; b <= static_cast<int>(Builtin::ToInt); ++b)
+    names.push_back(builtin_name(static_cast<Builtin>(b)));
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace descent

@@ -1,0 +1,105 @@
+// The spine of Descent: one Session object that every front end (REPL, CLI, visualizer,
+// labs, tests) uses to compile input, run it on an engine, and look at any stage.
+//
+//   Session s;
+//   Outcome o = s.submit("x = 15\nx + 10 - 5\n", "<stdin>", opts);  // compile + run
+//   StageResult ast = s.stage("ast", Format::Sexpr);                  // a view of it
+//   s.pass_snapshot("fold_constants", /*after=*/true);                // a pass's after view
+//
+// A Session accumulates: each input is compiled against the globals and functions of the
+// ones before it, which is what a REPL needs and what a file run is a special case of.
+// Nothing here prints; every view comes back as text (plus a tree where the stage is one).
+#pragma once
+#include <atomic>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lang/engine.h"
+#include "lang/module.h"
+#include "lang/token.h"
+#include "lang/tree.h"
+
+namespace descent {
+
+enum class Format { Text, Sexpr, Dot };
+
+struct StageInfo {
+  const char* name;         // the key: "tokens", "ast", ...
+  const char* description;  // one line for --help and :help
+};
+
+struct PassInfo {
+  std::string name;   // the key for pass_snapshot(): "fold_constants"
+  std::string stage;  // the stage whose pipeline it belongs to: "ast"
+  bool changed = false;
+  std::string summary;  // e.g. "folded 3 expressions"
+};
+
+struct StageResult {
+  bool ok = false;
+  std::string text;               // the view, or (when !ok) why it is not available
+  std::optional<TreeNode> tree;   // for tree-shaped stages
+};
+
+// What happened to one input.
+struct Outcome {
+  enum Status { Ok, CompileError, RuntimeError } status = Ok;
+  std::vector<Diagnostic> diagnostics;
+  std::string message;  // the diagnostics rendered with source line and caret
+  uint64_t steps = 0;
+  double compile_seconds = 0, run_seconds = 0;
+  // `descent run`'s exit code: 0, 1 for a runtime error, 2 for a compile error.
+  int exit_code() const { return status == Ok ? 0 : status == RuntimeError ? 1 : 2; }
+};
+
+class Session {
+ public:
+  Session();
+  ~Session();
+
+  // The engines this build has, by name ("ast", ...), and the one runs use.
+  static std::vector<std::string> engines();
+  bool set_engine(std::string_view name);  // false if there is no such engine
+  const std::string& engine() const { return engine_; }
+
+  // Compiles one input against everything before it. On success it becomes the "last
+  // input" whose stages can be viewed and which run() executes.
+  Outcome compile(std::string source, std::string name);
+  // Runs the last successfully compiled input on the current engine.
+  Outcome run(const RunOptions& options);
+  // compile() then, if it succeeded, run().
+  Outcome submit(std::string source, std::string name, const RunOptions& options);
+
+  // Stage views of the last input (also of one that failed to compile, as far as it got).
+  static const std::vector<StageInfo>& stages();
+  StageResult stage(std::string_view name, Format format = Format::Text) const;
+  // Passes that ran on the last input, in order, and each one's before/after view.
+  std::vector<PassInfo> passes() const;
+  StageResult pass_snapshot(std::string_view pass, bool after, Format format = Format::Text) const;
+
+  // Names for completion: globals and functions defined so far, and builtins.
+  std::vector<std::string> known_names() const;
+
+  // Set it (from a signal handler too: it is a lock-free atomic) to interrupt a run.
+  std::atomic<bool>& interrupt_flag() { return interrupt_; }
+
+  // Read access for front ends that draw the data structures themselves.
+  const Module& module() const { return module_; }
+
+ private:
+  struct Unit;  // one input's artefacts
+  Engine& engine_for(const std::string& name);
+
+  Module module_;
+  GlobalStore globals_;
+  std::string engine_ = "ast";
+  std::map<std::string, std::unique_ptr<Engine>> engine_cache_;
+  std::unique_ptr<Unit> last_;
+  std::atomic<bool> interrupt_{false};
+};
+
+}  // namespace descent
