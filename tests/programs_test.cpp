@@ -1,0 +1,64 @@
+// The golden-program runner: every tests/programs/*.ds must print exactly its `# expect:`
+// lines, and every tests/errors/*.ds must fail with its `# exit:` code and `# error:` lines,
+// on every engine the pipeline has. A new engine inherits the whole suite by existing.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "tests/programs_test.h"
+
+namespace fs = std::filesystem;
+using namespace descent;
+using namespace descent::testing;
+
+namespace {
+
+std::vector<fs::path> ds_files(const char* folder) {
+  std::vector<fs::path> files;
+  for (auto& e : fs::directory_iterator(fs::path(DESCENT_TESTS_DIR) / folder))
+    if (e.path().extension() == ".ds") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string join_lines(const std::vector<std::string>& v) {
+  std::string s;
+  for (auto& l : v) s += "  | " + l + "\n";
+  return s;
+}
+
+void check_file(const fs::path& path, const std::string& engine) {
+  std::string text = read_text(path.string());
+  Expectation want = parse_expectations(text);
+  Actual got = run_program(text, path.filename().string(), engine);
+  INFO("engine ", engine, ", file ", path.filename().string(), "\n", got.message);
+  CHECK_MESSAGE(got.exit_code == want.exit_code, "exit code ", got.exit_code, ", expected ",
+                want.exit_code);
+  CHECK_MESSAGE(got.output == want.output, "output:\n", join_lines(got.output), "expected:\n",
+                join_lines(want.output));
+  CHECK_MESSAGE(got.errors == want.errors, "errors:\n", join_lines(got.errors), "expected:\n",
+                join_lines(want.errors));
+}
+
+}  // namespace
+
+TEST_CASE("golden programs print their # expect: lines on every engine") {
+  auto files = ds_files("programs");
+  REQUIRE(files.size() >= 60);
+  for (const auto& engine : Session::engines())
+    for (const auto& f : files) check_file(f, engine);
+}
+
+TEST_CASE("must-fail programs give their # exit: code and # error: lines on every engine") {
+  auto files = ds_files("errors");
+  REQUIRE(files.size() >= 40);
+  for (const auto& engine : Session::engines())
+    for (const auto& f : files) {
+      Expectation want = parse_expectations(read_text(f.string()));
+      INFO(f.filename().string());
+      REQUIRE_MESSAGE(!want.errors.empty(), "a must-fail program needs # error: lines");
+      REQUIRE_MESSAGE(want.exit_code != 0, "a must-fail program needs # exit: 1 or 2");
+      check_file(f, engine);
+    }
+}
