@@ -35,12 +35,13 @@ struct RunOptions {
   const std::atomic<bool>* interrupt = nullptr;  // set (e.g. by Ctrl-C) to stop the program
   uint64_t step_limit = 0;  // stop with "interrupted" after this many steps (0: no limit)
   bool echo = false;        // REPL: print the value of each top-level expression statement
+  OutputSink trace;         // VMs: one line per executed instruction (state after it); null: off
 };
 
 struct RunResult {
   bool ok = true;
   Diagnostic error;    // when !ok: a runtime error with its location
-  uint64_t steps = 0;  // work done, in the engine's own unit (statements, instructions)
+  uint64_t steps = 0;  // work done in the engine's own unit: statements (ast), instructions (VMs)
 };
 
 class Engine {
