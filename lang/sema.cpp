@@ -384,7 +384,11 @@ class Checker {
   }
 
   void ret(Stmt& s) {
-    flow_.reachable = false;
+    // The returned value is read before control leaves: check it while still reachable.
+    struct Leave {
+      Flow& f;
+      ~Leave() { f.reachable = false; }
+    } leave{flow_};
     if (!fn_) {
       error(s.loc, "'return' outside a function");
       if (s.expr) expr(s.expr);
