@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "apps/repl.h"
+#include "bench/bench.h"
 
 // libedit's readline-compatible interface; it is a C header.
 #include <editline/readline.h>
@@ -141,13 +142,33 @@ int main(int argc, char** argv) {
   dump->add_option("--stage", stage, stage_help)->required();
   dump->add_option("--format", format, "text (default), sexpr or dot (tree stages)");
 
-  CLI11_PARSE(app, argc, argv);
+  bench::BenchOptions bopts;
+  bool quick = false;
+  auto* benchcmd = app.add_subcommand("bench", "time workloads on every engine (and Lua, Python)");
+  benchcmd->add_option("--suite", bopts.suite, "vm (more suites arrive with later tiers), or all");
+  benchcmd->add_option("--csv", bopts.csv, "also write the records as CSV");
+  benchcmd->add_option("--json", bopts.json, "also write the records as JSON");
+  benchcmd->add_option("--repeats", bopts.repeats, "runs per cell; the median is reported (default 5)");
+  benchcmd->add_option("--engine", bopts.engines, "only these engines or baselines (repeatable)");
+  benchcmd->add_option("--workload", bopts.workloads, "only these workloads (repeatable)");
+  benchcmd->add_flag("--quick", quick, "small sizes that finish in seconds");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version are "errors" that exit 0; every real mistake is a usage error.
+    int code = app.exit(e);
+    return code == 0 ? 0 : kUsageError;
+  }
 
   Session session;
   g_interrupt = &session.interrupt_flag();
   struct sigaction sa {};
   sa.sa_handler = on_sigint;
   sigemptyset(&sa.sa_mask);
+  // At a terminal, Ctrl-C must wake libedit's read so the prompt can drop the line; when
+  // reading a pipe, the read should simply resume (a stray Ctrl-C must not end the input).
+  sa.sa_flags = isatty(STDIN_FILENO) ? 0 : SA_RESTART;
   sigaction(SIGINT, &sa, nullptr);
 
   if (*run) {
@@ -168,6 +189,20 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "[{}] compile {:.3f} ms, run {:.3f} ms, {} steps\n", session.engine(),
                  o.compile_seconds * 1e3, o.run_seconds * 1e3, o.steps);
     return o.exit_code();
+  }
+  if (*benchcmd) {
+    bopts.quick = quick;
+    bopts.interrupt = &session.interrupt_flag();
+    bopts.progress = [](std::string_view line) { fmt::print(stderr, "{}\n", line); };
+    std::string error;
+    auto records = bench::run_benchmarks(bopts, &error);
+    if (!error.empty() && records.empty()) {
+      fmt::print(stderr, "error: {}\n", error);
+      return kUsageError;
+    }
+    fmt::print("{}\n{}", bench::format_table(records), bench::format_summary(records));
+    if (!error.empty()) fmt::print(stderr, "error: {}\n", error);
+    return bench::all_ok(records) ? 0 : 1;
   }
   if (*dump) {
     Format f;

@@ -8,7 +8,8 @@
 
 namespace descent {
 
-// Folds in place; returns how many nodes were replaced.
+// Folds a CHECKED program (sema's types decide the arithmetic) in place; returns how many
+// nodes were replaced.
 int fold_constants(Program& program);
 
 }  // namespace descent

@@ -66,8 +66,22 @@ class Lexer {
     Token t;
     t.kind = kind;
     t.text = src_.substr(start, pos_ - start);
-    t.loc = file_.loc_at(static_cast<uint32_t>(start));
+    t.loc = loc_of(start);
     return t;
+  }
+  // Tokens come in order, so their positions are found by walking forward from the last
+  // one: linear in the file's size, even for a single very long line.
+  SourceLoc loc_of(size_t offset) {
+    for (; cursor_ < offset; ++cursor_) {
+      char c = src_[cursor_];
+      if (c == '\n') {
+        ++line_;
+        col_ = 1;
+      } else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) {
+        ++col_;
+      }
+    }
+    return SourceLoc{static_cast<uint32_t>(offset), line_, col_};
   }
   Token error(size_t start, std::string msg) {
     Token t = make(Tok::Error, start);
@@ -214,6 +228,8 @@ class Lexer {
   std::string_view src_;
   size_t pos_ = 0;
   int depth_ = 0;
+  size_t cursor_ = 0;  // loc_of()'s position: offset, line and column
+  uint32_t line_ = 1, col_ = 1;
 };
 
 }  // namespace

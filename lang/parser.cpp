@@ -51,8 +51,9 @@ struct SyntaxError {};
 
 class Parser {
  public:
-  Parser(std::shared_ptr<const SourceFile> src, std::vector<Diagnostic>& diags)
-      : src_(std::move(src)), tokens_(tokenize(*src_)), diags_(diags) {}
+  Parser(std::shared_ptr<const SourceFile> src, std::vector<Token> tokens,
+         std::vector<Diagnostic>& diags)
+      : src_(std::move(src)), tokens_(std::move(tokens)), diags_(diags) {}
 
   // program := { statement terminator }
   Program program() {
@@ -442,8 +443,14 @@ class Parser {
 
 }  // namespace
 
+Program parse(std::shared_ptr<const SourceFile> source, std::vector<Token> tokens,
+              std::vector<Diagnostic>& diags) {
+  return Parser(std::move(source), std::move(tokens), diags).program();
+}
+
 Program parse(std::shared_ptr<const SourceFile> source, std::vector<Diagnostic>& diags) {
-  return Parser(std::move(source), diags).program();
+  std::vector<Token> tokens = tokenize(*source);
+  return parse(std::move(source), std::move(tokens), diags);
 }
 
 }  // namespace descent

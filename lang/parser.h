@@ -17,5 +17,8 @@ constexpr uint32_t kMaxExprHeight = 1000;  // e.g. 1 + 1 + ... + 1 with 1000 ter
 // Parses a whole unit. Syntax errors are appended to diags; the returned Program holds every
 // statement that parsed.
 Program parse(std::shared_ptr<const SourceFile> source, std::vector<Diagnostic>& diags);
+// The same, from tokens already made by tokenize(*source).
+Program parse(std::shared_ptr<const SourceFile> source, std::vector<Token> tokens,
+              std::vector<Diagnostic>& diags);
 
 }  // namespace descent

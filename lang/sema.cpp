@@ -50,9 +50,9 @@ class Checker {
     int limit = static_cast<int>(new_functions_.size() + new_globals_.size()) * 2 + 4;
     quiet_ = true;
     for (int i = 0; i < limit; ++i) {
-      changed_ = false;
+      std::vector<Type> before = environment();
       pass();
-      if (!changed_) break;
+      if (environment() == before) break;
     }
     quiet_ = false;
     pass();
@@ -137,19 +137,32 @@ class Checker {
     walk(prog_.body);
   }
 
+  // What one pass learns and the next one uses: inferred return types and the types of
+  // this input's globals. The quiet passes stop when it no longer changes.
+  std::vector<Type> environment() const {
+    std::vector<Type> env;
+    for (int fi : new_functions_) env.push_back(m_.functions[fi].ret);
+    for (int gi : new_globals_) env.push_back(m_.globals[gi].type);
+    return env;
+  }
+
   // ---- one pass over the whole unit ----
   void pass() {
+    // A global's type comes from its first assignment, whose value may involve a return
+    // type only guessed in an earlier pass: recompute it every pass rather than keep a guess.
+    for (int gi : new_globals_) m_.globals[gi].type = Type::Unknown;
     global_first_seen_.assign(m_.globals.size(), 0);
     for (size_t i = 0; i < m_.globals.size(); ++i)
       global_first_seen_[i] = m_.globals[i].type != Type::Unknown;
-    for (int fi : new_functions_) check_function(fi);
-    // Top level: flow tracks globals; earlier inputs' globals count if they already ran.
+    // Top level first, so function bodies see this pass's global types.
+    // Flow tracks globals there; earlier inputs' globals count if they already ran.
     fn_ = nullptr;
     flow_ = Flow{};
     flow_.set.assign(m_.globals.size(), false);
     for (size_t i = 0; i < defined_.size() && i < flow_.set.size(); ++i) flow_.set[i] = defined_[i];
     loop_depth_ = 0;
     block(prog_.body);
+    for (int fi : new_functions_) check_function(fi);
   }
 
   void check_function(int fi) {
@@ -198,10 +211,7 @@ class Checker {
     if (fn.declared_return == Type::Unknown) {
       // Inference: the join of every returned value's type (int with float is float).
       Type inferred = ret_any_value_ ? ret_seen_value_ : Type::Void;
-      if (inferred != info.ret) {
-        info.ret = inferred;
-        changed_ = true;
-      }
+      info.ret = inferred;
       if (!quiet_ && ret_any_value_ && inferred == Type::Unknown)
         error(fn.loc, "cannot infer the return type of '" + fn.name + "'; annotate it with '-> int'");
     }
@@ -337,10 +347,7 @@ class Checker {
   Type& var_type(const Stmt& s) {
     return s.storage == Storage::Local ? local_types_[s.slot] : m_.globals[s.slot].type;
   }
-  void set_var_type(const Stmt& s, Type t) {
-    var_type(s) = t;
-    if (s.storage == Storage::Global) changed_ = true;
-  }
+  void set_var_type(const Stmt& s, Type t) { var_type(s) = t; }
   // Whether a variable's first assignment (in text order) was already met in this pass:
   // only that one fixes the variable's type.
   char& first_seen(const Stmt& s) {
@@ -457,7 +464,17 @@ class Checker {
       case ExprKind::FloatLit: return e.type = Type::Float;
       case ExprKind::BoolLit: return e.type = Type::Bool;
       case ExprKind::StrLit: return e.type = Type::Str;
-      case ExprKind::Promote: expr(e.kids[0]); return e.type = Type::Float;
+      case ExprKind::Promote: {
+        // Re-checking a tree from an earlier pass: a promotion made on a guessed type is
+        // dropped when the guess changed (the caller promotes again if still needed).
+        Type t = expr(e.kids[0]);
+        if (t != Type::Int) {
+          ExprPtr kid = std::move(e.kids[0]);
+          ep = std::move(kid);
+          return t;
+        }
+        return e.type = Type::Float;
+      }
       case ExprKind::Var: return e.type = variable(e);
       case ExprKind::Unary: {
         Type t = value(e.kids[0]);
@@ -631,7 +648,6 @@ class Checker {
   const std::vector<uint8_t>& defined_;
   std::vector<Diagnostic>& diags_;
   bool quiet_ = false;
-  bool changed_ = false;
   std::vector<int> new_functions_, new_globals_;
   std::unordered_map<int, FunctionInfo> redefined_;
 

@@ -52,8 +52,8 @@ struct Token {
 // Splits a whole file into tokens, always ending with one Eof token.
 std::vector<Token> tokenize(const SourceFile& file);
 
-// For the REPL: does this text end inside an open ( [ { or string, so that the next line
-// should continue it?
+// For the REPL: does this text end inside an open ( [ or {, so that the next line should
+// continue it? (Strings cannot span lines, so an open string is simply an error.)
 bool needs_more_input(std::string_view text);
 
 // The tokens stage view: one token per line, "line:col  KIND  lexeme".

@@ -70,7 +70,7 @@ Outcome Session::compile(std::string source, std::string name) {
   unit->source = std::make_shared<SourceFile>(std::move(name), std::move(source));
   unit->tokens = tokenize(*unit->source);
   Outcome out;
-  unit->program = std::make_shared<Program>(parse(unit->source, out.diagnostics));
+  unit->program = std::make_shared<Program>(parse(unit->source, unit->tokens, out.diagnostics));
   unit->parsed = out.diagnostics.empty();
   // Type errors after a syntax error would mostly be echoes of it: report syntax first.
   if (unit->parsed) {

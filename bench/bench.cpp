@@ -1,0 +1,815 @@
+#include "bench/bench.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "pipeline/pipeline.h"
+
+extern char** environ;
+
+#ifndef DESCENT_BENCH_PROGRAMS_DIR
+#define DESCENT_BENCH_PROGRAMS_DIR "bench/programs"
+#endif
+
+namespace descent::bench {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// ---- the suites ------------------------------------------------------------------------
+
+const std::vector<Workload>& workloads() {
+  static const std::vector<Workload> all = {
+      {"vm", "b1_fib", "recursive fib(32)",
+       "calls: ~7 million calls and returns, frame set-up and argument passing",
+       {{"N", 32, 20}}, "2178309", "6765"},
+      {"vm", "b2_sum_squares", "sum = (sum + i*i) % 1000003, 100 million iterations",
+       "the dispatch loop: integer *, +, % and a local store per iteration, no calls",
+       {{"N", 100000000, 100000}}, "954980", "368001"},
+      {"vm", "b3_mandelbrot", "Mandelbrot 600x400, at most 200 iterations",
+       "float arithmetic, nested loops and a short-circuit && condition",
+       {{"W", 600, 60}, {"H", 400, 40}, {"MAX_ITER", 200, 200}}, "13428357", "136029"},
+      {"vm", "b4_collatz", "total Collatz steps for n in 1..1,000,000",
+       "branchy integer code: a data-dependent while loop with if/else, % and /",
+       {{"N", 1000000, 10000}}, "131434424", "849666"},
+  };
+  return all;
+}
+
+std::vector<std::string> suites() {
+  std::vector<std::string> s;
+  for (const auto& w : workloads())
+    if (std::find(s.begin(), s.end(), w.suite) == s.end()) s.push_back(w.suite);
+  return s;
+}
+
+std::vector<Baseline> default_baselines() {
+  return {
+      {"lua5.4", "lua", "lua5.4", {}, {"{tool}", "{src}"}, {"{tool}", "-e", ""}},
+      {"python3", "py", "python3", {}, {"{tool}", "{src}"}, {"{tool}", "-c", "pass"}},
+  };
+}
+
+std::string default_programs_dir() {
+  if (const char* env = std::getenv("DESCENT_BENCH_DIR"); env && *env) return env;
+  return DESCENT_BENCH_PROGRAMS_DIR;
+}
+
+std::string host_description() {
+  std::string model;
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) model = line.substr(colon + 1);
+      break;
+    }
+  }
+  auto b = model.find_first_not_of(" \t");
+  model = b == std::string::npos ? "unknown CPU" : model.substr(b);
+  unsigned n = std::thread::hardware_concurrency();
+  return fmt::format("{}, {} logical CPU{}", model, n, n == 1 ? "" : "s");
+}
+
+// ---- small helpers -----------------------------------------------------------------------
+
+namespace {
+
+std::string trim_right(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  return s;
+}
+
+std::string clip(std::string s, size_t n = 200) {
+  if (s.size() > n) s = s.substr(0, n) + "...";
+  return s;
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+bool read_text(const std::string& path, std::string* text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  *text = ss.str();
+  return true;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+bool interrupted(const BenchOptions& o) { return o.interrupt && o.interrupt->load(); }
+
+// Sets each parameter's top-level line `NAME = <int>` (anything after the number, such as a
+// comment, is kept) to the scale's value. Line numbers do not change, so diagnostics still
+// point into the file as written.
+bool apply_params(std::string* source, const Workload& w, bool quick, std::string* error) {
+  for (const Param& p : w.params) {
+    bool found = false;
+    size_t pos = 0;
+    while (pos < source->size() && !found) {
+      size_t eol = source->find('\n', pos);
+      if (eol == std::string::npos) eol = source->size();
+      std::string_view line(source->data() + pos, eol - pos);
+      size_t i = 0;
+      if (line.substr(0, p.name.size()) == p.name) {
+        i = p.name.size();
+        while (i < line.size() && line[i] == ' ') ++i;
+        if (i < line.size() && line[i] == '=' && (i + 1 >= line.size() || line[i + 1] != '=')) {
+          ++i;
+          while (i < line.size() && line[i] == ' ') ++i;
+          size_t d = i;
+          if (d < line.size() && line[d] == '-') ++d;
+          size_t digits = d;
+          while (d < line.size() && std::isdigit(static_cast<unsigned char>(line[d]))) ++d;
+          if (d > digits) {
+            source->replace(pos + i, d - i, std::to_string(quick ? p.quick : p.full));
+            found = true;
+          }
+        }
+      }
+      pos = eol + 1;
+    }
+    if (!found) {
+      *error = fmt::format("{}.ds has no top-level line '{} = <int>' for the bench parameter {}",
+                           w.name, p.name, p.name);
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string find_on_path(const std::string& tool) {
+  if (tool.find('/') != std::string::npos) return access(tool.c_str(), X_OK) == 0 ? tool : "";
+  const char* path = std::getenv("PATH");
+  std::string_view rest = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    size_t colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    if (dir.empty()) dir = ".";
+    std::string candidate = dir + "/" + tool;
+    std::error_code ec;
+    if (access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate, ec)) return candidate;
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
+  }
+  return "";
+}
+
+std::string substitute(std::string arg, const std::map<std::string, std::string>& vars) {
+  for (const auto& [key, value] : vars) {
+    std::string pat = "{" + key + "}";
+    for (size_t at = arg.find(pat); at != std::string::npos; at = arg.find(pat, at + value.size()))
+      arg.replace(at, pat.size(), value);
+  }
+  return arg;
+}
+
+struct ProcResult {
+  bool ok = false;  // started and exited with status 0
+  std::string out, err;
+  double seconds = 0;
+  double cpu_seconds = 0;  // the child's user + system time
+  bool was_interrupted = false;
+  std::string problem;  // why !ok, in words
+};
+
+double cpu_of(const rusage& u) {
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+// Runs argv (argv[0] a path) with stdin from /dev/null, capturing stdout and stderr; times
+// it from spawn to reap. Kills the child (only it) if *interrupt becomes set.
+ProcResult run_process(const std::vector<std::string>& argv, const std::atomic<bool>* interrupt) {
+  ProcResult r;
+  int out_pipe[2], err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) {
+    r.problem = fmt::format("pipe: {}", std::strerror(errno));
+    return r;
+  }
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    r.problem = fmt::format("pipe: {}", std::strerror(errno));
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    return r;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+
+  auto t0 = Clock::now();
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  if (rc != 0) {
+    r.problem = fmt::format("cannot start {}: {}", argv[0], std::strerror(rc));
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    return r;
+  }
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  std::string* sinks[2] = {&r.out, &r.err};
+  int open_fds = 2;
+  char buf[65536];
+  while (open_fds > 0) {
+    if (interrupt && interrupt->load() && !r.was_interrupted) {
+      kill(pid, SIGKILL);
+      r.was_interrupted = true;
+    }
+    int n = poll(fds, 2, 100);
+    if (n < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t got = read(fds[i].fd, buf, sizeof buf);
+      if (got > 0) {
+        if (sinks[i]->size() < (1u << 20)) sinks[i]->append(buf, static_cast<size_t>(got));
+      } else if (got == 0 || errno != EINTR) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& f : fds)
+    if (f.fd >= 0) close(f.fd);
+  int status = 0;
+  rusage usage{};
+  while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  r.cpu_seconds = cpu_of(usage);
+  if (r.was_interrupted) {
+    r.problem = "interrupted";
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    r.ok = true;
+  } else if (WIFEXITED(status)) {
+    r.problem = fmt::format("exit status {}", WEXITSTATUS(status));
+  } else if (WIFSIGNALED(status)) {
+    r.problem = fmt::format("killed by signal {}", WTERMSIG(status));
+  } else {
+    r.problem = "ended abnormally";
+  }
+  if (!r.ok && !r.err.empty()) r.problem += ": " + clip(trim_right(r.err));
+  return r;
+}
+
+// One timed run of one cell.
+struct Sample {
+  bool ok = false;        // ran to completion and printed the expected checksum
+  double seconds = 0;     // what the record's median is over
+  double cpu_seconds = 0;  // user + system CPU time of the same run
+  double compile_s = 0;   // Descent only
+  uint64_t steps = 0;     // Descent only
+  std::string output;     // stdout, trimmed
+  std::string problem;    // why !ok
+  bool was_interrupted = false;
+};
+
+// Something that can run a workload: a Descent engine in-process, or a baseline's tool.
+// prepare() runs once per workload (untimed); run() is one timed run.
+class Target {
+ public:
+  virtual ~Target() = default;
+  virtual std::string name() const = 0;
+  virtual std::string kind() const = 0;
+  virtual bool prepare(const Workload& w, std::string* problem) = 0;
+  virtual Sample run() = 0;
+};
+
+class DescentTarget : public Target {
+ public:
+  DescentTarget(std::string engine, std::string dir, bool quick, const std::atomic<bool>* intr)
+      : engine_(std::move(engine)), dir_(std::move(dir)), quick_(quick), interrupt_(intr) {}
+  std::string name() const override { return engine_; }
+  std::string kind() const override { return "descent"; }
+  bool prepare(const Workload& w, std::string* problem) override {
+    path_ = (fs::path(dir_) / (w.name + ".ds")).string();
+    if (!read_text(path_, &source_)) {
+      *problem = fmt::format("cannot read {}", path_);
+      return false;
+    }
+    return apply_params(&source_, w, quick_, problem);
+  }
+  Sample run() override {
+    Sample s;
+    Session session;  // fresh per run: no globals or functions left from the run before
+    if (!session.set_engine(engine_)) {
+      s.problem = fmt::format("no engine '{}'", engine_);
+      return s;
+    }
+    std::string out;
+    RunOptions ro;
+    ro.out = [&out](std::string_view text) { out += text; };
+    ro.interrupt = interrupt_;
+    rusage before{}, after{};
+    getrusage(RUSAGE_SELF, &before);
+    Outcome o = session.submit(source_, path_, ro);
+    getrusage(RUSAGE_SELF, &after);
+    s.cpu_seconds = cpu_of(after) - cpu_of(before);
+    s.compile_s = o.compile_seconds;
+    s.seconds = o.compile_seconds + o.run_seconds;
+    s.steps = o.steps;
+    s.output = trim_right(out);
+    if (o.status != Outcome::Ok) {
+      s.was_interrupted = interrupt_ && interrupt_->load();
+      s.problem = clip(trim_right(o.message));
+      return s;
+    }
+    s.ok = true;
+    return s;
+  }
+
+ private:
+  std::string engine_, dir_;
+  bool quick_;
+  const std::atomic<bool>* interrupt_;
+  std::string path_, source_;
+};
+
+class ExternalTarget : public Target {
+ public:
+  ExternalTarget(Baseline b, std::string tool_path, std::string dir, bool quick,
+                 const std::atomic<bool>* intr)
+      : b_(std::move(b)), tool_(std::move(tool_path)), dir_(std::move(dir)), quick_(quick),
+        interrupt_(intr) {}
+  ~ExternalTarget() override {
+    std::error_code ec;
+    if (!scratch_.empty()) fs::remove_all(scratch_, ec);
+  }
+  std::string name() const override { return b_.name; }
+  std::string kind() const override { return "external"; }
+  bool prepare(const Workload& w, std::string* problem) override {
+    std::error_code ec;
+    fs::path rel = fs::path(dir_) / (w.name + "." + b_.extension);
+    fs::path abs = fs::absolute(rel, ec);
+    std::string src = (ec ? rel : abs).string();
+    std::map<std::string, std::string> vars = {{"tool", tool_}, {"src", src}};
+    if (!b_.build.empty()) {
+      if (scratch_.empty()) {
+        fs::path tmp = fs::temp_directory_path(ec);
+        std::string tmpl = ((ec ? fs::path("/tmp") : tmp) / "descent-bench-XXXXXX").string();
+        if (!mkdtemp(tmpl.data())) {
+          *problem = fmt::format("cannot make a scratch directory: {}", std::strerror(errno));
+          return false;
+        }
+        scratch_ = tmpl;
+      }
+      vars["exe"] = (fs::path(scratch_) / w.name).string();
+      std::vector<std::string> argv;
+      for (const auto& a : b_.build) argv.push_back(substitute(a, vars));
+      argv[0] = find_on_path(argv[0]);
+      if (argv[0].empty()) {
+        *problem = fmt::format("build tool '{}' not found", b_.build[0]);
+        return false;
+      }
+      ProcResult r = run_process(argv, interrupt_);
+      if (!r.ok) {
+        *problem = "build failed: " + r.problem;
+        return false;
+      }
+    }
+    argv_.clear();
+    for (const auto& a : b_.run) argv_.push_back(substitute(a, vars));
+    if (!argv_.empty() && argv_[0].find('/') == std::string::npos)
+      argv_[0] = find_on_path(argv_[0]);
+    if (argv_.empty() || argv_[0].empty()) {
+      *problem = fmt::format("no command to run for {}", b_.name);
+      return false;
+    }
+    for (const Param& p : w.params) argv_.push_back(std::to_string(quick_ ? p.quick : p.full));
+    return true;
+  }
+  Sample run() override {
+    Sample s;
+    ProcResult r = run_process(argv_, interrupt_);
+    s.seconds = r.seconds;
+    s.cpu_seconds = r.cpu_seconds;
+    s.output = trim_right(r.out);
+    s.was_interrupted = r.was_interrupted;
+    s.ok = r.ok;
+    s.problem = r.problem;
+    return s;
+  }
+
+ private:
+  Baseline b_;
+  std::string tool_, dir_;
+  bool quick_;
+  const std::atomic<bool>* interrupt_;
+  std::string scratch_;
+  std::vector<std::string> argv_;
+};
+
+std::string format_seconds(double s) {
+  if (std::isnan(s)) return "-";
+  if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
+  if (s < 1) return fmt::format("{:.1f} ms", s * 1e3);
+  return fmt::format("{:.3f} s", s);
+}
+
+std::string format_ratio(double r) { return std::isnan(r) ? "-" : fmt::format("{:.2f}", r); }
+
+}  // namespace
+
+// ---- the runner --------------------------------------------------------------------------
+
+std::vector<BenchRecord> run_benchmarks(const BenchOptions& o, std::string* error) {
+  std::string scratch_error;
+  if (!error) error = &scratch_error;
+  error->clear();
+  auto say = [&](const std::string& line) {
+    if (o.progress) o.progress(line);
+  };
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  };
+
+  // Which workloads.
+  auto suite_names = suites();
+  if (o.suite != "all" && !contains(suite_names, o.suite)) {
+    *error = fmt::format("unknown suite '{}' (suites: {}, all)", o.suite, join(suite_names));
+    return {};
+  }
+  std::vector<const Workload*> chosen;
+  for (const auto& w : workloads())
+    if ((o.suite == "all" || w.suite == o.suite) &&
+        (o.workloads.empty() || contains(o.workloads, w.name)))
+      chosen.push_back(&w);
+  for (const auto& name : o.workloads) {
+    bool known = false;
+    for (const auto* w : chosen) known |= w->name == name;
+    if (!known) {
+      *error = fmt::format("no workload '{}' in suite '{}'", name, o.suite);
+      return {};
+    }
+  }
+  if (o.repeats < 1) {
+    *error = "repeats must be at least 1";
+    return {};
+  }
+  std::string dir = o.programs_dir.empty() ? default_programs_dir() : o.programs_dir;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    *error = fmt::format("no benchmark programs directory '{}' (set DESCENT_BENCH_DIR)", dir);
+    return {};
+  }
+
+  // Which engines.
+  auto engines = Session::engines();
+  for (const auto& e : o.engines) {
+    bool known = contains(engines, e);
+    for (const auto& b : o.baselines) known |= b.name == e;
+    if (!known) {
+      std::vector<std::string> all = engines;
+      for (const auto& b : o.baselines) all.push_back(b.name);
+      *error = fmt::format("unknown engine '{}' (engines: {})", e, join(all));
+      return {};
+    }
+  }
+  auto wanted = [&](const std::string& e) { return o.engines.empty() || contains(o.engines, e); };
+  std::vector<std::string> descent_engines;
+  for (const auto& e : engines)
+    if (wanted(e)) descent_engines.push_back(e);
+  std::vector<std::pair<Baseline, std::string>> externals;  // with the tool's resolved path
+  for (const auto& b : o.baselines) {
+    if (!wanted(b.name)) continue;
+    std::string tool = find_on_path(b.tool);
+    if (tool.empty())
+      say(fmt::format("note: {} not found on PATH; skipping its twins", b.tool));
+    else
+      externals.emplace_back(b, tool);
+  }
+  auto nan = std::numeric_limits<double>::quiet_NaN();
+  std::map<std::string, double> startup;  // baseline name -> median do-nothing run
+  for (const auto& [b, tool] : externals) {
+    if (b.startup.empty() || chosen.empty()) continue;
+    std::vector<std::string> argv;
+    for (const auto& a : b.startup) argv.push_back(substitute(a, {{"tool", tool}}));
+    if (argv[0].find('/') == std::string::npos) argv[0] = find_on_path(argv[0]);
+    std::vector<double> times;
+    for (int k = 0; k < o.repeats && !argv[0].empty() && !interrupted(o); ++k) {
+      ProcResult p = run_process(argv, o.interrupt);
+      if (!p.ok) break;
+      times.push_back(p.seconds);
+    }
+    startup[b.name] = static_cast<int>(times.size()) == o.repeats ? median_of(times) : nan;
+    say(fmt::format("{} ({}): start-up {}", b.name, tool, format_seconds(startup[b.name])));
+  }
+
+  // The cells, in run order: per workload, the Descent engines then the baselines.
+  struct Cell {
+    const Workload* w;
+    std::unique_ptr<Target> target;
+  };
+  std::vector<Cell> cells;
+  for (const auto* w : chosen) {
+    for (const auto& e : descent_engines)
+      cells.push_back({w, std::make_unique<DescentTarget>(e, dir, o.quick, o.interrupt)});
+    for (const auto& [b, tool] : externals) {
+      fs::path twin = fs::path(dir) / (w->name + "." + b.extension);
+      if (!fs::exists(twin, ec)) {
+        say(fmt::format("note: no {} twin of {} ({} is missing); skipping", b.name, w->name,
+                        twin.filename().string()));
+        continue;
+      }
+      cells.push_back({w, std::make_unique<ExternalTarget>(b, tool, dir, o.quick, o.interrupt)});
+    }
+  }
+
+  std::vector<BenchRecord> records;
+  const std::string scale = o.quick ? "quick" : "full";
+  const int width = static_cast<int>(std::to_string(cells.size()).size());
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const Workload& w = *cells[i].w;
+    Target& t = *cells[i].target;
+    std::string tag = fmt::format("[{:>{}}/{}] {}/{} on {}", i + 1, width, cells.size(), w.suite,
+                                  w.name, t.name());
+    say(fmt::format("{}: {} run{}{} ...", tag, o.repeats, o.repeats == 1 ? "" : "s",
+                    o.warmup ? fmt::format(" after {} warm-up", o.warmup) : ""));
+    BenchRecord r;
+    r.suite = w.suite;
+    r.workload = w.name;
+    r.engine = t.name();
+    r.kind = t.kind();
+    r.scale = scale;
+    r.baseline = o.baseline;
+    r.expected = o.quick ? w.expected_quick : w.expected;
+    if (auto it = startup.find(r.engine); it != startup.end() && r.kind == "external")
+      r.startup_s = it->second;
+
+    std::string problem;
+    bool ok = t.prepare(w, &problem);
+    std::vector<double> compile_times, cpu_times;
+    bool stop = false;
+    for (int k = 0; ok && k < o.warmup + o.repeats; ++k) {
+      if (interrupted(o)) {
+        stop = true;
+        break;
+      }
+      Sample s = t.run();
+      r.output = clip(s.output);
+      if (s.was_interrupted || interrupted(o)) {
+        stop = true;
+        break;
+      }
+      if (!s.ok) {
+        ok = false;
+        problem = s.problem;
+      } else if (s.output != r.expected) {
+        ok = false;
+        problem = fmt::format("printed '{}', expected '{}'", clip(s.output, 60), r.expected);
+      }
+      if (k < o.warmup && ok) continue;
+      r.runs_s.push_back(s.seconds);
+      compile_times.push_back(s.compile_s);
+      cpu_times.push_back(s.cpu_seconds);
+      r.steps = s.steps;
+    }
+    if (stop) {
+      *error = "interrupted";
+      say(tag + ": interrupted");
+      break;
+    }
+    r.runs = static_cast<int>(r.runs_s.size());
+    if (!r.runs_s.empty()) {
+      r.median_s = median_of(r.runs_s);
+      r.min_s = *std::min_element(r.runs_s.begin(), r.runs_s.end());
+      r.max_s = *std::max_element(r.runs_s.begin(), r.runs_s.end());
+      if (r.kind == "descent") r.compile_s = median_of(compile_times);
+      r.cpu_s = median_of(cpu_times);
+    }
+    r.checksum_ok = ok;
+    r.note = ok ? "" : problem;
+    say(ok ? fmt::format("{}: median {} (min {}), ok", tag, format_seconds(r.median_s),
+                         format_seconds(r.min_s))
+           : fmt::format("{}: FAILED: {}", tag, problem));
+    records.push_back(std::move(r));
+  }
+
+  // Ratios against the baseline engine of the same workload, measured in this call.
+  for (auto& r : records) {
+    for (const auto& b : records)
+      if (b.workload == r.workload && b.suite == r.suite && b.engine == o.baseline &&
+          b.checksum_ok && r.checksum_ok && b.median_s > 0)
+        r.ratio_vs_baseline = r.median_s / b.median_s;
+  }
+
+  std::string write_error;
+  if (!o.csv.empty() && !write_csv(o.csv, records, &write_error) && error->empty())
+    *error = write_error;
+  if (!o.json.empty() && !write_json(o.json, records, &write_error) && error->empty())
+    *error = write_error;
+  return records;
+}
+
+bool all_ok(const std::vector<BenchRecord>& records) {
+  if (records.empty()) return false;
+  for (const auto& r : records)
+    if (!r.checksum_ok) return false;
+  return true;
+}
+
+// ---- writers -----------------------------------------------------------------------------
+
+namespace {
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string csv_number(double v) { return std::isnan(v) ? "" : fmt::format("{:.6g}", v); }
+
+bool write_text(const std::string& path, const std::string& text, std::string* error) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (out) out << text;
+  if (!out) {
+    if (error) *error = fmt::format("cannot write '{}': {}", path, std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+// Keys stay in the order written, so the file reads like the CSV.
+using Json = nlohmann::ordered_json;
+
+Json number_or_null(double v) { return std::isnan(v) ? Json() : Json(v); }
+
+}  // namespace
+
+std::string to_csv(const std::vector<BenchRecord>& records) {
+  std::string s =
+      "suite,workload,engine,kind,scale,median_s,min_s,max_s,cpu_s,runs,compile_s,startup_s,"
+      "steps,baseline,ratio_vs_baseline,checksum_ok,note\n";
+  for (const auto& r : records) {
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.suite),
+                     csv_field(r.workload), csv_field(r.engine), r.kind, r.scale,
+                     csv_number(r.median_s), csv_number(r.min_s), csv_number(r.max_s),
+                     csv_number(r.cpu_s), r.runs,
+                     csv_number(r.compile_s), csv_number(r.startup_s), r.steps,
+                     csv_field(r.baseline),
+                     csv_number(r.ratio_vs_baseline), r.checksum_ok ? "true" : "false",
+                     csv_field(r.note));
+  }
+  return s;
+}
+
+std::string to_json(const std::vector<BenchRecord>& records) {
+  Json doc;
+  doc["schema"] = "descent-bench/1";
+  doc["host"] = host_description();
+  Json list = Json::array();
+  for (const auto& r : records) {
+    list.push_back({
+        {"suite", r.suite},
+        {"workload", r.workload},
+        {"engine", r.engine},
+        {"kind", r.kind},
+        {"scale", r.scale},
+        {"median_s", r.median_s},
+        {"min_s", r.min_s},
+        {"max_s", r.max_s},
+        {"cpu_s", r.cpu_s},
+        {"runs", r.runs},
+        {"runs_s", r.runs_s},
+        {"compile_s", number_or_null(r.compile_s)},
+        {"startup_s", number_or_null(r.startup_s)},
+        {"steps", r.steps},
+        {"baseline", r.baseline},
+        {"ratio_vs_baseline", number_or_null(r.ratio_vs_baseline)},
+        {"checksum_ok", r.checksum_ok},
+        {"expected", r.expected},
+        {"output", r.output},
+        {"note", r.note},
+    });
+  }
+  doc["records"] = std::move(list);
+  // Replace invalid UTF-8 (a program's output could hold anything) instead of throwing.
+  return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+bool write_csv(const std::string& path, const std::vector<BenchRecord>& records,
+               std::string* error) {
+  return write_text(path, to_csv(records), error);
+}
+
+bool write_json(const std::string& path, const std::vector<BenchRecord>& records,
+                std::string* error) {
+  return write_text(path, to_json(records), error);
+}
+
+// ---- text tables -------------------------------------------------------------------------
+
+namespace {
+
+// Left-aligns the first `left` columns and right-aligns the rest.
+std::string render(const std::vector<std::vector<std::string>>& rows, size_t left) {
+  std::vector<size_t> w;
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (w.size() <= c) w.push_back(0);
+      w[c] = std::max(w[c], row[c].size());
+    }
+  std::string s;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (c) line += "  ";
+      line += c < left ? fmt::format("{:<{}}", row[c], w[c]) : fmt::format("{:>{}}", row[c], w[c]);
+    }
+    s += trim_right(line) + "\n";
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string format_table(const std::vector<BenchRecord>& records) {
+  std::string base = records.empty() ? "baseline" : records.front().baseline;
+  std::vector<std::vector<std::string>> rows = {
+      {"suite", "workload", "engine", "median", "min", "cpu", "runs", "time/" + base, "start-up",
+       "check"}};
+  for (const auto& r : records)
+    rows.push_back({r.suite, r.workload, r.engine, r.runs ? format_seconds(r.median_s) : "-",
+                    r.runs ? format_seconds(r.min_s) : "-", r.runs ? format_seconds(r.cpu_s) : "-",
+                    std::to_string(r.runs),
+                    format_ratio(r.ratio_vs_baseline), format_seconds(r.startup_s),
+                    r.checksum_ok ? "ok" : "FAILED"});
+  std::string s = render(rows, 3);
+  for (const auto& r : records)
+    if (!r.checksum_ok) s += fmt::format("{} on {}: {}\n", r.workload, r.engine, r.note);
+  return s;
+}
+
+std::string format_summary(const std::vector<BenchRecord>& records) {
+  std::vector<std::string> engines, loads;
+  for (const auto& r : records) {
+    if (!contains(engines, r.engine)) engines.push_back(r.engine);
+    std::string key = r.suite + "/" + r.workload;
+    if (!contains(loads, key)) loads.push_back(key);
+  }
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> head = {"workload"};
+  for (const auto& e : engines) head.push_back(e);
+  rows.push_back(head);
+  for (const auto& key : loads) {
+    std::vector<std::string> row = {key};
+    for (const auto& e : engines) {
+      std::string cell = "-";
+      for (const auto& r : records)
+        if (r.suite + "/" + r.workload == key && r.engine == e)
+          cell = !r.checksum_ok ? "FAILED"
+                 : std::isnan(r.ratio_vs_baseline)
+                     ? format_seconds(r.median_s)
+                     : fmt::format("{} ({}x)", format_seconds(r.median_s),
+                                   format_ratio(r.ratio_vs_baseline));
+      row.push_back(cell);
+    }
+    rows.push_back(row);
+  }
+  std::string base = records.empty() ? "" : records.front().baseline;
+  std::string s = render(rows, 1);
+  if (!base.empty()) s += fmt::format("median wall time per run (time relative to {})\n", base);
+  return s;
+}
+
+}  // namespace descent::bench

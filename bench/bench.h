@@ -1,0 +1,151 @@
+// descent_bench: the runner behind `descent bench`.
+//
+// A suite is a list of workloads. A workload is one program (bench/programs/<name>.ds) with a
+// known checksum, plus "twins" of it in other languages (<name>.lua, <name>.py, ...). Every
+// workload runs on every Descent engine in-process through descent::Session, and each twin
+// runs on its external baseline (lua5.4, python3, ...) as a child process when that program
+// is on PATH. Each (workload, engine) cell is run `repeats` times; a record keeps the median,
+// the checksum verdict and the time relative to a baseline engine measured in the same call.
+//
+//   BenchOptions o;                      // suite "vm", 5 repeats, every engine and baseline
+//   o.quick = true;                      // small sizes: seconds in all, for tests and CI
+//   o.progress = [](std::string_view line) { fmt::print(stderr, "{}\n", line); };
+//   std::string error;
+//   auto records = run_benchmarks(o, &error);
+//   fmt::print("{}", format_table(records));
+//
+// The library never prints: progress lines and notes (a baseline not installed, ...) go
+// through the callback, results come back as values and as text from the formatters.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace descent::bench {
+
+// A size knob of a workload. In the .ds program it is a top-level line `NAME = <int>` that
+// the runner rewrites to the chosen scale's value; twins take the values as command-line
+// arguments, in the order of Workload::params.
+struct Param {
+  std::string name;    // the global's name in the .ds program: "N"
+  int64_t full = 0;    // value at full scale (the program file's own value)
+  int64_t quick = 0;   // value at quick scale
+};
+
+struct Workload {
+  std::string suite;           // "vm"
+  std::string name;            // "b1_fib": the programs' file stem and the record's key
+  std::string title;           // "recursive fib(32)"
+  std::string measures;        // one line: what the workload stresses
+  std::vector<Param> params;   // size knobs, in twin argument order
+  std::string expected;        // the whole stdout at full scale, trailing whitespace trimmed
+  std::string expected_quick;  // the same at quick scale
+};
+
+// Every workload of every suite, in run order.
+const std::vector<Workload>& workloads();
+// Suite names in the order they appear ("vm"); "all" is accepted by run_benchmarks too.
+std::vector<std::string> suites();
+
+// An implementation outside the process that runs a workload's twin file
+// <programs_dir>/<workload>.<extension>. Placeholders in `build` and `run`: {tool} (the
+// resolved path of `tool`), {src} (the twin file), {exe} (a path in a scratch directory for
+// `build` to write). Parameters are appended to `run` as decimal arguments.
+struct Baseline {
+  std::string name;                // the record's engine column: "lua5.4"
+  std::string extension;           // twin file extension without the dot: "lua"
+  std::string tool;                // looked up on PATH (or a path); absent: skipped with a note
+  std::vector<std::string> build;  // untimed, once per workload; empty: nothing to build
+  std::vector<std::string> run;    // the timed command
+  // A run that does nothing (e.g. `python3 -c pass`), timed like the workloads to report the
+  // process start-up cost that their times include; empty: not measured.
+  std::vector<std::string> startup;
+};
+// lua5.4 and python3. A compiled twin would be e.g.
+//   {"clang-O2", "c", "clang", {"{tool}", "-O2", "-o", "{exe}", "{src}"}, {"{exe}"}, {"true"}}
+std::vector<Baseline> default_baselines();
+
+struct BenchOptions {
+  std::string suite = "vm";          // a suite name, or "all"
+  int repeats = 5;                   // timed runs per cell; the record keeps their median
+  int warmup = 0;                    // untimed runs per cell before those
+  bool quick = false;                // run at quick scale (small sizes; for tests and CI)
+  std::vector<std::string> engines;  // Descent engines and/or baseline names to run; empty:
+                                     // every Session::engines() entry and every baseline
+  std::vector<std::string> workloads;  // workload names to run; empty: the whole suite
+  std::vector<Baseline> baselines = default_baselines();
+  std::string baseline = "ast";      // ratios are medians divided by this engine's median
+  std::string programs_dir;          // empty: default_programs_dir()
+  std::string csv, json;             // when set, the records are also written there
+  std::function<void(std::string_view)> progress;  // one line per call, no trailing newline
+  const std::atomic<bool>* interrupt = nullptr;    // set to stop (e.g. from a SIGINT handler)
+};
+
+struct BenchRecord {
+  std::string suite;      // "vm"
+  std::string workload;   // "b1_fib"
+  std::string engine;     // a Descent engine ("ast", "stack", ...) or a baseline ("python3")
+  std::string kind;       // "descent" (in-process Session) or "external" (child process)
+  std::string scale;      // "full" or "quick"
+  double median_s = 0;    // median wall time of the timed runs (Descent: compile + run;
+                          // external: the whole process, start-up included)
+  double min_s = 0, max_s = 0;
+  double cpu_s = 0;       // median user + system CPU time of the same runs: steadier than wall
+                          // time on a busy machine (Descent: this process; external: the child)
+  std::vector<double> runs_s;  // every timed run, in order
+  int runs = 0;                // runs_s.size()
+  // Descent: median time in Session::compile (part of median_s); NaN for external ones.
+  double compile_s = std::numeric_limits<double>::quiet_NaN();
+  uint64_t steps = 0;          // Descent: the engine's step count of one run; else 0
+  // External: the median time of the baseline's do-nothing run (process start-up, included
+  // in median_s); NaN for Descent engines and where not measured.
+  double startup_s = std::numeric_limits<double>::quiet_NaN();
+  std::string baseline;        // the engine ratio_vs_baseline refers to
+  // median_s / the baseline's median_s for this workload (0.25: four times faster); NaN
+  // when the baseline did not run or failed.
+  double ratio_vs_baseline = std::numeric_limits<double>::quiet_NaN();
+  bool checksum_ok = false;    // every run succeeded and printed `expected`
+  std::string expected;        // the checksum it had to print
+  std::string output;          // what the last run printed (trimmed; cut at 200 bytes)
+  std::string note;            // why it failed, when !checksum_ok
+};
+
+// Runs the suite. Returns the records of the cells that ran (a failing cell is a record with
+// checksum_ok false, not an error). Returns no records and sets *error for bad options (unknown
+// suite, engine or workload; no programs directory); returns the records so far and sets
+// *error when interrupted or when the CSV/JSON file cannot be written.
+std::vector<BenchRecord> run_benchmarks(const BenchOptions& options, std::string* error);
+
+// True when there is at least one record and every record's checksum_ok.
+bool all_ok(const std::vector<BenchRecord>& records);
+
+// Where the programs are: $DESCENT_BENCH_DIR when set, else this source tree's bench/programs.
+std::string default_programs_dir();
+
+// One line describing this machine: CPU model and logical CPU count.
+std::string host_description();
+
+// CSV with a header line: suite,workload,engine,kind,scale,median_s,min_s,max_s,cpu_s,runs,
+// compile_s,startup_s,steps,baseline,ratio_vs_baseline,checksum_ok,note. NaN is an empty
+// field.
+std::string to_csv(const std::vector<BenchRecord>& records);
+// JSON: {"schema": "descent-bench/1", "host": ..., "records": [{suite, workload, engine,
+// kind, scale, median_s, min_s, max_s, cpu_s, runs, runs_s, compile_s, startup_s, steps, baseline,
+// ratio_vs_baseline, checksum_ok, expected, output, note}, ...]}. NaN is null.
+std::string to_json(const std::vector<BenchRecord>& records);
+bool write_csv(const std::string& path, const std::vector<BenchRecord>& records,
+               std::string* error);
+bool write_json(const std::string& path, const std::vector<BenchRecord>& records,
+                std::string* error);
+
+// A plain-text table, one row per record: workload, engine, median, min, CPU, runs, ratio,
+// start-up, check.
+std::string format_table(const std::vector<BenchRecord>& records);
+// A compact matrix: one row per workload, one column per engine, "median (ratio)" cells.
+std::string format_summary(const std::vector<BenchRecord>& records);
+
+}  // namespace descent::bench
