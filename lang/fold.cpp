@@ -21,12 +21,10 @@ ExprPtr make_const(Value v, Type t, SourceLoc loc) {
   ExprKind k = t == Type::Int ? ExprKind::IntLit : t == Type::Float ? ExprKind::FloatLit : ExprKind::BoolLit;
   auto e = std::make_unique<Expr>(k, loc);
   e->type = t;
-  e->int_value = v.i;
-  e->float_value = v.f;
-  e->bool_value = v.b;
-  if (t == Type::Int) e->float_value = 0;
-  if (t == Type::Float) e->int_value = 0;
-  if (t == Type::Bool) e->int_value = 0, e->float_value = 0;
+  // Read only the member the type says the union holds.
+  if (t == Type::Int) e->int_value = v.i;
+  else if (t == Type::Float) e->float_value = v.f;
+  else e->bool_value = v.b;
   return e;
 }
 
