@@ -132,8 +132,12 @@ int main(int argc, char** argv) {
 
   auto* run = app.add_subcommand("run", "compile and run a .ds program");
   run->add_option("FILE", file, "the program")->required();
-  run->add_option("--engine", engine, "ast (the engines: " + join(Session::engines()) + ")");
+  run->add_option("--engine", engine, "which engine runs it: " + join(Session::engines()) + " (default ast)");
   run->add_flag("--time", time, "report compile and run time on stderr");
+  bool trace = false;
+  int registers = 16;
+  run->add_flag("--trace", trace, "print every instruction the VM executes (stack, reg) on stderr");
+  run->add_option("--registers", registers, "register file size for --engine reg (3..250)");
 
   std::string stage_help = "one of:";
   for (auto& s : Session::stages()) stage_help += std::string(" ") + s.name;
@@ -141,6 +145,7 @@ int main(int argc, char** argv) {
   dump->add_option("FILE", file, "the program")->required();
   dump->add_option("--stage", stage, stage_help)->required();
   dump->add_option("--format", format, "text (default), sexpr or dot (tree stages)");
+  dump->add_option("--registers", registers, "register file size for reg-alloc and live (3..250)");
 
   bench::BenchOptions bopts;
   bool quick = false;
@@ -171,6 +176,10 @@ int main(int argc, char** argv) {
   sa.sa_flags = isatty(STDIN_FILENO) ? 0 : SA_RESTART;
   sigaction(SIGINT, &sa, nullptr);
 
+  if (!session.set_num_registers(registers)) {
+    fmt::print(stderr, "error: --registers must be 3 to 250\n");
+    return kUsageError;
+  }
   if (*run) {
     if (!session.set_engine(engine)) {
       fmt::print(stderr, "error: unknown engine '{}' (engines: {})\n", engine, join(Session::engines()));
@@ -182,6 +191,7 @@ int main(int argc, char** argv) {
     opts.out = [](std::string_view s) {
       std::fwrite(s.data(), 1, s.size(), stdout);
     };
+    if (trace) opts.trace = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stderr); };
     Outcome o = session.submit(std::move(text), file, opts);
     std::fflush(stdout);
     if (o.status != Outcome::Ok) fmt::print(stderr, "{}", o.message);

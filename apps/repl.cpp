@@ -20,6 +20,11 @@ const CommandHelp kCommands[] = {
     {":tokens", "", "the tokens of the last input"},
     {":ast", "[sexpr|dot]", "the checked syntax tree of the last input"},
     {":folded", "[sexpr|dot]", "the tree after the fold_constants pass"},
+    {":stack", "[fused]", "stack bytecode of the last input (fused: what the VM runs)"},
+    {":reg", "[alloc|live]", "register bytecode: virtual, allocated, or live intervals"},
+    {":registers", "[N]", "show or set the register VM's register file size (3..250)"},
+    {":trace", "", "toggle tracing every instruction the VMs execute"},
+    {":compare", "", "run the last input on every engine: output, steps, time"},
     {":passes", "", "the passes that ran on the last input, and what each changed"},
     {":stages", "", "every stage the pipeline can show"},
     {":stage", "NAME [text|sexpr|dot]", "any stage of the last input by name"},
@@ -92,11 +97,31 @@ void Repl::submit(const std::string& text, const std::string& name) {
     out_ << s;
     out_.flush();
   };
+  if (trace_) opts.trace = [this](std::string_view s) { out_ << "  | " << s; };
   Outcome o = session_.submit(text, name, opts);
   if (o.status != Outcome::Ok) err_ << o.message << std::flush;
   if (time_)
     out_ << fmt::format("[{}] compile {:.3f} ms, run {:.3f} ms, {} steps\n", session_.engine(),
                         o.compile_seconds * 1e3, o.run_seconds * 1e3, o.steps);
+}
+
+void Repl::compare() {
+  RunOptions opts;
+  opts.echo = true;
+  auto runs = session_.compare(opts);
+  if (runs.empty()) {
+    err_ << "error: nothing to compare (the last input did not compile)\n";
+    return;
+  }
+  const std::string& ref = runs.front().output;
+  out_ << fmt::format("{:<7} {:>12} {:>11}  {}\n", "engine", "steps", "time", "result");
+  for (const auto& c : runs) {
+    std::string result = c.outcome.status == Outcome::Ok ? "ok" : c.outcome.diagnostics.empty() ? "error" : c.outcome.diagnostics[0].message;
+    result += c.output == ref ? "" : "  (OUTPUT DIFFERS from " + runs.front().engine + ")";
+    out_ << fmt::format("{:<7} {:>12} {:>8.3f} ms  {}\n", c.engine, c.outcome.steps,
+                        c.outcome.run_seconds * 1e3, result);
+  }
+  out_ << "output (" << runs.front().engine << "):\n" << ref;
 }
 
 void Repl::show_stage(const std::string& stage, Format format) {
@@ -132,13 +157,37 @@ bool Repl::command(const std::string& line) {
       err_ << "error: usage: :stage NAME [text|sexpr|dot] (see :stages)\n";
     else if (format_arg(2, &f))
       show_stage(w[1], f);
+  } else if (cmd == ":stack") {
+    show_stage(w.size() > 1 && w[1] == "fused" ? "stack-fused" : "stack", Format::Text);
+  } else if (cmd == ":reg") {
+    std::string which = w.size() > 1 ? w[1] : "";
+    if (which == "alloc") show_stage("reg-alloc", Format::Text);
+    else if (which == "live") show_stage("live", Format::Text);
+    else if (which.empty()) show_stage("reg", Format::Text);
+    else err_ << "error: usage: :reg [alloc|live]\n";
+  } else if (cmd == ":registers") {
+    if (w.size() < 2) {
+      out_ << "registers: " << session_.num_registers() << '\n';
+    } else {
+      int n = 0;
+      try {
+        n = std::stoi(w[1]);
+      } catch (...) {
+      }
+      if (!session_.set_num_registers(n)) err_ << "error: the register file holds 3 to 250 registers\n";
+    }
+  } else if (cmd == ":trace") {
+    trace_ = !trace_;
+    out_ << "trace " << (trace_ ? "on" : "off") << " (the ast engine does not trace)\n";
+  } else if (cmd == ":compare") {
+    compare();
   } else if (cmd == ":stages") {
     for (const auto& s : Session::stages()) out_ << fmt::format("  {:<12} {}\n", s.name, s.description);
   } else if (cmd == ":passes") {
     auto passes = session_.passes();
     if (passes.empty()) out_ << "no passes ran (no input compiled yet)\n";
     for (const auto& p : passes)
-      out_ << fmt::format("  {:<16} [{}] {}{}\n", p.name, p.stage, p.changed ? "changed: " : "no change: ",
+      out_ << fmt::format("  {:<24} [{}] {}{}\n", p.name, p.stage, p.changed ? "changed: " : "no change: ",
                           p.summary);
   } else if (cmd == ":engine") {
     if (w.size() < 2) {

@@ -31,12 +31,14 @@ class Repl {
   bool command(const std::string& line);
   void submit(const std::string& text, const std::string& name);
   void show_stage(const std::string& stage, Format format);
+  void compare();
 
   Session& session_;
   std::ostream& out_;
   std::ostream& err_;
   std::string buffer_;
   bool time_ = false;
+  bool trace_ = false;
   int entry_ = 0;
 };
 

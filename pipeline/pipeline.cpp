@@ -8,6 +8,12 @@
 #include "lang/parser.h"
 #include "lang/sema.h"
 #include "lang/walker.h"
+#include "vm/reg_disasm.h"
+#include "vm/reg_vm.h"
+#include "vm/stack_compiler.h"
+#include "vm/stack_disasm.h"
+#include "vm/stack_fuse.h"
+#include "vm/stack_vm.h"
 
 namespace descent {
 
@@ -40,7 +46,7 @@ struct Session::Unit {
 Session::Session() = default;
 Session::~Session() = default;
 
-std::vector<std::string> Session::engines() { return {"ast"}; }
+std::vector<std::string> Session::engines() { return {"ast", "stack", "reg"}; }
 
 bool Session::set_engine(std::string_view name) {
   auto names = engines();
@@ -51,8 +57,19 @@ bool Session::set_engine(std::string_view name) {
 
 Engine& Session::engine_for(const std::string& name) {
   auto& slot = engine_cache_[name];
-  if (!slot) slot = make_ast_walker();
+  if (!slot) {
+    if (name == "stack") slot = make_stack_vm();
+    else if (name == "reg") slot = make_reg_vm(num_registers_);
+    else slot = make_ast_walker();
+  }
   return *slot;
+}
+
+bool Session::set_num_registers(int n) {
+  if (n < 3 || n > 250) return false;
+  num_registers_ = n;
+  engine_cache_.erase("reg");  // the next run allocates for the new register file
+  return true;
 }
 
 const std::vector<StageInfo>& Session::stages() {
@@ -60,6 +77,11 @@ const std::vector<StageInfo>& Session::stages() {
       {"tokens", "the lexer's tokens, one per line with line:col"},
       {"ast", "the syntax tree after semantic analysis (types, promotions)"},
       {"ast-folded", "the syntax tree after the fold_constants pass"},
+      {"stack", "stack bytecode as the compiler emits it (disassembled)"},
+      {"stack-fused", "stack bytecode after fuse_superinstructions: what the stack VM runs"},
+      {"reg", "register bytecode on unlimited virtual registers"},
+      {"reg-alloc", "register bytecode after allocate_registers (linear scan, spills)"},
+      {"live", "live intervals of the virtual registers and where each one went"},
   };
   return s;
 }
@@ -91,6 +113,25 @@ Outcome Session::compile(std::string source, std::string name) {
   return out;
 }
 
+std::vector<Comparison> Session::compare(const RunOptions& options) {
+  std::vector<Comparison> out;
+  if (!last_ || !last_->checked) return out;
+  std::string saved = engine_;
+  for (const auto& name : engines()) {
+    globals_ = globals_before_last_run_;  // every engine starts from the same state
+    Comparison c;
+    c.engine = name;
+    RunOptions opts = options;
+    opts.out = [&c](std::string_view t) { c.output += t; };
+    opts.trace = nullptr;
+    engine_ = name;
+    c.outcome = run(opts);
+    out.push_back(std::move(c));
+  }
+  engine_ = saved;
+  return out;
+}
+
 Outcome Session::run(const RunOptions& options) {
   Outcome out;
   if (!last_ || !last_->checked) {
@@ -101,6 +142,7 @@ Outcome Session::run(const RunOptions& options) {
   interrupt_.store(false);
   RunOptions opts = options;
   if (!opts.interrupt) opts.interrupt = &interrupt_;
+  globals_before_last_run_ = globals_;
   auto t0 = Clock::now();
   RunResult r = engine_for(engine_).run(*last_->program, module_, globals_, opts);
   out.run_seconds = seconds_since(t0);
@@ -147,6 +189,23 @@ StageResult Session::stage(std::string_view name, Format format) const {
     r.text = render_tree(*r.tree, format, std::string(name));
     return r;
   }
+  bool bytecode = name == "stack" || name == "stack-fused" || name == "reg" ||
+                  name == "reg-alloc" || name == "live";
+  if (bytecode) {
+    if (!last_->checked) {
+      r.text = "the input has errors, so it was not compiled to bytecode";
+      return r;
+    }
+    r.ok = true;
+    const Program& p = *last_->program;
+    if (name == "stack" || name == "stack-fused")
+      r.text = stack::dump_stack(p, module_, /*echo=*/false, name == "stack-fused");
+    else if (name == "live")
+      r.text = dump_live(p, module_, num_registers_);
+    else
+      r.text = dump_reg(p, module_, name == "reg-alloc", num_registers_);
+    return r;
+  }
   std::string known;
   for (const auto& s : stages()) known += std::string(known.empty() ? "" : ", ") + s.name;
   r.text = "unknown stage '" + std::string(name) + "' (stages: " + known + ")";
@@ -159,11 +218,21 @@ std::vector<PassInfo> Session::passes() const {
   out.push_back(PassInfo{"fold_constants", "ast", last_->folds > 0,
                          "folded " + std::to_string(last_->folds) + " expression" +
                              (last_->folds == 1 ? "" : "s")});
+  const Program& p = *last_->program;
+  stack::StackProgram sp = stack::compile_stack(p, module_, /*echo=*/false);
+  int fused = stack::fuse_superinstructions(sp);
+  out.push_back(PassInfo{"fuse_superinstructions", "stack", fused > 0,
+                         "fused " + std::to_string(fused) + " instruction sequence" +
+                             (fused == 1 ? "" : "s")});
+  out.push_back(PassInfo{"allocate_registers", "reg", true,
+                         summarize_allocation(compile_reg_units(p, module_, num_registers_))});
   return out;
 }
 
 StageResult Session::pass_snapshot(std::string_view pass, bool after, Format format) const {
   if (pass == "fold_constants") return stage(after ? "ast-folded" : "ast", format);
+  if (pass == "fuse_superinstructions") return stage(after ? "stack-fused" : "stack", format);
+  if (pass == "allocate_registers") return stage(after ? "reg-alloc" : "reg", format);
   StageResult r;
   std::string known;
   for (const auto& p : passes()) known += std::string(known.empty() ? "" : ", ") + p.name;

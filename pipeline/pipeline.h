@@ -56,6 +56,13 @@ struct Outcome {
   int exit_code() const { return status == Ok ? 0 : status == RuntimeError ? 1 : 2; }
 };
 
+// One engine's run of the same input, for side-by-side comparison (:compare).
+struct Comparison {
+  std::string engine;
+  std::string output;
+  Outcome outcome;  // steps: statements for ast, instructions for the VMs
+};
+
 class Session {
  public:
   Session();
@@ -65,12 +72,19 @@ class Session {
   static std::vector<std::string> engines();
   bool set_engine(std::string_view name);  // false if there is no such engine
   const std::string& engine() const { return engine_; }
+  // The register VM's register file size (3..250, default 16); affects `reg-alloc`, `live`
+  // and the reg engine.
+  bool set_num_registers(int n);
+  int num_registers() const { return num_registers_; }
 
   // Compiles one input against everything before it. On success it becomes the "last
   // input" whose stages can be viewed and which run() executes.
   Outcome compile(std::string source, std::string name);
   // Runs the last successfully compiled input on the current engine.
   Outcome run(const RunOptions& options);
+  // Runs the last input again on every engine, each starting from the globals it started
+  // from the first time, and returns what each printed, its steps and its time.
+  std::vector<Comparison> compare(const RunOptions& options);
   // compile() then, if it succeeded, run().
   Outcome submit(std::string source, std::string name, const RunOptions& options);
 
@@ -96,6 +110,8 @@ class Session {
 
   Module module_;
   GlobalStore globals_;
+  GlobalStore globals_before_last_run_;
+  int num_registers_ = 16;
   std::string engine_ = "ast";
   std::map<std::string, std::unique_ptr<Engine>> engine_cache_;
   std::unique_ptr<Unit> last_;

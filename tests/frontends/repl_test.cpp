@@ -390,7 +390,7 @@ TEST_CASE(":quit returns false") {
 TEST_CASE("completion: commands after ':', names and keywords otherwise") {
   R r;
   auto t = r.repl.complete(":t");
-  CHECK(std::set<std::string>(t.begin(), t.end()) == std::set<std::string>{":tokens", ":time"});
+  CHECK(std::set<std::string>(t.begin(), t.end()) == std::set<std::string>{":tokens", ":time", ":trace"});
   auto all = r.repl.complete(":");
   CHECK(all.size() == Repl::commands().size());
   CHECK(r.repl.complete(":zz").empty());

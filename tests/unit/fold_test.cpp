@@ -155,7 +155,7 @@ TEST_CASE("fold: the Session's pass list and snapshots") {
   Session s;
   REQUIRE(s.compile("x = 1\ny = 2 * 3 + x\nz = 4 + 5", "t.ds").status == Outcome::Ok);
   std::vector<PassInfo> p = s.passes();
-  REQUIRE(p.size() == 1);
+  REQUIRE(p.size() >= 1);
   CHECK(p[0].name == "fold_constants");
   CHECK(p[0].stage == "ast");
   CHECK(p[0].changed);
@@ -171,7 +171,7 @@ TEST_CASE("fold: the Session's pass list and snapshots") {
 
   REQUIRE(s.compile("w = 2\nv = w * w", "t.ds").status == Outcome::Ok);
   p = s.passes();
-  REQUIRE(p.size() == 1);
+  REQUIRE(p.size() >= 1);
   CHECK_FALSE(p[0].changed);
   CHECK(p[0].summary == "folded 0 expressions");
   CHECK(s.pass_snapshot("fold_constants", false).text == s.pass_snapshot("fold_constants", true).text);
@@ -181,7 +181,7 @@ TEST_CASE("fold: the Session's pass list and snapshots") {
 
   StageResult nope = s.pass_snapshot("nope", true);
   CHECK_FALSE(nope.ok);
-  CHECK(nope.text == "unknown pass 'nope' (passes: fold_constants)");
+  CHECK(nope.text == "unknown pass 'nope' (passes: fold_constants, fuse_superinstructions, allocate_registers)");
 
   // After a compile error no pass ran.
   REQUIRE(s.compile("q = nope", "t.ds").status == Outcome::CompileError);

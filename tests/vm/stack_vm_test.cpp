@@ -1,0 +1,719 @@
+// The stack VM against the AST walker (the reference engine): every golden and must-fail
+// program, multi-input sessions, interrupts, call depth; plus golden disassembly and trace.
+#include "vm/stack_vm.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "lang/parser.h"
+#include "lang/sema.h"
+#include "lang/walker.h"
+#include "tests/programs_test.h"
+#include "vm/stack_compiler.h"
+#include "vm/stack_disasm.h"
+#include "vm/stack_fuse.h"
+
+namespace fs = std::filesystem;
+using namespace descent;
+
+namespace {
+
+// One engine with its own Module and GlobalStore: a session without the pipeline.
+struct Runner {
+  std::unique_ptr<Engine> engine;
+  Module module;
+  GlobalStore globals;
+  std::string out, trace;
+
+  explicit Runner(std::unique_ptr<Engine> e) : engine(std::move(e)) {}
+
+  struct Result {
+    bool compiled = false;
+    std::string output;  // what this input printed
+    std::string error;   // "L:C: message" of a runtime error, or "" (compile errors: "compile")
+    uint64_t steps = 0;
+  };
+
+  Result submit(const std::string& text, RunOptions opts = {}, bool with_trace = false) {
+    Result r;
+    auto src = std::make_shared<SourceFile>("test.ds", text);
+    std::vector<Diagnostic> diags;
+    auto prog = std::make_shared<Program>(parse(src, diags));
+    globals.resize(module.globals.size());
+    if (!diags.empty() || !check(*prog, module, globals.defined, diags)) {
+      r.error = "compile";
+      return r;
+    }
+    module.programs.push_back(prog);
+    r.compiled = true;
+    out.clear();
+    opts.out = [this](std::string_view s) { out += s; };
+    if (with_trace) opts.trace = [this](std::string_view s) { trace += s; };
+    RunResult rr = engine->run(*prog, module, globals, opts);
+    r.output = out;
+    r.steps = rr.steps;
+    if (!rr.ok)
+      r.error = std::to_string(rr.error.loc.line) + ":" + std::to_string(rr.error.loc.col) + ": " +
+                rr.error.message;
+    return r;
+  }
+};
+
+Runner stack_runner(bool fused = true) { return Runner(make_stack_vm(fused)); }
+Runner walker_runner() { return Runner(make_ast_walker()); }
+
+// Runs the inputs in turn on both engines (each with its own session) and checks that every
+// input prints the same and fails the same.
+// (Both with superinstructions fused and without: both must be right.)
+void agree(const std::vector<std::string>& inputs, bool echo = false) {
+  for (bool fused : {true, false}) {
+    Runner s = stack_runner(fused), w = walker_runner();
+    RunOptions opts;
+    opts.echo = echo;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      INFO("fused ", fused, ", input ", i, ":\n", inputs[i]);
+      auto a = s.submit(inputs[i], opts);
+      auto b = w.submit(inputs[i], opts);
+      CHECK(a.output == b.output);
+      CHECK(a.error == b.error);
+    }
+  }
+}
+void agree(const std::string& program) { agree(std::vector<std::string>{program}); }
+
+std::vector<fs::path> ds_files(const char* folder) {
+  std::vector<fs::path> files;
+  for (auto& e : fs::directory_iterator(fs::path(DESCENT_TESTS_DIR) / folder))
+    if (e.path().extension() == ".ds") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Compiles one program and returns its stack dump.
+std::string dump(const std::string& text, bool echo = false, bool fused = false) {
+  auto src = std::make_shared<SourceFile>("test.ds", text);
+  std::vector<Diagnostic> diags;
+  auto prog = std::make_shared<Program>(parse(src, diags));
+  Module m;
+  GlobalStore g;
+  REQUIRE(diags.empty());
+  REQUIRE(check(*prog, m, g.defined, diags));
+  m.programs.push_back(prog);
+  return stack::dump_stack(*prog, m, echo, fused);
+}
+
+}  // namespace
+
+TEST_CASE("stack: the engine is called stack") {
+  CHECK(std::string(make_stack_vm()->name()) == "stack");
+}
+
+TEST_CASE("stack: every golden program prints what the walker prints and its # expect: lines") {
+  auto files = ds_files("programs");
+  REQUIRE(files.size() >= 60);
+  for (const auto& f : files)
+    for (bool fused : {true, false}) {
+      std::string text = testing::read_text(f.string());
+      auto want = testing::parse_expectations(text);
+      Runner s = stack_runner(fused), w = walker_runner();
+      auto a = s.submit(text);
+      auto b = w.submit(text);
+      INFO(f.filename().string(), fused ? "" : " (plain)", "\n", a.output, a.error);
+      CHECK(a.compiled);
+      CHECK(a.output == b.output);
+      CHECK(a.error == b.error);
+      std::string expected;
+      for (const auto& l : want.output) expected += l + "\n";
+      CHECK(a.output == expected);
+    }
+}
+
+TEST_CASE("stack: every must-fail program fails as on the walker, at the same line:col") {
+  auto files = ds_files("errors");
+  REQUIRE(files.size() >= 40);
+  int runtime = 0;
+  for (const auto& f : files)
+    for (bool fused : {true, false}) {
+      std::string text = testing::read_text(f.string());
+      auto want = testing::parse_expectations(text);
+      Runner s = stack_runner(fused), w = walker_runner();
+      auto a = s.submit(text);
+      auto b = w.submit(text);
+      INFO(f.filename().string(), fused ? "" : " (plain)", "\n", a.output, a.error);
+      CHECK(a.output == b.output);
+      CHECK(a.error == b.error);
+      if (want.exit_code == 1) {
+        ++runtime;
+        REQUIRE(!want.errors.empty());
+        CHECK(a.error == want.errors[0]);
+      }
+    }
+  CHECK(runtime >= 20);  // 10+ runtime-error programs, each fused and plain
+}
+
+TEST_CASE(
+    "stack: the seed example disassembles as push 15, store x, load x, push 10, add, push 5, sub") {
+  CHECK(dump("x = 15\nx + 10 - 5\n") ==
+        "== <script> ==  stack 2\n"
+        "0000    1 CONST                      15               ; k0\n"
+        "0005    | STORE_GLOBAL               x                ; g0\n"
+        "0010    2 LOAD_GLOBAL                x                ; g0\n"
+        "0015    | CONST                      10               ; k1\n"
+        "0020    | ADD_INT\n"
+        "0021    | CONST                      5                ; k2\n"
+        "0026    | SUB_INT\n"
+        "0027    | POP\n"
+        "0028    | HALT\n");
+  // In the REPL the value is echoed rather than dropped.
+  std::string echoed = dump("x = 15\nx + 10 - 5\n", true);
+  CHECK(echoed.find("0027    | ECHO                       int\n") != std::string::npos);
+  // What the VM runs: fuse_superinstructions folds each constant into its operator.
+  CHECK(dump("x = 15\nx + 10 - 5\n", false, true) ==
+        "== <script> ==  stack 2\n"
+        "0000    1 CONST                      15               ; k0\n"
+        "0005    | STORE_GLOBAL               x                ; g0\n"
+        "0010    2 LOAD_GLOBAL                x                ; g0\n"
+        "0015    | ADD_CONST_INT              10               ; k1\n"
+        "0020    | SUB_CONST_INT              5                ; k2\n"
+        "0025    | POP\n"
+        "0026    | HALT\n");
+}
+
+TEST_CASE("stack: golden disassembly of a for loop with continue and a short-circuit condition") {
+  std::string sum =
+      "fn sum(n: int) -> int {\n"
+      "  s = 0\n"
+      "  for i in 0..n {\n"
+      "    if i % 3 == 0 || i > 10 { continue }\n"
+      "    s += i\n"
+      "  }\n"
+      "  return s\n"
+      "}\n"
+      "print(\"sum\", sum(20))\n";
+  // As the compiler emits it ...
+  CHECK(dump(sum) ==
+        "== <script> ==  stack 1\n"
+        "0000    9 CONST                      20               ; k0\n"
+        "0005    | CALL                       sum, 1           ; f0\n"
+        "0014    | PRINT                      \"sum\" int        ; p0\n"
+        "0019    | HALT\n"
+        "\n"
+        "== sum ==  locals n s i .for1 .end1  stack 2\n"
+        "0000    2 CONST                      0                ; k0\n"
+        "0005    | STORE_LOCAL                s                ; l1\n"
+        "0010    3 CONST                      0                ; k0\n"
+        "0015    | LOAD_LOCAL                 n                ; l0\n"
+        "0020    | FOR_PREP                   .for1, -> 0102   ; l3 +73\n"
+        "0029    | STORE_LOCAL                i                ; l2\n"
+        "0034    4 LOAD_LOCAL                 i                ; l2\n"
+        "0039    | CONST                      3                ; k1\n"
+        "0044    | MOD_INT\n"
+        "0045    | CONST                      0                ; k0\n"
+        "0050    | EQ_INT\n"
+        "0051    | JUMP_IF_TRUE               -> 0072          ; +16\n"
+        "0056    | LOAD_LOCAL                 i                ; l2\n"
+        "0061    | CONST                      10               ; k2\n"
+        "0066    | GT_INT\n"
+        "0067    | JUMP_IF_FALSE              -> 0077          ; +5\n"
+        "0072    | JUMP                       -> 0093          ; +16\n"
+        "0077    5 LOAD_LOCAL                 s                ; l1\n"
+        "0082    | LOAD_LOCAL                 i                ; l2\n"
+        "0087    | ADD_INT\n"
+        "0088    | STORE_LOCAL                s                ; l1\n"
+        "0093    3 FOR_LOOP                   .for1, -> 0029   ; l3 -73\n"
+        "0102    7 LOAD_LOCAL                 s                ; l1\n"
+        "0107    | RETURN\n");
+  // ... and as it runs, after fuse_superinstructions.
+  CHECK(dump(sum, false, true) ==
+        "== <script> ==  stack 1\n"
+        "0000    9 CONST                      20               ; k0\n"
+        "0005    | CALL                       sum, 1           ; f0\n"
+        "0014    | PRINT                      \"sum\" int        ; p0\n"
+        "0019    | HALT\n"
+        "\n"
+        "== sum ==  locals n s i .for1 .end1  stack 2\n"
+        "0000    2 CONST                      0                ; k0\n"
+        "0005    | STORE_LOCAL                s                ; l1\n"
+        "0010    3 CONST                      0                ; k0\n"
+        "0015    | LOAD_LOCAL                 n                ; l0\n"
+        "0020    | FOR_PREP                   .for1, -> 0091   ; l3 +62\n"
+        "0029    | STORE_LOCAL                i                ; l2\n"
+        "0034    4 LOAD_LOCAL                 i                ; l2\n"
+        "0039    | MOD_CONST_INT              3                ; k1\n"
+        "0044    | CONST                      0                ; k0\n"
+        "0049    | JUMP_IF_EQ_INT             -> 0067          ; +13\n"
+        "0054    | JUMP_IF_LE_LOCAL_CONST_INT i, 10, -> 0072   ; l2 k2 +5\n"
+        "0067    | JUMP                       -> 0082          ; +10\n"
+        "0072    5 LOAD_LOCAL                 i                ; l2\n"
+        "0077    | ADD_TO_LOCAL_INT           s                ; l1\n"
+        "0082    3 FOR_LOOP                   .for1, -> 0029   ; l3 -62\n"
+        "0091    7 LOAD_LOCAL                 s                ; l1\n"
+        "0096    | RETURN\n");
+}
+
+TEST_CASE("stack: golden disassembly of a while loop and a recursive function") {
+  std::string fib =
+      "fn fib(n: int) -> int {\n"
+      "  if n < 2 { return n }\n"
+      "  return fib(n - 1) + fib(n - 2)\n"
+      "}\n"
+      "i = 0\n"
+      "while i < 3 { i += 1 }\n";
+  CHECK(dump(fib) ==
+        "== <script> ==  stack 2\n"
+        "0000    5 CONST                      0                ; k0\n"
+        "0005    | STORE_GLOBAL               i                ; g0\n"
+        "0010    6 LOAD_GLOBAL                i                ; g0\n"
+        "0015    | CONST                      3                ; k1\n"
+        "0020    | LT_INT\n"
+        "0021    | JUMP_IF_FALSE              -> 0047          ; +21\n"
+        "0026    | LOAD_GLOBAL                i                ; g0\n"
+        "0031    | CONST                      1                ; k2\n"
+        "0036    | ADD_INT\n"
+        "0037    | STORE_GLOBAL               i                ; g0\n"
+        "0042    | LOOP                       -> 0010          ; -37\n"
+        "0047    | HALT\n"
+        "\n"
+        "== fib ==  locals n  stack 3\n"
+        "0000    2 LOAD_LOCAL                 n                ; l0\n"
+        "0005    | CONST                      2                ; k0\n"
+        "0010    | LT_INT\n"
+        "0011    | JUMP_IF_FALSE              -> 0022          ; +6\n"
+        "0016    | LOAD_LOCAL                 n                ; l0\n"
+        "0021    | RETURN\n"
+        "0022    3 LOAD_LOCAL                 n                ; l0\n"
+        "0027    | CONST                      1                ; k1\n"
+        "0032    | SUB_INT\n"
+        "0033    | CALL                       fib, 1           ; f0\n"
+        "0042    | LOAD_LOCAL                 n                ; l0\n"
+        "0047    | CONST                      2                ; k0\n"
+        "0052    | SUB_INT\n"
+        "0053    | CALL                       fib, 1           ; f0\n"
+        "0062    | ADD_INT\n"
+        "0063    | RETURN\n");
+  CHECK(dump(fib, false, true) ==
+        "== <script> ==  stack 2\n"
+        "0000    5 CONST                      0                ; k0\n"
+        "0005    | STORE_GLOBAL               i                ; g0\n"
+        "0010    6 LOAD_GLOBAL                i                ; g0\n"
+        "0015    | CONST                      3                ; k1\n"
+        "0020    | JUMP_IF_GE_INT             -> 0045          ; +20\n"
+        "0025    | LOAD_GLOBAL                i                ; g0\n"
+        "0030    | ADD_CONST_INT              1                ; k2\n"
+        "0035    | STORE_GLOBAL               i                ; g0\n"
+        "0040    | LOOP                       -> 0010          ; -35\n"
+        "0045    | HALT\n"
+        "\n"
+        "== fib ==  locals n  stack 3\n"
+        "0000    2 JUMP_IF_GE_LOCAL_CONST_INT n, 2, -> 0019    ; l0 k0 +6\n"
+        "0013    | LOAD_LOCAL                 n                ; l0\n"
+        "0018    | RETURN\n"
+        "0019    3 SUB_LOCAL_CONST_INT        n, 1             ; l0 k1\n"
+        "0028    | CALL                       fib, 1           ; f0\n"
+        "0037    | SUB_LOCAL_CONST_INT        n, 2             ; l0 k0\n"
+        "0046    | CALL                       fib, 1           ; f0\n"
+        "0055    | ADD_INT\n"
+        "0056    | RETURN\n");
+}
+
+// x = x + 1 written by hand, then a jump back: to the start, or into the middle of it.
+stack::Chunk hand_chunk(int32_t jump_to) {
+  stack::Chunk c;
+  c.name = "hand";
+  c.local_names = {"x"};
+  c.local_types = {Type::Int};
+  c.constants = {Value::of_int(1)};
+  c.constant_types = {Type::Int};
+  auto op = [&](stack::Op o, std::initializer_list<uint32_t> args) {
+    c.code.push_back(static_cast<uint8_t>(o));
+    for (uint32_t a : args)
+      for (int b = 0; b < 4; ++b) c.code.push_back(static_cast<uint8_t>(a >> (8 * b)));
+    c.locs.resize(c.code.size(), SourceLoc{0, 1, 1});
+  };
+  op(stack::Op::LOAD_LOCAL, {0});
+  op(stack::Op::CONST, {0});
+  op(stack::Op::ADD_INT, {});
+  op(stack::Op::STORE_LOCAL, {0});
+  op(stack::Op::JUMP, {static_cast<uint32_t>(jump_to - 21)});
+  op(stack::Op::HALT, {});
+  return c;
+}
+
+TEST_CASE(
+    "stack: fuse_superinstructions chains its rules, retargets jumps, and never fuses across a "
+    "jump target") {
+  Module m;
+  stack::Chunk c = hand_chunk(0);
+  // CONST+ADD_INT -> ADD_CONST_INT; LOAD_LOCAL+that -> ADD_LOCAL_CONST_INT; +STORE -> INC.
+  CHECK(stack::fuse_superinstructions(c) == 3);
+  CHECK(stack::disassemble(c, m) ==
+        "== hand ==  locals x  stack 0\n"
+        "0000    1 INC_LOCAL_INT              x, 1             ; l0 k0\n"
+        "0009    | JUMP                       -> 0000          ; -14\n"
+        "0014    | HALT\n");
+  stack::Chunk d = hand_chunk(10);  // lands on ADD_INT: nothing around it may be fused
+  std::string before = stack::disassemble(d, m);
+  CHECK(stack::fuse_superinstructions(d) == 0);
+  CHECK(stack::disassemble(d, m) == before);
+  // Int division by the constant 0 is left alone: it must fail, at its own location.
+  CHECK(dump("x = 4\nprint(x / 0, x / 2)\n", false, true).find("DIV_INT\n") != std::string::npos);
+  CHECK(dump("x = 4\nprint(x / 0, x / 2)\n", false, true).find("DIV_CONST_INT") !=
+        std::string::npos);
+}
+
+TEST_CASE("stack: the trace shows each instruction and the operand stack after it") {
+  Runner s = stack_runner();
+  RunOptions opts;
+  opts.echo = true;
+  auto r =
+      s.submit("fn inc(a: int) -> int { return a + 1 }\nx = 15\nx + inc(10) - 5\n", opts, true);
+  CHECK(r.error == "");
+  CHECK(r.output == "21\n");
+  CHECK(s.trace ==
+        "<script>  0000    2 CONST                      15               ; k0      [ 15 ]\n"
+        "<script>  0005    | STORE_GLOBAL               x                ; g0\n"
+        "<script>  0010    3 LOAD_GLOBAL                x                ; g0      [ 15 ]\n"
+        "<script>  0015    | CONST                      10               ; k1      [ 15 ][ 10 ]\n"
+        "<script>  0020    | CALL                       inc, 1           ; f0\n"
+        "inc       0000    1 ADD_LOCAL_CONST_INT        a, 1             ; l0 k0   [ 11 ]\n"
+        "inc       0009    | RETURN                                                [ 15 ][ 11 ]\n"
+        "<script>  0029    | ADD_INT                                               [ 26 ]\n"
+        "<script>  0030    | SUB_CONST_INT              5                ; k2      [ 21 ]\n"
+        "<script>  0035    | ECHO                       int\n"
+        "<script>  0040    | HALT\n");
+  CHECK(r.steps == 11);  // one per instruction executed, as traced
+}
+
+TEST_CASE("stack: the trace of a failing instruction names the error") {
+  Runner s = stack_runner();
+  auto r = s.submit("z = 0.5\nfor i in 0..2 { print(i, 1.5 * z) }\nn = 7 / int(z)\n", {}, true);
+  CHECK(r.error == "3:7: division by zero");
+  CHECK(r.output == "0 0.75\n1 0.75\n");
+  CHECK(s.trace.find("FOR_LOOP                   .for1, -> 0029   ; l0 -34  [ 1 ]\n") !=
+        std::string::npos);
+  CHECK(s.trace.find("[ 0 ][ 0.75 ]\n") != std::string::npos);
+  std::string last = s.trace.substr(s.trace.rfind('\n', s.trace.size() - 2) + 1);
+  CHECK(last ==
+        "<script>  0074    | DIV_INT                                               error: division "
+        "by zero\n");
+}
+
+TEST_CASE("stack: a run counts one step per instruction executed") {
+  Runner s = stack_runner();
+  CHECK(s.submit("x = 15\n").steps == 3);  // CONST, STORE_GLOBAL, HALT
+  // 10 iterations of FOR_LOOP + STORE_GLOBAL, plus CONST CONST FOR_PREP STORE_GLOBAL HALT
+  CHECK(s.submit("for i in 0..10 { }\n").steps == 2 + 1 + 10 + 10 + 1);
+}
+
+TEST_CASE("stack: a multi-input session agrees with the walker, including a redefined function") {
+  agree(
+      {
+          "fn f() -> int { return 1 }\nfn g() -> int { return f() + 10 }\nprint(g())",
+          "x = 5\nx * 2\nx += g()\nx",
+          "fn f() -> int { return 2 }\nprint(g())",
+          "g()\nprint(1 / (x - x))",  // a runtime error leaves the session usable
+          "y = x * 1.5\ny\nfn h(a: float) -> bool { return a > y }\nh(7)\nh(x)",
+          "fn f() -> int { return limit }\nprint(g())",  // undefined variable 'limit' at run time
+          "limit = 3\nprint(g())\nfor i in 0..3 { i }\ni",
+      },
+      /*echo=*/true);
+}
+
+TEST_CASE("stack: the same engine object serves fresh sessions (no stale function cache)") {
+  auto engine = make_stack_vm();
+  for (int round = 0; round < 3; ++round) {
+    Runner r(nullptr);
+    r.engine = std::move(engine);
+    std::string body = std::to_string(round);
+    r.submit("fn f() -> int { return " + body + " }\nprint(f())");
+    CHECK(r.out == body + "\n");
+    engine = std::move(r.engine);
+  }
+}
+
+TEST_CASE("stack: echo prints every type and skips void calls") {
+  agree({"fn v() { print(\"v\") }\n1\n2.5\ntrue\nv()\n-0.0\n1e300 * 10.0\n7 / 2\n"}, true);
+}
+
+TEST_CASE("stack: an interrupt flag stops a loop and a recursion") {
+  std::atomic<bool> flag{true};
+  RunOptions opts;
+  opts.interrupt = &flag;
+  Runner s = stack_runner();
+  CHECK(s.submit("print(1)\nwhile true { }\n", opts).error == "2:1: interrupted");
+  CHECK(s.out == "1\n");
+  CHECK(s.submit("fn f(n: int) -> int { return f(n + 1) }\nx = 0\nx = f(1)\n", opts).error ==
+        "3:5: interrupted");
+  CHECK(s.submit("for i in 0..3 { print(i) }\n", opts).error == "1:1: interrupted");
+  CHECK(s.out == "0\n");
+
+  // Set from another thread while the VM spins.
+  flag = false;
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    flag = true;
+  });
+  auto r = s.submit(
+      "fn spin() -> int {\n  n = 0\n  while n >= 0 { n = (n + 1) % 1000 }\n  return n\n}\nspin()\n",
+      opts);
+  t.join();
+  CHECK(r.error == "3:3: interrupted");
+}
+
+TEST_CASE("stack: a step limit stops the program with interrupted") {
+  RunOptions opts;
+  opts.step_limit = 1000;
+  Runner s = stack_runner();
+  auto r = s.submit("n = 0\nwhile true { n += 1 }\n", opts);
+  CHECK(r.error == "2:1: interrupted");
+  CHECK(r.steps > 1000);
+  CHECK(r.steps < 1010);
+  // Under the limit nothing happens.
+  CHECK(s.submit("for i in 0..10 { }\n", opts).error == "");
+}
+
+TEST_CASE("stack: stack overflow at exactly 10,001 frames, at the call that would make it") {
+  std::string depth = "fn d(n: int) -> int {\n  if n == 0 { return 0 }\n  return 1 + d(n - 1)\n}\n";
+  Runner s = stack_runner();
+  auto ok = s.submit(depth + "print(d(9999))\n");  // 10,000 frames
+  CHECK(ok.error == "");
+  CHECK(ok.output == "9999\n");
+  CHECK(s.submit("print(d(10000))\n").error == "3:14: stack overflow");
+  // The session goes on, and the stack is whole again.
+  CHECK(s.submit("print(d(5))\n").output == "5\n");
+  // The walker checks the depth before evaluating the arguments: so does the VM (PRECALL).
+  std::string args =
+      "fn id(n: int) -> int { return n }\n"
+      "fn e(n: int) -> int {\n  if n == 0 { return id(id(1) + 1 / n) }\n  return e(n - 1)\n}\n";
+  agree({args + "print(e(9998))\n", "print(e(9999))\n", "print(e(10000))\n"});
+}
+
+TEST_CASE("stack: frames bigger than the preallocated stack grow it") {
+  // 300 locals per frame x 5000 frames is more than the initial value stack holds.
+  std::string fn = "fn big(n: int) -> int {\n";
+  for (int i = 0; i < 300; ++i)
+    fn += "  v" + std::to_string(i) + " = n + " + std::to_string(i) + "\n";
+  fn += "  if n == 0 { return v299 }\n  return big(n - 1) + v1 - n - 1\n}\nprint(big(5000))\n";
+  agree(fn);
+}
+
+TEST_CASE("stack: corner cases agree with the walker") {
+  agree("x = -9223372036854775807 - 1\nprint(x, -x, x / -1, x % -1, abs(x), -(x + 0))\n");
+  agree("print(-0.0, 0.0, 0.0 * -1.0)\nz = 0.0\nprint(z / z, -1.0 / z, 1.0 / z)\n");
+  agree(
+      "n = 0.0 / 0.0\n"
+      "if n < 1.0 { print(\"lt\") } else { print(\"not lt\") }\n"
+      "if !(n >= 1.0) { print(\"not ge\") }\n"
+      "while n > 0.0 || n <= 0.0 { print(\"never\") }\n"
+      "print(n == n, n != n, n < n, min(n, 1.0), max(1.0, n), min(1.0, n))\n"
+      "k = 0\nwhile !(n == n) && k < 2 { k += 1 }\nprint(k)\n");
+  agree(
+      "fn f(a: float, b: int) -> float {\n"
+      "  t = a\n  t += b\n  t -= 0.5\n  t *= 2\n  t /= 3\n  t %= 2.0\n"
+      "  u = b\n  u += 7\n  u -= 2\n  u *= -3\n  u /= 2\n  u %= 5\n"
+      "  for i in u..b { u += i; t += float(i) }\n"
+      "  return t + float(u)\n}\n"
+      "print(f(1.5, 4), f(-2.0, -9))\n"
+      "g = 3\ng %= 2\ng += 10\nprint(g, int(f(0.0, 0)), sqrt(2.0), floor(-1.5), abs(-2.5), "
+      "exp(1.0))\n"
+      "print(log(10.0), sin(1.0), cos(1), min(3, 4), max(3, 4.5), min(2.0, 1))\n");
+  agree(
+      "fn side(t: int, v: bool) -> bool {\n  print(\"side\", t)\n  return v\n}\n"
+      "a = side(1, true) && side(2, false) || side(3, true)\nprint(a)\n"
+      "if side(4, false) || !side(5, false) && side(6, true) { print(\"yes\") }\n"
+      "while side(7, false) && side(8, true) { }\n"
+      "b = !(side(9, true) || side(10, true)) == false\nprint(b, true == false, true != false)\n");
+  agree(
+      "for i in 0..3 {\n  for j in i..4 {\n    if j == 2 { continue }\n    if j == 3 { break }\n"
+      "    print(i, j)\n  }\n  i = 100\n}\nprint(i)\n"
+      "for q in 5..2 { print(q) }\n"
+      "for r in 0..3 { print(r) }\nprint(r)\n"
+      "fn loops() -> int {\n  for a in 0..3 { for b in 0..3 { if a * b == 2 { return a * 10 + b } "
+      "} }\n"
+      "  return -1\n}\nprint(loops())\n");
+  agree(
+      "print()\nprint(\"a\\tb\", \"\\\"q\\\"\", 1, \"\")\nprint(1e16, 1e-5, 123456789.0, 0.1 + "
+      "0.2)\n");
+  agree("fn v(n: int) {\n  if n > 2 { return }\n  print(n)\n  v(n + 1)\n}\nv(0)\nv(5)\n");
+  agree("fn w() -> float {\n  if true { return 1 }\n  return 2.5\n}\nprint(w())\n");
+  agree("i = 0\nwhile true {\n  i += 1\n  if i < 3 { continue }\n  break\n}\nprint(i)\n");
+}
+
+// Random well-typed programs: every construct the compiler has a special case for (fused
+// jumps, short-circuit, superinstructions, for/while with break and continue, promotions,
+// runtime errors) in random combinations.
+class ProgramGen {
+ public:
+  explicit ProgramGen(uint32_t seed) : rng_(seed) {}
+
+  std::string program() {
+    std::string fn =
+        "fn f(a: int, b: int, x: float, p: bool) -> int {\n"
+        "  i1 = a\n  i2 = b\n  f1 = x\n  b1 = p\n";
+    ints_ = {"a", "b", "i1", "i2"};
+    for (int n = 1 + pick(6); n > 0; --n) fn += stmt(1, 0);
+    fn += "  print(i1, i2, f1, b1)\n  return i1 - i2\n}\n";
+    std::string top = fn;
+    if (pick(5)) top += "gv = " + std::to_string(pick(9) - 4) + "\n";
+    top += "print(f(3, -4, 2.5, true))\n";
+    top += "for t in 0..4 { print(f(t, t - 2, float(t) * 0.7, t % 2 == 0)) }\n";
+    top += "gv = 2\nprint(f(-7, 9, -0.0, false))\n";
+    return top;
+  }
+
+ private:
+  int pick(int n) { return static_cast<int>(rng_() % static_cast<uint32_t>(n)); }
+  std::string ind(int d) { return std::string(2 * static_cast<size_t>(d), ' '); }
+
+  std::string int_expr(int d) {
+    if (d <= 0 || pick(4) == 0) {
+      int r = pick(8);
+      if (r < 3) return std::to_string(pick(21) - 10);
+      if (r == 3) return "gv";
+      return ints_[static_cast<size_t>(pick(static_cast<int>(ints_.size())))];
+    }
+    static const char* ops[] = {"+", "-", "*", "/", "%"};
+    switch (pick(9)) {
+      case 0:
+      case 1:
+      case 2:
+      case 3: return "(" + int_expr(d - 1) + " " + ops[pick(5)] + " " + int_expr(d - 1) + ")";
+      case 4: return "-(" + int_expr(d - 1) + ")";
+      case 5: return "abs(" + int_expr(d - 1) + ")";
+      case 6:
+        return std::string(pick(2) ? "min(" : "max(") + int_expr(d - 1) + ", " + int_expr(d - 1) +
+               ")";
+      case 7: return "int(" + float_expr(d - 1) + ")";
+      default: return ints_[static_cast<size_t>(pick(static_cast<int>(ints_.size())))] + " + 1";
+    }
+  }
+
+  std::string float_expr(int d) {
+    if (d <= 0 || pick(4) == 0) {
+      static const char* lits[] = {"1.5", "0.0", "-2.25", "1e10", "0.1", "3.0"};
+      int r = pick(4);
+      if (r == 0) return lits[pick(6)];
+      return pick(2) ? "x" : "f1";
+    }
+    static const char* ops[] = {"+", "-", "*", "/", "%"};
+    switch (pick(7)) {
+      case 0:
+      case 1:
+      case 2: return "(" + float_expr(d - 1) + " " + ops[pick(5)] + " " + float_expr(d - 1) + ")";
+      case 3: return "(" + float_expr(d - 1) + " * " + int_expr(d - 1) + ")";  // promotion
+      case 4: return "float(" + int_expr(d - 1) + ")";
+      case 5: return std::string(pick(2) ? "sqrt(abs(" : "floor((") + float_expr(d - 1) + "))";
+      default: return "-" + float_expr(d - 1);
+    }
+  }
+
+  std::string bool_expr(int d) {
+    static const char* cmps[] = {"<", "<=", ">", ">=", "==", "!="};
+    if (d <= 0 || pick(5) == 0) {
+      int r = pick(5);
+      if (r == 0) return pick(2) ? "true" : "false";
+      if (r == 1) return pick(2) ? "p" : "b1";
+      if (r == 2) return "(" + float_expr(1) + " " + cmps[pick(6)] + " " + float_expr(1) + ")";
+      return "(" + int_expr(1) + " " + cmps[pick(6)] + " " + int_expr(1) + ")";
+    }
+    switch (pick(6)) {
+      case 0:
+      case 1: return "(" + bool_expr(d - 1) + " && " + bool_expr(d - 1) + ")";
+      case 2:
+      case 3: return "(" + bool_expr(d - 1) + " || " + bool_expr(d - 1) + ")";
+      case 4: return "!(" + bool_expr(d - 1) + ")";
+      default: return "(" + bool_expr(d - 1) + " == " + bool_expr(d - 1) + ")";
+    }
+  }
+
+  std::string block(int d, int loops) {
+    std::string b;
+    for (int n = 1 + pick(3); n > 0; --n) b += stmt(d, loops);
+    return b;
+  }
+
+  std::string stmt(int d, int loops) {
+    static const char* aops[] = {"=", "+=", "-=", "*=", "/=", "%="};
+    int r = pick(d >= 4 ? 6 : 10);
+    switch (r) {
+      case 0: return ind(d) + (pick(2) ? "i1 " : "i2 ") + aops[pick(6)] + " " + int_expr(2) + "\n";
+      case 1:
+        return ind(d) + "f1 " + aops[pick(6)] + " " + (pick(3) ? float_expr(2) : int_expr(1)) +
+               "\n";
+      case 2: return ind(d) + "b1 = " + bool_expr(2) + "\n";
+      case 3:
+        return ind(d) + "print(\"s\", " + int_expr(1) + ", " + float_expr(1) + ", " + bool_expr(1) +
+               ")\n";
+      case 4:
+        if (loops > 0) return ind(d) + (pick(2) ? "break\n" : "continue\n");
+        return ind(d) + "i1 += 1\n";
+      case 5:
+        if (pick(3) == 0)
+          return ind(d) + "if " + bool_expr(2) + " { return " + int_expr(1) + " }\n";
+        return ind(d) + "i2 -= 1\n";
+      case 6:
+      case 7: {
+        std::string s = ind(d) + "if " + bool_expr(2) + " {\n" + block(d + 1, loops) + ind(d) + "}";
+        if (pick(2)) s += " else {\n" + block(d + 1, loops) + ind(d) + "}";
+        return s + "\n";
+      }
+      case 8: {
+        std::string w = "w" + std::to_string(++counter_);
+        return ind(d) + w + " = 0\n" + ind(d) + "while " + w + " < " + std::to_string(pick(6)) +
+               (pick(2) ? " && " + bool_expr(1) : "") + " {\n" + ind(d + 1) + w + " += 1\n" +
+               block(d + 1, loops + 1) + ind(d) + "}\n";
+      }
+      default: {
+        std::string k = "k" + std::to_string(++counter_);
+        std::string head =
+            ind(d) + "for " + k + " in (" + int_expr(1) + ") % 5..(" + int_expr(1) + ") % 7 {\n";
+        ints_.push_back(k);
+        std::string body = block(d + 1, loops + 1);
+        if (pick(4) == 0) body += ind(d + 1) + k + " = " + k + " * 3\n";
+        ints_.pop_back();
+        return head + body + ind(d) + "}\n";
+      }
+    }
+  }
+
+  std::mt19937 rng_;
+  std::vector<std::string> ints_;
+  int counter_ = 0;
+};
+
+TEST_CASE("stack: 400 random programs agree with the walker") {
+  int compiled = 0, failed_at_run_time = 0;
+  for (uint32_t seed = 1; seed <= 400; ++seed) {
+    std::string text = ProgramGen(seed).program();
+    Runner s = stack_runner(), p = stack_runner(false), w = walker_runner();
+    auto a = s.submit(text);
+    auto b = w.submit(text);
+    auto c = p.submit(text);
+    INFO("seed ", seed, "\n", text);
+    CHECK(a.output == b.output);
+    CHECK(a.error == b.error);
+    CHECK(c.output == b.output);
+    CHECK(c.error == b.error);
+    compiled += a.compiled;
+    failed_at_run_time += a.compiled && !a.error.empty();
+  }
+  CHECK(compiled >= 360);           // the generator writes well-typed programs
+  CHECK(failed_at_run_time >= 20);  // and some of them stop with runtime errors
+  MESSAGE(compiled, " compiled, ", failed_at_run_time, " stopped with a runtime error");
+}
+
+TEST_CASE("stack: docs/stack_vm.md lists every opcode") {
+  std::string doc = testing::read_text(std::string(DESCENT_TESTS_DIR) + "/../docs/stack_vm.md");
+  REQUIRE(!doc.empty());
+  for (int i = 0; i < stack::kOpCount; ++i) {
+    std::string name = stack::op_name(static_cast<stack::Op>(i));
+    INFO(name);
+    CHECK(doc.find("`" + name + "`") != std::string::npos);
+  }
+}

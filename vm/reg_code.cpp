@@ -1,0 +1,71 @@
+#include "vm/reg_code.h"
+
+#include <cctype>
+
+namespace descent {
+namespace {
+
+// "ADD_INT" -> "add_int", once, at start-up.
+struct Table {
+  OpInfo ops[kNumRegOps];
+  std::string names[kNumRegOps];
+  Table() {
+    int i = 0;
+#define DESCENT_REG_INFO(name, a, b, c, res, doc)                                                 \
+  names[i] = #name;                                                                               \
+  for (char& ch : names[i]) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch))); \
+  ops[i] = OpInfo{names[i].c_str(), Arg::a, Arg::b, Arg::c, Res::res, doc};                       \
+  ++i;
+    DESCENT_REG_OPCODES(DESCENT_REG_INFO)
+#undef DESCENT_REG_INFO
+  }
+};
+
+const Table& table() {
+  static const Table t;
+  return t;
+}
+
+}  // namespace
+
+const OpInfo& op_info(Op op) { return table().ops[static_cast<int>(op)]; }
+
+bool is_jump(Op op) { return op_info(op).c == Arg::Target; }
+
+bool falls_through(Op op) {
+  switch (op) {
+    case Op::JMP:
+    case Op::LOOP:
+    case Op::RETURN:
+    case Op::RETURN0:
+    case Op::HALT: return false;
+    default: return true;
+  }
+}
+
+void instr_uses(const RegFunction& f, int pc, std::vector<int>& out) {
+  const Instr& in = f.code[static_cast<size_t>(pc)];
+  const OpInfo& info = op_info(in.op);
+  auto field = [&](Arg role, uint16_t v) {
+    if (role == Arg::Use || role == Arg::UseDef) out.push_back(v);
+  };
+  field(info.a, in.a);
+  field(info.b, in.b);
+  field(info.c, in.c);
+  if (in.op == Op::CALL) {
+    const uint16_t* l = &f.lists[in.c];
+    for (int i = 0; i < l[0]; ++i) out.push_back(l[1 + i]);
+  } else if (in.op == Op::PRINT) {
+    const uint16_t* l = &f.lists[in.a];
+    for (int i = 0; i < l[0]; ++i)
+      if (l[1 + 2 * i] != kPrintStr) out.push_back(l[2 + 2 * i]);
+  }
+}
+
+void instr_defs(const RegFunction& f, int pc, std::vector<int>& out) {
+  const Instr& in = f.code[static_cast<size_t>(pc)];
+  const OpInfo& info = op_info(in.op);
+  if (info.a == Arg::Def || info.a == Arg::UseDef) out.push_back(in.a);
+}
+
+}  // namespace descent

@@ -1,0 +1,216 @@
+#include "vm/reg_disasm.h"
+
+#include <cstdio>
+
+#include "vm/reg_compiler.h"
+
+namespace descent {
+namespace {
+
+std::string pad(std::string s, size_t w) {
+  if (s.size() < w) s.append(w - s.size(), ' ');
+  return s;
+}
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '\n')
+      out += "\\n";
+    else if (ch == '\t')
+      out += "\\t";
+    else if (ch == '"')
+      out += "\\\"";
+    else if (ch == '\\')
+      out += "\\\\";
+    else
+      out += ch;
+  }
+  return out + "\"";
+}
+
+std::string function_name(const Module* m, int index) {
+  if (m && index >= 0 && static_cast<size_t>(index) < m->functions.size())
+    return m->functions[static_cast<size_t>(index)].name;
+  return "f" + std::to_string(index);
+}
+
+std::string global_name(const Module* m, int index) {
+  if (m && index >= 0 && static_cast<size_t>(index) < m->globals.size())
+    return m->globals[static_cast<size_t>(index)].name;
+  return "?";
+}
+
+}  // namespace
+
+std::string location_name(const RegFunction& f, int loc) {
+  if (!f.allocated) return "v" + std::to_string(loc);
+  if (loc < f.num_regs) return "r" + std::to_string(loc);
+  return "s" + std::to_string(loc - f.num_regs);
+}
+
+std::string disassemble_instr(const RegFunction& f, int pc, const Module* m) {
+  const Instr& in = f.code[static_cast<size_t>(pc)];
+  const OpInfo& info = op_info(in.op);
+  std::vector<std::string> ops, notes;
+  auto operand = [&](Arg role, uint16_t v) {
+    switch (role) {
+      case Arg::None: break;
+      case Arg::Def:
+      case Arg::Use:
+      case Arg::UseDef: ops.push_back(location_name(f, v)); break;
+      case Arg::Slot: ops.push_back(location_name(f, v)); break;
+      case Arg::Const:
+        ops.push_back("k" + std::to_string(v));
+        if (v < f.k.size()) notes.push_back(format_value(f.k[v], f.k_types[v]));
+        break;
+      case Arg::Global:
+        ops.push_back("g" + std::to_string(v));
+        notes.push_back(global_name(m, v));
+        break;
+      case Arg::Func: ops.push_back(function_name(m, v)); break;
+      case Arg::Target: ops.push_back("->" + std::to_string(v)); break;
+      case Arg::Imm:
+        ops.push_back(std::to_string(v));
+        notes.push_back("2^" + std::to_string(v) + " = " + std::to_string(int64_t{1} << (v & 63)));
+        break;
+      case Arg::Type: ops.push_back(type_name(static_cast<Type>(v))); break;
+      case Arg::Builtin: ops.push_back(builtin_name(static_cast<Builtin>(v))); break;
+      case Arg::List: break;  // CALL and PRINT print their lists themselves
+    }
+  };
+  if (in.op == Op::CALL) {
+    operand(info.a, in.a);
+    std::string call = function_name(m, in.b) + "(";
+    const uint16_t* l = &f.lists[in.c];
+    for (int i = 0; i < l[0]; ++i) call += (i ? ", " : "") + location_name(f, l[1 + i]);
+    ops.push_back(call + ")");
+  } else if (in.op == Op::CALL0 || in.op == Op::CALL1) {
+    operand(info.a, in.a);
+    ops.push_back(function_name(m, in.b) + "(" +
+                  (in.op == Op::CALL1 ? location_name(f, in.c) : "") + ")");
+  } else if (in.op == Op::PRINT) {
+    const uint16_t* l = &f.lists[in.a];
+    for (int i = 0; i < l[0]; ++i) {
+      uint16_t type = l[1 + 2 * i], v = l[2 + 2 * i];
+      ops.push_back(type == kPrintStr ? quoted(f.strings[v]) : location_name(f, v));
+    }
+  } else {
+    operand(info.a, in.a);
+    operand(info.b, in.b);
+    operand(info.c, in.c);
+  }
+  std::string text = pad(info.name, 12);
+  for (size_t i = 0; i < ops.size(); ++i) text += (i ? ", " : "") + ops[i];
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  if (!notes.empty()) {
+    text = pad(text, 34) + " ;";
+    for (size_t i = 0; i < notes.size(); ++i) text += (i ? ", " : " ") + notes[i];
+  }
+  return text;
+}
+
+std::string disassemble(const RegFunction& f, const Module* m) {
+  std::string out = f.fn_index < 0 ? "<top>" : "fn " + f.name + "(";
+  if (f.fn_index >= 0) {
+    for (size_t i = 0; i < f.param_types.size(); ++i) {
+      std::string name = i < f.vreg_names.size() ? f.vreg_names[i] : "p" + std::to_string(i);
+      out += (i ? ", " : "") + name + ": " + type_name(f.param_types[i]);
+    }
+    out += ")";
+    if (f.ret != Type::Void) out += std::string(" -> ") + type_name(f.ret);
+  }
+  char buf[200];
+  if (f.allocated) {
+    std::snprintf(buf, sizeof buf, "  [%d-register file: %d used, %d spill slot%s]", f.file_size,
+                  f.num_regs, f.num_slots, f.num_slots == 1 ? "" : "s");
+    out += buf;
+    if (!f.param_locs.empty()) {
+      out += "  ; params in";
+      for (size_t i = 0; i < f.param_locs.size(); ++i)
+        out += (i ? ", " : " ") + location_name(f, f.param_locs[i]);
+    }
+  } else {
+    std::snprintf(buf, sizeof buf, "  [virtual: %d registers]", f.num_vregs);
+    out += buf;
+  }
+  out += "\n";
+  uint32_t prev_line = 0;
+  for (int pc = 0; pc < static_cast<int>(f.code.size()); ++pc) {
+    uint32_t line = f.locs[static_cast<size_t>(pc)].line;
+    if (pc > 0 && line == prev_line)
+      std::snprintf(buf, sizeof buf, "%04d     |  ", pc);
+    else
+      std::snprintf(buf, sizeof buf, "%04d %5u  ", pc, line);
+    prev_line = line;
+    out += buf + disassemble_instr(f, pc, m) + "\n";
+  }
+  return out;
+}
+
+std::vector<RegUnit> compile_reg_units(const Program& program, const Module& module,
+                                       int num_registers, bool echo) {
+  std::vector<RegUnit> units;
+  auto add = [&](std::unique_ptr<RegFunction> f, const Diagnostic& err) {
+    RegUnit u;
+    if (!f) {
+      u.error = err.message;
+    } else {
+      u.virt = *f;
+      u.alloc = std::move(*f);
+      u.intervals = allocate_registers(u.alloc, num_registers);
+    }
+    units.push_back(std::move(u));
+  };
+  Diagnostic err;
+  add(compile_reg_toplevel(program, module, echo, &err), err);
+  for (const auto& s : program.body)
+    if (s->kind == StmtKind::FnDecl && s->fn) add(compile_reg_function(*s->fn, module, &err), err);
+  return units;
+}
+
+std::string summarize_allocation(const std::vector<RegUnit>& units) {
+  size_t intervals = 0, spilled = 0, bodies = 0;
+  int file = kDefaultRegisters;
+  for (const auto& u : units) {
+    if (!u.error.empty()) continue;
+    ++bodies;
+    file = u.alloc.file_size;
+    intervals += u.intervals.size();
+    for (const auto& x : u.intervals) spilled += x.spilled() ? 1 : 0;
+  }
+  return std::to_string(intervals) + " interval" + (intervals == 1 ? "" : "s") + " in " +
+         std::to_string(bodies) + " bod" + (bodies == 1 ? "y" : "ies") + ", " +
+         std::to_string(spilled) + " spilled (" + std::to_string(file) + " registers)";
+}
+
+std::string dump_reg(const Program& program, const Module& module, bool allocated,
+                     int num_registers, bool echo) {
+  std::string out;
+  for (const auto& u : compile_reg_units(program, module, num_registers, echo)) {
+    if (!out.empty()) out += "\n";
+    out += u.error.empty() ? disassemble(allocated ? u.alloc : u.virt, &module) : u.error + "\n";
+  }
+  return out;
+}
+
+std::string dump_live(const Program& program, const Module& module, int num_registers) {
+  std::string out;
+  for (const auto& u : compile_reg_units(program, module, num_registers)) {
+    if (!out.empty()) out += "\n";
+    if (!u.error.empty()) {
+      out += u.error + "\n";
+      continue;
+    }
+    out += disassemble(u.virt, &module);
+    int spilled = 0;
+    for (const auto& x : u.intervals) spilled += x.spilled() ? 1 : 0;
+    out += "live intervals (" + std::to_string(u.intervals.size()) + ", " +
+           std::to_string(spilled) + " spilled) for a " + std::to_string(u.alloc.file_size) +
+           "-register file:\n";
+    out += print_live_intervals(u.virt, u.intervals);
+  }
+  return out;
+}
+
+}  // namespace descent

@@ -1,0 +1,55 @@
+// Printing register bytecode: the disassembler (used by the `reg` and `reg-alloc` stage
+// views, the trace and golden tests) and the `live` view of the allocator's intervals.
+//
+//   fn fib(n: int) -> int  [virtual: 6 registers]
+//   0000    12  jgek_int    v0, k0, ->2       ; 2
+//   0001     |  return      v0
+//
+// Columns: instruction index, source line ('|' when the same as the line above), opcode
+// name as in reg_code.h, operands (v = virtual register, r = register, s = spill slot,
+// k = constant, g = global, ->N = jump target), then a comment with constants' values and
+// globals' names.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "lang/module.h"
+#include "vm/reg_alloc.h"
+#include "vm/reg_code.h"
+
+namespace descent {
+
+// One instruction without its index and line ("add_int     r1, r0, k2   ; 10"): the part
+// the trace prints too. The Module supplies global and function names (may be null).
+std::string disassemble_instr(const RegFunction& f, int pc, const Module* module);
+
+// A frame location as the disassembler names it: v3 (virtual), r3 or s0 (allocated).
+std::string location_name(const RegFunction& f, int loc);
+
+// The header line and every instruction of f.
+std::string disassemble(const RegFunction& f, const Module* module);
+
+// One compiled body in both forms, and the allocator's intervals (over virt's code).
+struct RegUnit {
+  RegFunction virt;
+  RegFunction alloc;
+  std::vector<LiveInterval> intervals;
+  std::string error;  // set (and the rest empty) when the body could not be compiled
+};
+
+// The top-level code of `program`, then every function it declares, in source order.
+std::vector<RegUnit> compile_reg_units(const Program& program, const Module& module,
+                                       int num_registers = kDefaultRegisters, bool echo = false);
+
+// One line for the allocate_registers pass: "9 intervals in 2 bodies, 3 spilled (3 registers)".
+std::string summarize_allocation(const std::vector<RegUnit>& units);
+
+// The `reg` (allocated = false) and `reg-alloc` (allocated = true) stage views.
+std::string dump_reg(const Program& program, const Module& module, bool allocated,
+                     int num_registers = kDefaultRegisters, bool echo = false);
+
+// The `live` view: each body's virtual code, then its live intervals and assignments.
+std::string dump_live(const Program& program, const Module& module,
+                      int num_registers = kDefaultRegisters);
+
+}  // namespace descent

@@ -1,0 +1,141 @@
+#include "vm/stack_disasm.h"
+
+#include <cstdio>
+
+#include "vm/stack_compiler.h"
+#include "vm/stack_fuse.h"
+
+namespace descent::stack {
+
+namespace {
+
+constexpr int kNameWidth = 27;     // the longest opcode name and a space
+constexpr int kOperandWidth = 17;  // resolved operands, then the raw encoding
+
+std::string pad(std::string s, size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+std::string quoted(const std::string& text) {
+  std::string q = "\"";
+  for (char ch : text) {
+    if (ch == '\n')
+      q += "\\n";
+    else if (ch == '\t')
+      q += "\\t";
+    else if (ch == '"' || ch == '\\')
+      q += '\\', q += ch;
+    else
+      q += ch;
+  }
+  return q + "\"";
+}
+
+template <class V>
+std::string name_at(const V& names, uint32_t i, const char* fallback) {
+  if (i < names.size()) return names[i].name;
+  return fallback + std::to_string(i);
+}
+
+std::string offset_text(size_t offset) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%04zu", offset);
+  return buf;
+}
+
+}  // namespace
+
+std::string constant_text(const Chunk& chunk, uint32_t k) {
+  if (k >= chunk.constants.size()) return "k" + std::to_string(k) + "?";
+  return format_value(chunk.constants[k], chunk.constant_types[k]);
+}
+
+std::string disassemble_instruction(const Chunk& chunk, size_t offset, const Module& module,
+                                    size_t* next) {
+  Op op = chunk.op_at(offset);
+  size_t len = instruction_length(op);
+  if (next) *next = offset + len;
+
+  std::string line = offset_text(offset) + " ";
+  char buf[16];
+  uint32_t src_line = offset < chunk.locs.size() ? chunk.locs[offset].line : 0;
+  if (offset > 0 && offset - 1 < chunk.locs.size() && chunk.locs[offset - 1].line == src_line)
+    line += "   | ";
+  else
+    std::snprintf(buf, sizeof buf, "%4u ", src_line), line += buf;
+  line += op_name(op);
+
+  Format f = op_format(op);
+  int n = operand_count(f);
+  if (n == 0) return line;
+  std::string resolved, raw;
+  for (int i = 0; i < n; ++i) {
+    uint32_t v = chunk.operand(offset, i);
+    std::string r, w;
+    switch (operand_kind(f, i)) {
+      case Operand::Const: r = constant_text(chunk, v), w = "k" + std::to_string(v); break;
+      case Operand::Local:
+        r = v < chunk.local_names.size() ? chunk.local_names[v] : "l" + std::to_string(v);
+        w = "l" + std::to_string(v);
+        break;
+      case Operand::Global: r = name_at(module.globals, v, "g"), w = "g" + std::to_string(v); break;
+      case Operand::Function:
+        r = name_at(module.functions, v, "f"), w = "f" + std::to_string(v);
+        break;
+      case Operand::Jump: {
+        int32_t j = static_cast<int32_t>(v);
+        r = "-> " + offset_text(chunk.jump_target(offset, i));
+        w = (j >= 0 ? "+" : "") + std::to_string(j);
+        break;
+      }
+      case Operand::Count: r = std::to_string(v); break;
+      case Operand::Builtin: r = builtin_name(static_cast<Builtin>(v)); break;
+      case Operand::Type: r = type_name(static_cast<Type>(v)); break;
+      case Operand::Print: {
+        w = "p" + std::to_string(v);
+        if (v >= chunk.prints.size()) break;
+        for (const auto& item : chunk.prints[v]) {
+          if (!r.empty()) r += ' ';
+          r += item.type == Type::Str ? quoted(item.text) : type_name(item.type);
+        }
+        if (r.empty()) r = "(empty line)";
+        break;
+      }
+    }
+    if (i) resolved += ", ";
+    resolved += r;
+    if (!w.empty()) raw += (raw.empty() ? "" : " ") + w;
+  }
+  line = pad(line, 10 + kNameWidth) + resolved;
+  if (!raw.empty()) line = pad(line + " ", 10 + kNameWidth + kOperandWidth) + "; " + raw;
+  return line;
+}
+
+std::string disassemble(const Chunk& chunk, const Module& module) {
+  std::string out = "== " + chunk.name + " ==";
+  if (!chunk.local_names.empty()) {
+    out += "  locals";
+    for (const auto& n : chunk.local_names) out += " " + n;
+  }
+  out += "  stack " + std::to_string(chunk.max_stack) + "\n";
+  for (size_t off = 0; off < chunk.code.size();) {
+    out += disassemble_instruction(chunk, off, module, &off);
+    out += '\n';
+  }
+  return out;
+}
+
+std::string disassemble(const StackProgram& program, const Module& module) {
+  std::string out = disassemble(program.script, module);
+  for (const auto& fn : program.functions) out += "\n" + disassemble(fn, module);
+  return out;
+}
+
+std::string dump_stack(const Program& program, const Module& module, bool echo, bool fused) {
+  StackProgram p = compile_stack(program, module, echo);
+  if (fused) fuse_superinstructions(p);
+  return disassemble(p, module);
+}
+
+}  // namespace descent::stack

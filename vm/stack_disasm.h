@@ -1,0 +1,40 @@
+// The stack bytecode's printer, in the style of clox's debug.c and Python's dis: one line per
+// instruction with its offset, its source line (only where it changes; `|` below the first
+// instruction of a line), the opcode, and its operands resolved to what they name, then the
+// raw operand encoding as a comment:
+//
+//   0010    2 LOAD_GLOBAL                x                ; g0
+//   0015    | CONST                      10               ; k1
+//   0020    | ADD_INT
+//   0031    | JUMP_IF_GE_LOCAL_CONST_INT n, 2, -> 0047    ; l0 k0 +11
+//
+// The same per-instruction printer is used by dumps, the REPL and the VM's trace.
+#pragma once
+#include <cstddef>
+#include <string>
+
+#include "lang/module.h"
+#include "vm/stack_chunk.h"
+
+namespace descent::stack {
+
+// One instruction (no trailing newline); *next (if not null) gets the next one's offset.
+std::string disassemble_instruction(const Chunk& chunk, size_t offset, const Module& module,
+                                    size_t* next = nullptr);
+
+// A header line ("== fib ==  locals n  stack 3") and every instruction, each ending in '\n'.
+std::string disassemble(const Chunk& chunk, const Module& module);
+
+// A whole compiled program: the script, then each function, separated by blank lines.
+std::string disassemble(const StackProgram& program, const Module& module);
+
+// The `stack` stage of a checked program: its top-level code and every function it declares,
+// as the compiler emits them, or (fused) after the fuse_superinstructions pass, which is
+// the code the VM runs. echo: compile top-level expression statements for the REPL (ECHO).
+std::string dump_stack(const Program& program, const Module& module, bool echo = false,
+                       bool fused = false);
+
+// How constant k of the chunk prints ("15", "2.5", "true").
+std::string constant_text(const Chunk& chunk, uint32_t k);
+
+}  // namespace descent::stack

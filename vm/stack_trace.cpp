@@ -1,0 +1,127 @@
+#include "vm/stack_trace.h"
+
+#include "vm/stack_disasm.h"
+
+namespace descent::stack {
+
+namespace {
+constexpr size_t kNameColumn = 10;   // the chunk's name
+constexpr size_t kStackColumn = 74;  // where the operand stack starts
+
+void pad(std::string& s, size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  else s += ' ';
+}
+}  // namespace
+
+std::vector<Type>& Tracer::top_segment() {
+  if (frames_.empty()) frames_.emplace_back();
+  return frames_.back();
+}
+
+// The stack effect of each opcode on the types (the VM does the same to the values).
+void Tracer::simulate(const Chunk& c, size_t off, bool fell_through) {
+  Op op = c.op_at(off);
+  uint32_t a = operand_count(op_format(op)) > 0 ? c.operand(off, 0) : 0;
+  auto pop = [this](size_t n) {
+    auto& s = top_segment();
+    s.resize(s.size() >= n ? s.size() - n : 0);
+  };
+  auto push = [this](Type t) { top_segment().push_back(t); };
+  switch (op) {
+    case Op::CONST: push(c.constant_types[a]); break;
+    case Op::LOAD_LOCAL: push(a < c.local_types.size() ? c.local_types[a] : Type::Int); break;
+    case Op::LOAD_GLOBAL:
+    case Op::LOAD_GLOBAL_CHECKED: push(module_.globals[a].type); break;
+    case Op::ADD_LOCAL_CONST_INT:
+    case Op::SUB_LOCAL_CONST_INT: push(Type::Int); break;
+    case Op::ADD_INT: case Op::SUB_INT: case Op::MUL_INT: case Op::DIV_INT: case Op::MOD_INT:
+    case Op::MIN_INT: case Op::MAX_INT:
+      pop(2), push(Type::Int);
+      break;
+    case Op::ADD_FLOAT: case Op::SUB_FLOAT: case Op::MUL_FLOAT: case Op::DIV_FLOAT:
+    case Op::MOD_FLOAT: case Op::MIN_FLOAT: case Op::MAX_FLOAT:
+      pop(2), push(Type::Float);
+      break;
+    case Op::EQ_INT: case Op::NE_INT: case Op::LT_INT: case Op::LE_INT: case Op::GT_INT:
+    case Op::GE_INT: case Op::EQ_FLOAT: case Op::NE_FLOAT: case Op::LT_FLOAT: case Op::LE_FLOAT:
+    case Op::GT_FLOAT: case Op::GE_FLOAT: case Op::EQ_BOOL: case Op::NE_BOOL:
+      pop(2), push(Type::Bool);
+      break;
+    case Op::NEG_INT: case Op::ABS_INT: case Op::FLOAT_TO_INT: case Op::ADD_CONST_INT:
+    case Op::SUB_CONST_INT: case Op::MUL_CONST_INT: case Op::DIV_CONST_INT: case Op::MOD_CONST_INT:
+      pop(1), push(Type::Int);
+      break;
+    case Op::NEG_FLOAT: case Op::INT_TO_FLOAT: case Op::MATH: case Op::ADD_CONST_FLOAT:
+    case Op::SUB_CONST_FLOAT: case Op::MUL_CONST_FLOAT: case Op::DIV_CONST_FLOAT:
+      pop(1), push(Type::Float);
+      break;
+    case Op::NOT: pop(1), push(Type::Bool); break;
+    case Op::POP: case Op::STORE_LOCAL: case Op::STORE_GLOBAL: case Op::ECHO:
+    case Op::JUMP_IF_FALSE: case Op::JUMP_IF_TRUE: case Op::ADD_TO_LOCAL_INT:
+    case Op::ADD_TO_LOCAL_FLOAT:
+      pop(1);
+      break;
+    case Op::JUMP_IF_FALSE_OR_POP:
+    case Op::JUMP_IF_TRUE_OR_POP:
+      if (fell_through) pop(1);
+      break;
+    case Op::PRINT: {
+      size_t n = 0;
+      for (const auto& item : c.prints[a]) n += item.type != Type::Str;
+      pop(n);
+      break;
+    }
+    case Op::FOR_PREP:
+      pop(2);
+      if (fell_through) push(Type::Int);
+      break;
+    case Op::FOR_LOOP:
+      if (!fell_through) push(Type::Int);
+      break;
+    case Op::CALL:
+      pop(c.operand(off, 1));
+      frames_.emplace_back();
+      break;
+    case Op::RETURN:
+      frames_.pop_back();
+      push(c.return_type);
+      break;
+    case Op::RETURN_VOID: frames_.pop_back(); break;
+    default:
+      if (op >= Op::JUMP_IF_EQ_INT && op <= Op::JUMP_IF_NOT_GE_FLOAT) pop(2);
+      break;  // the other jumps, LOOP, PRECALL, INC_LOCAL_INT, HALT: no operand change
+  }
+}
+
+void Tracer::step(const Chunk& chunk, size_t offset, bool fell_through, const Value* base,
+                  const Value* top) {
+  simulate(chunk, offset, fell_through);
+  std::string line = chunk.name;
+  pad(line, kNameColumn);
+  line += disassemble_instruction(chunk, offset, module_);
+  const auto& types = top_segment();
+  size_t n = static_cast<size_t>(top - base);
+  if (n > 0) {
+    pad(line, kStackColumn);
+    for (size_t i = 0; i < n; ++i) {
+      // The shadow matches the real stack unless something is badly wrong; then show bits.
+      std::string v = i < types.size() && types.size() == n
+                          ? format_value(base[i], types[i])
+                          : std::to_string(base[i].i) + "?";
+      line += "[ " + v + " ]";
+    }
+  }
+  if (sink_) sink_(line + "\n");
+}
+
+void Tracer::fail(const Chunk& chunk, size_t offset, const std::string& message) {
+  std::string line = chunk.name;
+  pad(line, kNameColumn);
+  line += disassemble_instruction(chunk, offset, module_);
+  pad(line, kStackColumn);
+  line += "error: " + message;
+  if (sink_) sink_(line + "\n");
+}
+
+}  // namespace descent::stack
