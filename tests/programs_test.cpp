@@ -14,13 +14,6 @@ using namespace descent::testing;
 
 namespace {
 
-std::vector<fs::path> ds_files(const char* folder) {
-  std::vector<fs::path> files;
-  for (auto& e : fs::directory_iterator(fs::path(DESCENT_TESTS_DIR) / folder))
-    if (e.path().extension() == ".ds") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 std::string join_lines(const std::vector<std::string>& v) {
   std::string s;

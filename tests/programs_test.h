@@ -1,6 +1,8 @@
 // Shared by the golden-program runner and other tests: reading the `# expect:`, `# error:`
 // and `# exit:` annotations of a .ds file, and running a program through the pipeline.
 #pragma once
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -22,6 +24,17 @@ inline std::string read_text(const std::string& path) {
   ss << in.rdbuf();
   return ss.str();
 }
+
+#ifdef DESCENT_TESTS_DIR
+// Every .ds file of a folder under tests/ ("programs", "errors", "malformed"), sorted.
+inline std::vector<std::filesystem::path> ds_files(const char* folder) {
+  std::vector<std::filesystem::path> files;
+  for (auto& e : std::filesystem::directory_iterator(std::filesystem::path(DESCENT_TESTS_DIR) / folder))
+    if (e.path().extension() == ".ds") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+#endif
 
 inline Expectation parse_expectations(const std::string& text) {
   Expectation e;

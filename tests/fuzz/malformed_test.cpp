@@ -306,13 +306,6 @@ std::string check_all(const std::vector<Input>& inputs, const std::vector<Expect
 // ---------------------------------------------------------------------------------------
 // Inputs
 
-std::vector<fs::path> ds_files(const char* folder) {
-  std::vector<fs::path> files;
-  for (auto& e : fs::directory_iterator(fs::path(DESCENT_TESTS_DIR) / folder))
-    if (e.path().extension() == ".ds") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 struct Golden {
   std::string name;

@@ -20,6 +20,7 @@
 
 namespace fs = std::filesystem;
 using namespace descent;
+using descent::testing::ds_files;
 
 namespace {
 
@@ -72,13 +73,6 @@ struct RegRunner {
   }
 };
 
-std::vector<fs::path> ds_files(const char* folder) {
-  std::vector<fs::path> files;
-  for (auto& e : fs::directory_iterator(fs::path(DESCENT_TESTS_DIR) / folder))
-    if (e.path().extension() == ".ds") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 // The register files every agreement test runs with (0: the virtual code, unallocated).
 const int kFiles[] = {16, 3, 0};

@@ -21,6 +21,7 @@
 
 namespace fs = std::filesystem;
 using namespace descent;
+using descent::testing::ds_files;
 
 namespace {
 
@@ -87,13 +88,6 @@ void agree(const std::vector<std::string>& inputs, bool echo = false) {
 }
 void agree(const std::string& program) { agree(std::vector<std::string>{program}); }
 
-std::vector<fs::path> ds_files(const char* folder) {
-  std::vector<fs::path> files;
-  for (auto& e : fs::directory_iterator(fs::path(DESCENT_TESTS_DIR) / folder))
-    if (e.path().extension() == ".ds") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 // Compiles one program and returns its stack dump.
 std::string dump(const std::string& text, bool echo = false, bool fused = false) {
