@@ -41,6 +41,7 @@ struct Session::Unit {
   bool checked = false;              // no errors at all
   std::optional<Program> folded;     // after fold_constants
   int folds = 0;
+  bool echo = false;  // it ran with REPL echo: the bytecode views show the ECHO it ran
 };
 
 Session::Session() = default;
@@ -143,6 +144,7 @@ Outcome Session::run(const RunOptions& options) {
   RunOptions opts = options;
   if (!opts.interrupt) opts.interrupt = &interrupt_;
   globals_before_last_run_ = globals_;
+  last_->echo = options.echo;
   auto t0 = Clock::now();
   RunResult r = engine_for(engine_).run(*last_->program, module_, globals_, opts);
   out.run_seconds = seconds_since(t0);
@@ -199,11 +201,11 @@ StageResult Session::stage(std::string_view name, Format format) const {
     r.ok = true;
     const Program& p = *last_->program;
     if (name == "stack" || name == "stack-fused")
-      r.text = stack::dump_stack(p, module_, /*echo=*/false, name == "stack-fused");
+      r.text = stack::dump_stack(p, module_, last_->echo, name == "stack-fused");
     else if (name == "live")
       r.text = dump_live(p, module_, num_registers_);
     else
-      r.text = dump_reg(p, module_, name == "reg-alloc", num_registers_);
+      r.text = dump_reg(p, module_, name == "reg-alloc", num_registers_, last_->echo);
     return r;
   }
   std::string known;
@@ -219,13 +221,13 @@ std::vector<PassInfo> Session::passes() const {
                          "folded " + std::to_string(last_->folds) + " expression" +
                              (last_->folds == 1 ? "" : "s")});
   const Program& p = *last_->program;
-  stack::StackProgram sp = stack::compile_stack(p, module_, /*echo=*/false);
+  stack::StackProgram sp = stack::compile_stack(p, module_, last_->echo);
   int fused = stack::fuse_superinstructions(sp);
   out.push_back(PassInfo{"fuse_superinstructions", "stack", fused > 0,
                          "fused " + std::to_string(fused) + " instruction sequence" +
                              (fused == 1 ? "" : "s")});
   out.push_back(PassInfo{"allocate_registers", "reg", true,
-                         summarize_allocation(compile_reg_units(p, module_, num_registers_))});
+                         summarize_allocation(compile_reg_units(p, module_, num_registers_, last_->echo))});
   return out;
 }
 
