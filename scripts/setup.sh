@@ -14,6 +14,7 @@ PACKAGES=(
   libimgui-dev libglfw3-dev libstb-dev   # the visualizer
   xvfb xauth libgl1-mesa-dri             # headless GUI tests
   libopenblas-dev lua5.4 python3         # benchmark references only
+  graphviz                               # `dot` draws the DOT views (AST, graphs)
 )
 
 missing=()
