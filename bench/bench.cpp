@@ -67,6 +67,8 @@ std::vector<Baseline> default_baselines() {
   return {
       {"lua5.4", "lua", "lua5.4", {}, {"{tool}", "{src}"}, {"{tool}", "-e", ""}},
       {"python3", "py", "python3", {}, {"{tool}", "{src}"}, {"{tool}", "-c", "pass"}},
+      // The C twins compiled with clang -O2: the bar the JIT is measured against.
+      {"clang-O2", "c", "clang-15", {"{tool}", "-O2", "-o", "{exe}", "{src}", "-lm"}, {"{exe}"}, {"true"}},
   };
 }
 

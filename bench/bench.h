@@ -65,8 +65,7 @@ struct Baseline {
   // process start-up cost that their times include; empty: not measured.
   std::vector<std::string> startup;
 };
-// lua5.4 and python3. A compiled twin would be e.g.
-//   {"clang-O2", "c", "clang", {"{tool}", "-O2", "-o", "{exe}", "{src}"}, {"{exe}"}, {"true"}}
+// lua5.4, python3, and the C twins built with clang -O2 (each skipped when its tool is absent).
 std::vector<Baseline> default_baselines();
 
 struct BenchOptions {

@@ -355,6 +355,22 @@ TEST_CASE("the Lua and Python twins print the quick checksums") {
   }
 }
 
+TEST_CASE("the C twins, built with clang -O2, print the quick checksums") {
+  if (!on_path("clang-15")) {
+    MESSAGE("clang-15 is not installed; skipped");
+    return;
+  }
+  std::string error;
+  auto records = run_benchmarks(quick_on({"clang-O2"}, 1), &error);
+  CHECK(error.empty());
+  REQUIRE(records.size() == workloads().size());
+  for (const auto& r : records) {
+    INFO("clang-O2 ", r.workload, ": ", r.note);
+    CHECK(r.checksum_ok);
+    CHECK(r.kind == "external");
+  }
+}
+
 TEST_CASE("an interrupt stops the run") {
   std::atomic<bool> stop{true};
   BenchOptions o = quick_on({"ast"});
