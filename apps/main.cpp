@@ -146,6 +146,18 @@ int main(int argc, char** argv) {
   dump->add_option("--stage", stage, stage_help)->required();
   dump->add_option("--format", format, "text (default), sexpr or dot (tree stages)");
   dump->add_option("--registers", registers, "register file size for reg-alloc and live (3..250)");
+  int opt = 2;
+  std::string target;
+  dump->add_option("-O", opt, "optimisation level 0..3 of the LLVM stages (default 2)");
+  dump->add_option("--target", target, "triple or alias for asm/mir: x86-64, aarch64, riscv64, wasm32");
+  run->add_option("-O", opt, "optimisation level 0..3 for --engine jit (default 2)");
+
+  std::string output;
+  auto* build = app.add_subcommand("build", "compile a program to an object file (link: cc F.o -lm)");
+  build->add_option("FILE", file, "the program")->required();
+  build->add_option("-o", output, "the object file to write")->required();
+  build->add_option("-O", opt, "optimisation level 0..3 (default 2)");
+  build->add_option("--target", target, "triple or alias: x86-64, aarch64, riscv64, wasm32 (default: this machine)");
 
   bench::BenchOptions bopts;
   bool quick = false;
@@ -176,6 +188,29 @@ int main(int argc, char** argv) {
   sa.sa_flags = isatty(STDIN_FILENO) ? 0 : SA_RESTART;
   sigaction(SIGINT, &sa, nullptr);
 
+  if (!session.set_opt_level(opt)) {
+    fmt::print(stderr, "error: -O takes 0, 1, 2 or 3\n");
+    return kUsageError;
+  }
+  if (std::string error; !target.empty() && !session.set_target(target, &error)) {
+    fmt::print(stderr, "error: {}\n", error);
+    return kUsageError;
+  }
+  if (*build) {
+    std::string text;
+    if (!read_file(file, &text)) return 2;
+    Outcome o = session.compile(std::move(text), file);
+    if (o.status != Outcome::Ok) {
+      fmt::print(stderr, "{}", o.message);
+      return o.exit_code();
+    }
+    std::string error;
+    if (!session.build_object(output, &error)) {
+      fmt::print(stderr, "error: {}\n", error);
+      return 2;
+    }
+    return 0;
+  }
   if (!session.set_num_registers(registers)) {
     fmt::print(stderr, "error: --registers must be 3 to 250\n");
     return kUsageError;

@@ -25,7 +25,12 @@ const CommandHelp kCommands[] = {
     {":registers", "[N]", "show or set the register VM's register file size (3..250)"},
     {":trace", "", "toggle tracing every instruction the VMs execute"},
     {":compare", "", "run the last input on every engine: output, steps, time"},
+    {":llvm", "[opt]", "LLVM IR of the last input (opt: after the -O pipeline)"},
     {":passes", "", "the passes that ran on the last input, and what each changed"},
+    {":diff", "PASS_A PASS_B", "how the IR changed between two passes (names from :passes)"},
+    {":asm", "[TARGET]", "assembly with encodings (x86-64, aarch64, riscv64, wasm32)"},
+    {":mir", "[regalloc] [TARGET]", "machine IR after isel, or after register allocation"},
+    {":opt", "[N]", "show or set the -O level (0..3) of the LLVM views and the jit"},
     {":stages", "", "every stage the pipeline can show"},
     {":stage", "NAME [text|sexpr|dot]", "any stage of the last input by name"},
     {":engine", "[NAME]", "show or choose the engine that runs input"},
@@ -181,6 +186,38 @@ bool Repl::command(const std::string& line) {
     out_ << "trace " << (trace_ ? "on" : "off") << " (the ast engine does not trace)\n";
   } else if (cmd == ":compare") {
     compare();
+  } else if (cmd == ":llvm") {
+    show_stage(w.size() > 1 && w[1] == "opt" ? "llvm-opt" : "llvm", Format::Text);
+  } else if (cmd == ":diff") {
+    if (w.size() < 3) {
+      err_ << "error: usage: :diff PASS_A PASS_B (see :passes)\n";
+    } else {
+      StageResult r = session_.diff_passes(w[1], w[2]);
+      if (r.ok) out_ << r.text;
+      else err_ << "error: " << r.text << '\n';
+    }
+  } else if (cmd == ":asm" || cmd == ":mir") {
+    size_t i = 1;
+    bool regalloc = cmd == ":mir" && w.size() > 1 && w[1] == "regalloc";
+    if (regalloc) ++i;
+    std::string error, saved = session_.target();
+    if (w.size() > i && !session_.set_target(w[i], &error)) {
+      err_ << "error: " << error << '\n';
+    } else {
+      show_stage(cmd == ":asm" ? "asm" : regalloc ? "mir-regalloc" : "mir", Format::Text);
+      if (w.size() > i) session_.set_target(saved.empty() ? "host" : saved, &error);
+    }
+  } else if (cmd == ":opt") {
+    if (w.size() < 2) {
+      out_ << "-O" << session_.opt_level() << '\n';
+    } else {
+      int n = -1;
+      try {
+        n = std::stoi(w[1]);
+      } catch (...) {
+      }
+      if (!session_.set_opt_level(n)) err_ << "error: the -O level is 0, 1, 2 or 3\n";
+    }
   } else if (cmd == ":stages") {
     for (const auto& s : Session::stages()) out_ << fmt::format("  {:<12} {}\n", s.name, s.description);
   } else if (cmd == ":passes") {

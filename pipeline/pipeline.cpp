@@ -8,6 +8,10 @@
 #include "lang/parser.h"
 #include "lang/sema.h"
 #include "lang/walker.h"
+#include "llvm_backend/jit.h"
+#include "llvm_backend/passes.h"
+#include "llvm_backend/target.h"
+#include "llvm_backend/views.h"
 #include "vm/reg_disasm.h"
 #include "vm/reg_vm.h"
 #include "vm/stack_compiler.h"
@@ -42,12 +46,24 @@ struct Session::Unit {
   std::optional<Program> folded;     // after fold_constants
   int folds = 0;
   bool echo = false;  // it ran with REPL echo: the bytecode views show the ECHO it ran
+
+  // The LLVM pipeline's snapshots at one -O level, computed once: every pass's view and
+  // every diff reads them.
+  const std::vector<llvmbe::PassSnapshot>& snapshots(const Module& module, int opt_level) {
+    if (snaps_opt != opt_level) {
+      snaps = llvmbe::dump_passes(*program, module, opt_level);
+      snaps_opt = opt_level;
+    }
+    return snaps;
+  }
+  std::vector<llvmbe::PassSnapshot> snaps;
+  int snaps_opt = -1;
 };
 
 Session::Session() = default;
 Session::~Session() = default;
 
-std::vector<std::string> Session::engines() { return {"ast", "stack", "reg"}; }
+std::vector<std::string> Session::engines() { return {"ast", "stack", "reg", "jit"}; }
 
 bool Session::set_engine(std::string_view name) {
   auto names = engines();
@@ -61,9 +77,35 @@ Engine& Session::engine_for(const std::string& name) {
   if (!slot) {
     if (name == "stack") slot = make_stack_vm();
     else if (name == "reg") slot = make_reg_vm(num_registers_);
+    else if (name == "jit") slot = llvmbe::make_jit_engine(opt_level_);
     else slot = make_ast_walker();
   }
   return *slot;
+}
+
+bool Session::set_opt_level(int level) {
+  if (level < 0 || level > 3) return false;
+  opt_level_ = level;
+  if (auto it = engine_cache_.find("jit"); it != engine_cache_.end())
+    static_cast<llvmbe::JitEngine&>(*it->second).set_opt_level(level);
+  return true;
+}
+
+bool Session::set_target(const std::string& target, std::string* error) {
+  std::string triple = llvmbe::resolve_target(target, error);
+  if (triple.empty()) return false;
+  target_ = triple;
+  return true;
+}
+
+std::vector<std::string> Session::targets() { return llvmbe::supported_targets(); }
+
+bool Session::build_object(const std::string& path, std::string* error) const {
+  if (!last_ || !last_->checked) {
+    *error = "nothing compiled to build";
+    return false;
+  }
+  return llvmbe::build_object(*last_->program, module_, target_, opt_level_, path, error);
 }
 
 bool Session::set_num_registers(int n) {
@@ -83,6 +125,12 @@ const std::vector<StageInfo>& Session::stages() {
       {"reg", "register bytecode on unlimited virtual registers"},
       {"reg-alloc", "register bytecode after allocate_registers (linear scan, spills)"},
       {"live", "live intervals of the virtual registers and where each one went"},
+      {"llvm", "LLVM IR as generated from the checked tree"},
+      {"llvm-opt", "LLVM IR after the -O pipeline"},
+      {"passes", "the LLVM passes that ran at the -O level, and which changed the IR"},
+      {"mir", "machine IR after instruction selection (finalize-isel), for the target"},
+      {"mir-regalloc", "machine IR after register allocation, for the target"},
+      {"asm", "assembly for the target, each instruction with its encoded bytes"},
   };
   return s;
 }
@@ -208,6 +256,29 @@ StageResult Session::stage(std::string_view name, Format format) const {
       r.text = dump_reg(p, module_, name == "reg-alloc", num_registers_, last_->echo);
     return r;
   }
+  bool llvm_view = name == "llvm" || name == "llvm-opt" || name == "passes" || name == "mir" ||
+                   name == "mir-regalloc" || name == "asm";
+  if (llvm_view) {
+    if (!last_->checked) {
+      r.text = "the input has errors, so it was not lowered to LLVM IR";
+      return r;
+    }
+    const Program& p = *last_->program;
+    std::string error;
+    if (name == "llvm" || name == "llvm-opt")
+      r.text = llvmbe::dump_llvm(p, module_, opt_level_, name == "llvm-opt", &error);
+    else if (name == "passes")
+      r.text = llvmbe::format_pass_list(llvmbe::dump_passes(p, module_, opt_level_, &error));
+    else
+      r.text = llvmbe::machine_code(p, module_, target_, opt_level_,
+                                    name == "asm"   ? llvmbe::MachineView::Asm
+                                    : name == "mir" ? llvmbe::MachineView::MirAfterIsel
+                                                    : llvmbe::MachineView::MirAfterRegalloc,
+                                    &error);
+    r.ok = error.empty();
+    if (!r.ok) r.text = error;
+    return r;
+  }
   std::string known;
   for (const auto& s : stages()) known += std::string(known.empty() ? "" : ", ") + s.name;
   r.text = "unknown stage '" + std::string(name) + "' (stages: " + known + ")";
@@ -228,6 +299,8 @@ std::vector<PassInfo> Session::passes() const {
                              (fused == 1 ? "" : "s")});
   out.push_back(PassInfo{"allocate_registers", "reg", true,
                          summarize_allocation(compile_reg_units(p, module_, num_registers_, last_->echo))});
+  for (const auto& snap : last_->snapshots(module_, opt_level_))
+    out.push_back(PassInfo{snap.label, "llvm", snap.changed, "on " + snap.unit});
   return out;
 }
 
@@ -235,11 +308,36 @@ StageResult Session::pass_snapshot(std::string_view pass, bool after, Format for
   if (pass == "fold_constants") return stage(after ? "ast-folded" : "ast", format);
   if (pass == "fuse_superinstructions") return stage(after ? "stack-fused" : "stack", format);
   if (pass == "allocate_registers") return stage(after ? "reg-alloc" : "reg", format);
+  if (last_ && last_->checked) {
+    const auto& snaps = last_->snapshots(module_, opt_level_);
+    for (size_t i = 0; i < snaps.size(); ++i) {
+      if (snaps[i].label != pass) continue;
+      if (after || i > 0) return StageResult{true, after ? snaps[i].ir : snaps[i - 1].ir, std::nullopt};
+      return stage("llvm", format);
+    }
+  }
   StageResult r;
   std::string known;
-  for (const auto& p : passes()) known += std::string(known.empty() ? "" : ", ") + p.name;
+  int llvm_passes = 0;
+  for (const auto& p : passes()) {
+    if (p.stage == "llvm") {
+      ++llvm_passes;
+      continue;
+    }
+    known += std::string(known.empty() ? "" : ", ") + p.name;
+  }
+  if (llvm_passes)
+    known += ", and " + std::to_string(llvm_passes) + " LLVM passes (list them with :passes)";
   r.text = "unknown pass '" + std::string(pass) + "' (passes: " + (known.empty() ? "none" : known) + ")";
   return r;
+}
+
+StageResult Session::diff_passes(std::string_view a, std::string_view b) const {
+  StageResult ra = pass_snapshot(a, true), rb = pass_snapshot(b, true);
+  if (!ra.ok) return ra;
+  if (!rb.ok) return rb;
+  std::string d = llvmbe::diff_snapshots(ra.text, rb.text, std::string(a), std::string(b));
+  return StageResult{true, d.empty() ? "no difference\n" : d, std::nullopt};
 }
 
 std::vector<std::string> Session::known_names() const {

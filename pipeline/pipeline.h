@@ -72,6 +72,18 @@ class Session {
   static std::vector<std::string> engines();
   bool set_engine(std::string_view name);  // false if there is no such engine
   const std::string& engine() const { return engine_; }
+  // The -O level (0..3, default 2) of the LLVM views and the jit engine, and the target
+  // triple (or alias: x86-64, aarch64, riscv64, wasm32; "" = this machine) of asm/mir.
+  bool set_opt_level(int level);
+  int opt_level() const { return opt_level_; }
+  bool set_target(const std::string& target, std::string* error);
+  const std::string& target() const { return target_; }
+  static std::vector<std::string> targets();
+  // `descent build`: the last input as a standalone object file (links with `cc F.o -lm`).
+  bool build_object(const std::string& path, std::string* error) const;
+  // A unified diff of the IR after two LLVM passes (labels as passes() gives them).
+  StageResult diff_passes(std::string_view a, std::string_view b) const;
+
   // The register VM's register file size (3..250, default 16); affects `reg-alloc`, `live`
   // and the reg engine.
   bool set_num_registers(int n);
@@ -112,6 +124,8 @@ class Session {
   GlobalStore globals_;
   GlobalStore globals_before_last_run_;
   int num_registers_ = 16;
+  int opt_level_ = 2;
+  std::string target_;
   std::string engine_ = "ast";
   std::map<std::string, std::unique_ptr<Engine>> engine_cache_;
   std::unique_ptr<Unit> last_;

@@ -1,0 +1,86 @@
+// Codegen: the checked AST -> LLVM IR, with LANGUAGE.md's semantics spelled out in the IR.
+//
+//   x = 15                 @ds.x = global i64 0 (+ @ds.x.defined), top-level code in descent_main
+//   fn fib(n: int) -> int  define i64 @ds.fib(i64 %n, i32 %depth)
+//   n - 1                  sub i64 %n1, 1           (wrapping: never nsw/nuw)
+//   a / b                  icmp eq %b, 0 -> descent_rt_error(division by zero, line, col);
+//                          INT_MIN / -1 handled by a select, so sdiv never traps
+//   int(f)                 range check, then fptosi
+//   fib(n - 1)             %depth >= descent_rt_call_limit (10,000) -> the runtime's call check
+//                          (stack overflow; interrupts); then call with %depth + 1
+//   while / for            a poll of descent_rt_poll on the back-edge (interrupt, step limit)
+//   print(a, "s", b)       every argument evaluated first, then descent_rt_print_* calls
+//
+// Names: Descent functions and globals get a "ds." prefix (so `fn printf` or a global
+// `stdout` can never collide with C's); locals are allocas named after the variable (%sum),
+// parameters keep their names (%n, stored in %n.addr), every read of a variable is named after
+// it, and every value assigned to `sum` is named %sum.next. After SROA the loop phis read
+// %sum.0 = phi [0, %entry], [%sum.next, %for.next].
+//
+// The runtime the IR calls is described in llvm_backend/runtime.h.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lang/module.h"
+
+namespace llvm {
+class LLVMContext;
+class Module;
+}  // namespace llvm
+
+namespace descent::llvmbe {
+
+// An LLVM module with the context it lives in (the module is destroyed first).
+struct IRModule {
+  std::unique_ptr<llvm::LLVMContext> context;
+  std::unique_ptr<llvm::Module> module;
+  IRModule();
+  ~IRModule();
+  IRModule(IRModule&&) noexcept;
+  IRModule& operator=(IRModule&&) noexcept;
+  explicit operator bool() const { return module != nullptr; }
+};
+
+struct IRGenOptions {
+  // false (the REPL/dump view): this input's top-level code and the functions it declares;
+  //   functions of earlier inputs are declared; globals are `external` (the JIT binds them).
+  // true (`descent build`): a whole program for an object file: every function it can reach,
+  //   globals defined here, the runtime defined in IR over libc, and C's `int main()`.
+  bool standalone = false;
+  bool echo = false;                   // REPL: print each top-level expression's value
+  std::string entry = "descent_main";  // the name of the function holding top-level code
+  std::string triple;                  // target triple and its data layout; "" = this host
+};
+
+// Lowers one checked Program. Empty IRModule (and *error set) only on an internal error
+// (the verifier rejected what codegen produced): a checked program always lowers.
+IRModule generate_ir(const Program& program, const Module& module, const IRGenOptions& options,
+                     std::string* error);
+
+// ---- what the JIT uses (generate_ir is this with the choices above) ----
+
+// Exactly what one unit contains.
+struct UnitSpec {
+  std::string entry = "descent_main";       // top-level code's function ("": none)
+  std::vector<int> define;                  // Module function indices to define here
+  std::function<std::string(int)> symbol;   // the LLVM name of function i (defined or declared)
+  bool define_globals = false;              // globals defined (internal) here or external
+  bool runtime = false;                     // define the runtime and main() (standalone)
+  bool external_functions = true;           // defined functions visible outside the unit
+  bool echo = false;
+  std::string triple;  // "" = this host
+};
+IRModule generate_unit(const Program& program, const Module& module, const UnitSpec& spec,
+                       std::string* error);
+
+// The user functions a block calls directly (Module indices, each once, in first-call order).
+std::vector<int> called_functions(const Block& block);
+// The LLVM names of Descent's functions and globals: "ds.fib", "ds.x", "ds.x.defined".
+std::string function_symbol(const std::string& name);
+std::string global_symbol(const std::string& name);
+std::string defined_symbol(const std::string& name);
+
+}  // namespace descent::llvmbe

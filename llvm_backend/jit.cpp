@@ -1,0 +1,397 @@
+// [SECTION] index: the compiler LLJIT uses (per -O level) | Jit: set-up, globals, what to
+// compile, compile, run.
+#include "llvm_backend/jit.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <deque>
+#include <mutex>
+#include <map>
+#include <set>
+
+#include <pthread.h>
+
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "llvm_backend/codegen.h"
+#include "llvm_backend/passes.h"
+#include "llvm_backend/runtime.h"
+
+namespace descent::llvmbe {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string message(llvm::Error e) { return llvm::toString(std::move(e)); }
+
+// One TargetMachine per -O level for this host (the IR passes and the code generator use the
+// same one, so the cost model matches the machine code).
+class Machines {
+ public:
+  explicit Machines(llvm::orc::JITTargetMachineBuilder jtmb) : jtmb_(std::move(jtmb)) {}
+  llvm::TargetMachine* get(int level) {
+    if (!tm_[level]) {
+      static const llvm::CodeGenOpt::Level levels[] = {
+          llvm::CodeGenOpt::None, llvm::CodeGenOpt::Less, llvm::CodeGenOpt::Default,
+          llvm::CodeGenOpt::Aggressive};
+      llvm::orc::JITTargetMachineBuilder b = jtmb_;
+      b.setCodeGenOptLevel(levels[level]);
+      auto tm = b.createTargetMachine();
+      if (!tm) {
+        llvm::consumeError(tm.takeError());
+        return nullptr;
+      }
+      tm_[level] = std::move(*tm);
+    }
+    return tm_[level].get();
+  }
+  const llvm::orc::JITTargetMachineBuilder& builder() const { return jtmb_; }
+
+ private:
+  llvm::orc::JITTargetMachineBuilder jtmb_;
+  std::unique_ptr<llvm::TargetMachine> tm_[4];
+};
+
+// LLJIT's IR -> object step, at the engine's current -O level.
+class LevelCompiler : public llvm::orc::IRCompileLayer::IRCompiler {
+ public:
+  LevelCompiler(Machines& machines, const int& level)
+      : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(machines.builder().getOptions())),
+        machines_(machines), level_(level) {}
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module& m) override {
+    llvm::TargetMachine* tm = machines_.get(level_);
+    if (!tm)
+      return llvm::make_error<llvm::StringError>("no target machine",
+                                                 llvm::inconvertibleErrorCode());
+    return llvm::orc::SimpleCompiler(*tm)(m);
+  }
+
+ private:
+  Machines& machines_;
+  const int& level_;
+};
+
+class Jit final : public JitEngine {
+ public:
+  explicit Jit(int level) : level_(std::clamp(level, 0, 3)) {}
+
+  const char* name() const override { return "jit"; }
+  void set_opt_level(int level) override { level_ = std::clamp(level, 0, 3); }
+  int opt_level() const override { return level_; }
+  Stats last_stats() const override { return stats_; }
+
+  RunResult run(const Program& program, const Module& module, GlobalStore& globals,
+                const RunOptions& options) override {
+    stats_ = Stats{};
+    globals.resize(module.globals.size());
+    auto start = Clock::now();
+    std::string error;
+    void (*entry)() = compile(program, module, options.echo, &error);
+    stats_.compile_seconds = seconds_since(start);
+    if (!entry) return failure("jit: " + error);
+
+    // The session's globals in, the program, the globals back out (also after an error).
+    for (size_t i = 0; i < module.globals.size(); ++i) {
+      values_[i] = globals.values[i];
+      defined_[i] = globals.defined[i];
+    }
+    RunResult result;
+    start = Clock::now();
+    run_watched([&] { result = runtime_.run(entry, options); }, options.interrupt);
+    stats_.run_seconds = seconds_since(start);
+    for (size_t i = 0; i < module.globals.size(); ++i) {
+      globals.values[i] = values_[i];
+      globals.defined[i] = defined_[i];
+    }
+    return result;
+  }
+
+ private:
+  static RunResult failure(std::string msg) {
+    RunResult r;
+    r.ok = false;
+    r.error = Diagnostic{Severity::Error, ErrorKind::Runtime, SourceLoc{}, std::move(msg)};
+    return r;
+  }
+
+  // ---- [SECTION] running ----
+  // Runs fn on a thread with a 512 MB stack (10,000 frames of any size), like the walker.
+  // Meanwhile this thread watches the interrupt flag (JIT code does not read it: it only
+  // polls the runtime's variables) and asks the runtime to stop when it goes up.
+  void run_watched(const std::function<void()>& fn, const std::atomic<bool>* interrupt) {
+    if (!interrupt) {
+      run_on_big_stack(fn);
+      return;
+    }
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    std::function<void()> body = [&] {
+      fn();
+      std::lock_guard<std::mutex> lock(mu);
+      done = true;
+      cv.notify_one();
+    };
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, size_t{512} << 20);
+    pthread_t thread;
+    auto trampoline = [](void* arg) -> void* {
+      (*static_cast<std::function<void()>*>(arg))();
+      return nullptr;
+    };
+    int rc = pthread_create(&thread, &attr, trampoline, &body);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+      body();  // no thread to be had: run here, unwatched once started
+      return;
+    }
+    std::unique_lock<std::mutex> lock(mu);
+    bool asked = false;
+    while (!done) {
+      if (!asked && interrupt->load(std::memory_order_relaxed)) {
+        runtime_.request_stop();
+        asked = true;
+      }
+      cv.wait_for(lock, std::chrono::milliseconds(1));
+    }
+    lock.unlock();
+    pthread_join(thread, nullptr);
+  }
+
+  // ---- [SECTION] set-up ----
+  bool start(std::string* error) {
+    if (jit_) return true;
+    static std::once_flag once;
+    std::call_once(once, [] {
+      llvm::InitializeNativeTarget();
+      llvm::InitializeNativeTargetAsmPrinter();
+    });
+    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!jtmb) {
+      *error = message(jtmb.takeError());
+      return false;
+    }
+    // Position-independent code reaches the runtime and the globals (anywhere in the
+    // address space) through the GOT.
+    jtmb->setRelocationModel(llvm::Reloc::PIC_);
+    jtmb->setCodeModel(llvm::CodeModel::Small);
+    machines_ = std::make_unique<Machines>(*jtmb);
+    auto jit = llvm::orc::LLJITBuilder()
+                   .setJITTargetMachineBuilder(*jtmb)
+                   .setCompileFunctionCreator([this](llvm::orc::JITTargetMachineBuilder)
+                                                  -> llvm::Expected<std::unique_ptr<
+                                                      llvm::orc::IRCompileLayer::IRCompiler>> {
+                     return std::make_unique<LevelCompiler>(*machines_, level_);
+                   })
+                   .create();
+    if (!jit) {
+      *error = message(jit.takeError());
+      return false;
+    }
+    jit_ = std::move(*jit);
+    llvm::orc::JITDylib& lib = jit_->getMainJITDylib();
+    // libm (exp, sin, fmod, ...) from the process; the runtime's symbols from Runtime.
+    auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        jit_->getDataLayout().getGlobalPrefix());
+    if (!process) {
+      *error = message(process.takeError());
+      return false;
+    }
+    lib.addGenerator(std::move(*process));
+    llvm::orc::SymbolMap symbols;
+    for (auto& [name, address] : runtime_.symbols()) symbols[jit_->mangleAndIntern(name)] = at(address);
+    if (auto e = lib.define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
+      *error = message(std::move(e));
+      return false;
+    }
+    return true;
+  }
+
+  static llvm::JITEvaluatedSymbol at(void* address) {
+    return llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(address),
+                                    llvm::JITSymbolFlags::Exported);
+  }
+
+  // Everything compiled belongs to one session's Module. A different one (the same engine
+  // object given a fresh session) starts the JIT over.
+  void reset() {
+    jit_.reset();
+    machines_.reset();
+    compiled_.clear();
+    used_symbols_.clear();
+    bound_.clear();
+    values_.clear();
+    defined_.clear();
+  }
+
+  bool same_session(const Module& m) const {
+    if (m.globals.size() < bound_.size()) return false;
+    for (size_t i = 0; i < bound_.size(); ++i)
+      if (m.globals[i].name != bound_[i].first || m.globals[i].type != bound_[i].second) return false;
+    return true;
+  }
+
+  // ---- [SECTION] globals ----
+  // New globals get a fixed home here and absolute symbols ds.x / ds.x.defined for it.
+  bool bind_globals(const Module& m, std::string* error) {
+    llvm::orc::SymbolMap symbols;
+    for (size_t i = bound_.size(); i < m.globals.size(); ++i) {
+      const GlobalInfo& g = m.globals[i];
+      values_.emplace_back();
+      defined_.push_back(0);
+      symbols[jit_->mangleAndIntern(global_symbol(g.name))] = at(&values_.back());
+      symbols[jit_->mangleAndIntern(defined_symbol(g.name))] = at(&defined_.back());
+      bound_.emplace_back(g.name, g.type);
+    }
+    if (symbols.empty()) return true;
+    if (auto e = jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
+      *error = message(std::move(e));
+      return false;
+    }
+    return true;
+  }
+
+  // ---- [SECTION] what to compile ----
+  struct Compiled {
+    const FnDecl* decl = nullptr;
+    uint32_t version = 0;
+    std::shared_ptr<const Program> owner;  // keeps decl's address from being reused
+    std::string symbol;
+    std::map<int, std::string> callees;  // callee index -> the symbol this code calls
+  };
+
+  static std::shared_ptr<const Program> owner_of(const Module& m, const FnDecl* decl) {
+    for (const auto& p : m.programs)
+      for (const auto& s : p->body)
+        if (s->kind == StmtKind::FnDecl && s->fn.get() == decl) return p;
+    return nullptr;
+  }
+
+  std::string fresh_symbol(const std::string& name) {
+    std::string base = function_symbol(name), s = base;
+    while (used_symbols_.count(s)) s = base + "." + std::to_string(++counter_);
+    used_symbols_.insert(s);
+    return s;
+  }
+
+  // The functions this input needs that have no current machine code: new, redefined, or
+  // calling (directly) a function that is itself being recompiled or was since.
+  std::vector<int> stale_functions(const Program& program, const Module& m) {
+    std::vector<int> need = called_functions(program.body);
+    std::set<int> seen(need.begin(), need.end());
+    std::map<int, std::vector<int>> callees;
+    for (size_t i = 0; i < need.size(); ++i) {
+      const FnDecl* d = m.functions[static_cast<size_t>(need[i])].decl;
+      callees[need[i]] = d ? called_functions(d->body) : std::vector<int>{};
+      for (int g : callees[need[i]])
+        if (seen.insert(g).second) need.push_back(g);
+    }
+    std::set<int> stale;
+    for (int f : need) {
+      auto it = compiled_.find(f);
+      const FunctionInfo& info = m.functions[static_cast<size_t>(f)];
+      if (it == compiled_.end() || it->second.decl != info.decl || it->second.version != info.version)
+        stale.insert(f);
+    }
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (int f : need) {
+        if (stale.count(f)) continue;
+        const Compiled& c = compiled_.at(f);
+        for (int g : callees[f]) {
+          auto cg = compiled_.find(g);
+          if (stale.count(g) || cg == compiled_.end() || c.callees.at(g) != cg->second.symbol) {
+            stale.insert(f);
+            grew = true;
+            break;
+          }
+        }
+      }
+    }
+    std::vector<int> out;
+    for (int f : need)
+      if (stale.count(f)) out.push_back(f);
+    return out;
+  }
+
+  // ---- [SECTION] compile ----
+  using Entry = void (*)();
+  Entry compile(const Program& program, const Module& m, bool echo, std::string* error) {
+    if (!same_session(m)) reset();
+    if (!start(error) || !bind_globals(m, error)) return nullptr;
+
+    std::vector<int> stale = stale_functions(program, m);
+    std::map<int, std::string> symbol;
+    for (int f : stale) symbol[f] = fresh_symbol(m.functions[static_cast<size_t>(f)].name);
+    auto symbol_of = [&](int f) {
+      auto it = symbol.find(f);
+      if (it != symbol.end()) return it->second;
+      auto c = compiled_.find(f);
+      return c != compiled_.end() ? c->second.symbol : function_symbol(m.functions[static_cast<size_t>(f)].name);
+    };
+
+    UnitSpec spec;
+    spec.entry = "descent_main." + std::to_string(++counter_);
+    spec.define = stale;
+    spec.symbol = symbol_of;
+    spec.echo = echo;
+    IRModule ir = generate_unit(program, m, spec, error);
+    if (!ir) return nullptr;
+    ir.module->setDataLayout(jit_->getDataLayout());
+    ir.module->setTargetTriple(jit_->getTargetTriple().str());
+    optimize(*ir.module, level_, false, machines_->get(level_));
+    llvm::orc::ThreadSafeModule tsm(std::move(ir.module), std::move(ir.context));
+    if (auto e = jit_->addIRModule(std::move(tsm))) {
+      *error = message(std::move(e));
+      return nullptr;
+    }
+    auto address = jit_->lookup(spec.entry);  // compiles the unit
+    if (!address) {
+      *error = message(address.takeError());
+      return nullptr;
+    }
+    for (int f : stale) {
+      const FunctionInfo& info = m.functions[static_cast<size_t>(f)];
+      Compiled c;
+      c.decl = info.decl;
+      c.version = info.version;
+      c.owner = owner_of(m, info.decl);
+      c.symbol = symbol[f];
+      for (int g : called_functions(info.decl->body)) c.callees[g] = symbol_of(g);
+      compiled_[f] = std::move(c);
+    }
+    stats_.functions_compiled = static_cast<int>(stale.size());
+    return address->toPtr<Entry>();
+  }
+
+  int level_;
+  Stats stats_;
+  Runtime runtime_;
+  std::unique_ptr<Machines> machines_;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::map<int, Compiled> compiled_;  // by Module function index
+  std::set<std::string> used_symbols_;
+  int counter_ = 0;
+  std::vector<std::pair<std::string, Type>> bound_;  // globals with a home, by slot
+  std::deque<Value> values_;      // their homes (a deque never moves its elements)
+  std::deque<uint8_t> defined_;
+};
+
+}  // namespace
+
+std::unique_ptr<JitEngine> make_jit_engine(int opt_level) { return std::make_unique<Jit>(opt_level); }
+
+}  // namespace descent::llvmbe

@@ -1,0 +1,43 @@
+// The JIT engine (--engine jit): Descent compiled to native code with ORC's LLJIT.
+//
+// Each run() compiles one unit: the input's top-level code (a fresh `descent_main.N`) plus
+// every function it can reach that has no up-to-date machine code yet, optimised at the
+// engine's -O level, and calls it. Earlier inputs' machine code stays and is called directly.
+//
+// Redefinition: every compiled version of a function gets its own symbol (ds.f, then
+// ds.f.7, ...). A function is recompiled when it is new, was redefined, or calls a function
+// whose symbol changed since it was compiled; so callers are re-linked to the new version
+// when they are next needed, and calls stay direct (inlinable, no pointer table).
+//
+// Globals: the engine keeps every global at a fixed address (ds.x, ds.x.defined are absolute
+// symbols into it) and copies the session's GlobalStore in before a run and back after, even
+// after a runtime error; so the REPL can switch engines between lines and keep its variables.
+//
+// Errors, interrupts, steps: see runtime.h (longjmp back to run(); a load and a branch at
+// back-edges and calls, which call the runtime only while it watches). JIT code runs on a
+// thread with a 512 MB stack; the thread that called run() watches the interrupt flag.
+#pragma once
+#include <memory>
+
+#include "lang/engine.h"
+
+namespace descent::llvmbe {
+
+class JitEngine : public Engine {
+ public:
+  // -O level (0..3) of code compiled from now on: the IR pipeline and the code generator.
+  virtual void set_opt_level(int level) = 0;
+  virtual int opt_level() const = 0;
+
+  struct Stats {
+    double compile_seconds = 0;  // codegen + IR passes + machine code, for the last run()
+    double run_seconds = 0;      // the program itself
+    int functions_compiled = 0;  // Descent functions (re)compiled by the last run()
+  };
+  virtual Stats last_stats() const = 0;
+};
+
+// Engine::name() is "jit".
+std::unique_ptr<JitEngine> make_jit_engine(int opt_level = 2);
+
+}  // namespace descent::llvmbe

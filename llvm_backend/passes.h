@@ -1,0 +1,63 @@
+// The optimisation pipeline: LLVM's own -O0..-O3 (new pass manager), with a snapshot of the
+// module after every pass that ran.
+//
+//   auto snaps = optimize(*ir.module, 2, /*capture=*/true);
+//   for (auto& s : snaps) print(s.label, s.changed ? "changed" : "-");
+//   diff_snapshots(find_snapshot(snaps, "SROAPass")->ir, find_snapshot(snaps, "GVNPass")->ir);
+//
+// Snapshots are taken with PassInstrumentationCallbacks (registerAfterPassCallback), never
+// with the global -print-after-all option, which would also fire inside PoCL's compiles.
+// Analyses and pass managers/adaptors are skipped; each transformation pass run gives one
+// snapshot of the whole module, marked changed when its text differs from the one before.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lang/module.h"
+
+namespace llvm {
+class Module;
+class TargetMachine;
+}  // namespace llvm
+
+namespace descent::llvmbe {
+
+struct PassSnapshot {
+  std::string pass;   // LLVM's pass name: "SROAPass", "InstCombinePass", ...
+  std::string label;  // unique key: the pass name, then "InstCombinePass#2", "#3" for reruns
+  std::string unit;   // what it ran on: a function ("ds.fib"), "[module]", a CGSCC or a loop
+  std::string ir;     // the whole module after it, as text
+  bool changed = false;  // ir differs from the previous snapshot (or the input)
+};
+
+// Runs the default pipeline for opt_level 0..3 (clamped) on m. With capture, returns one
+// snapshot per transformation pass run, in order; without, returns nothing (and costs
+// nothing). tm: the target to optimise for (its TargetTransformInfo); null: one for the
+// module's triple with a generic CPU, so dumps are the same on every machine.
+std::vector<PassSnapshot> optimize(llvm::Module& m, int opt_level, bool capture,
+                                   llvm::TargetMachine* tm = nullptr);
+
+// The snapshot with this label ("InstCombinePass#2"), or, for a plain pass name, its first
+// run. Null if no such pass ran.
+const PassSnapshot* find_snapshot(const std::vector<PassSnapshot>& snaps, std::string_view key);
+
+// A unified diff (3 lines of context, "@@ -a,b +c,d @@" hunks) from text a to text b;
+// "" when they are equal.
+std::string diff_snapshots(const std::string& a, const std::string& b,
+                           const std::string& a_label = "a", const std::string& b_label = "b");
+
+// ---- stage views for the Session (REPL :llvm, :passes; `descent dump --stage ...`) ----
+
+// The IR of one checked input as generated (optimized=false: stage "llvm") or after the
+// -O pipeline (stage "llvm-opt"). On an internal error returns "" and sets *error.
+std::string dump_llvm(const Program& program, const Module& module, int opt_level, bool optimized,
+                      std::string* error);
+// The snapshots of the -O pipeline on that IR (stage "passes"); the IR before the first
+// pass is dump_llvm(..., optimized=false).
+std::vector<PassSnapshot> dump_passes(const Program& program, const Module& module, int opt_level,
+                                      std::string* error = nullptr);
+// "SROAPass  ds.fib  changed" lines for `descent dump --stage passes`.
+std::string format_pass_list(const std::vector<PassSnapshot>& snaps);
+
+}  // namespace descent::llvmbe
