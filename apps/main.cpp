@@ -149,6 +149,9 @@ int main(int argc, char** argv) {
   int opt = 2;
   std::string target;
   dump->add_option("-O", opt, "optimisation level 0..3 of the LLVM stages (default 2)");
+  std::vector<std::string> diff_pair;
+  dump->add_option("--diff", diff_pair, "with --stage passes: the IR diff between two passes (names from the list)")
+      ->expected(2);
   dump->add_option("--target", target, "triple or alias for asm/mir: x86-64, aarch64, riscv64, wasm32");
   run->add_option("-O", opt, "optimisation level 0..3 for --engine jit (default 2)");
 
@@ -272,7 +275,8 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "{}", o.message);
       return o.exit_code();
     }
-    StageResult r = session.stage(stage, f);
+    StageResult r = diff_pair.size() == 2 ? session.diff_passes(diff_pair[0], diff_pair[1])
+                                          : session.stage(stage, f);
     if (!r.ok) {
       fmt::print(stderr, "error: {}\n", r.text);
       return 2;
