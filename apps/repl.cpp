@@ -21,7 +21,7 @@ const CommandHelp kCommands[] = {
     {":ast", "[sexpr|dot]", "the checked syntax tree of the last input"},
     {":folded", "[sexpr|dot]", "the tree after the fold_constants pass"},
     {":stack", "[fused]", "stack bytecode of the last input (fused: what the VM runs)"},
-    {":reg", "[alloc|live]", "register bytecode: virtual, allocated, or live intervals"},
+    {":reg", "[alloc|fused|live]", "register bytecode: virtual, allocated, fused (what runs), live intervals"},
     {":registers", "[N]", "show or set the register VM's register file size (3..250)"},
     {":trace", "", "toggle tracing every instruction the VMs execute"},
     {":compare", "", "run the last input on every engine: output, steps, time"},
@@ -167,9 +167,10 @@ bool Repl::command(const std::string& line) {
   } else if (cmd == ":reg") {
     std::string which = w.size() > 1 ? w[1] : "";
     if (which == "alloc") show_stage("reg-alloc", Format::Text);
+    else if (which == "fused") show_stage("reg-fused", Format::Text);
     else if (which == "live") show_stage("live", Format::Text);
     else if (which.empty()) show_stage("reg", Format::Text);
-    else err_ << "error: usage: :reg [alloc|live]\n";
+    else err_ << "error: usage: :reg [alloc|fused|live]\n";
   } else if (cmd == ":registers") {
     if (w.size() < 2) {
       out_ << "registers: " << session_.num_registers() << '\n';

@@ -124,6 +124,7 @@ const std::vector<StageInfo>& Session::stages() {
       {"stack-fused", "stack bytecode after fuse_superinstructions: what the stack VM runs"},
       {"reg", "register bytecode on unlimited virtual registers"},
       {"reg-alloc", "register bytecode after allocate_registers (linear scan, spills)"},
+      {"reg-fused", "register bytecode after fuse_reg_superinstructions: what the register VM runs"},
       {"live", "live intervals of the virtual registers and where each one went"},
       {"llvm", "LLVM IR as generated from the checked tree"},
       {"llvm-opt", "LLVM IR after the -O pipeline"},
@@ -240,7 +241,7 @@ StageResult Session::stage(std::string_view name, Format format) const {
     return r;
   }
   bool bytecode = name == "stack" || name == "stack-fused" || name == "reg" ||
-                  name == "reg-alloc" || name == "live";
+                  name == "reg-alloc" || name == "reg-fused" || name == "live";
   if (bytecode) {
     if (!last_->checked) {
       r.text = "the input has errors, so it was not compiled to bytecode";
@@ -253,7 +254,11 @@ StageResult Session::stage(std::string_view name, Format format) const {
     else if (name == "live")
       r.text = dump_live(p, module_, num_registers_);
     else
-      r.text = dump_reg(p, module_, name == "reg-alloc", num_registers_, last_->echo);
+      r.text = dump_reg(p, module_,
+                        name == "reg"         ? RegForm::Virtual
+                        : name == "reg-alloc" ? RegForm::Allocated
+                                              : RegForm::Fused,
+                        num_registers_, last_->echo);
     return r;
   }
   bool llvm_view = name == "llvm" || name == "llvm-opt" || name == "passes" || name == "mir" ||
@@ -297,8 +302,13 @@ std::vector<PassInfo> Session::passes() const {
   out.push_back(PassInfo{"fuse_superinstructions", "stack", fused > 0,
                          "fused " + std::to_string(fused) + " instruction sequence" +
                              (fused == 1 ? "" : "s")});
-  out.push_back(PassInfo{"allocate_registers", "reg", true,
-                         summarize_allocation(compile_reg_units(p, module_, num_registers_, last_->echo))});
+  auto units = compile_reg_units(p, module_, num_registers_, last_->echo);
+  out.push_back(PassInfo{"allocate_registers", "reg", true, summarize_allocation(units)});
+  std::string fusion = summarize_fusion(units);
+  out.push_back(PassInfo{"fuse_reg_superinstructions", "reg",
+                         dump_reg(p, module_, RegForm::Allocated, num_registers_, last_->echo) !=
+                             dump_reg(p, module_, RegForm::Fused, num_registers_, last_->echo),
+                         fusion});
   for (const auto& snap : last_->snapshots(module_, opt_level_))
     out.push_back(PassInfo{snap.label, "llvm", snap.changed, "on " + snap.unit});
   return out;
@@ -308,6 +318,7 @@ StageResult Session::pass_snapshot(std::string_view pass, bool after, Format for
   if (pass == "fold_constants") return stage(after ? "ast-folded" : "ast", format);
   if (pass == "fuse_superinstructions") return stage(after ? "stack-fused" : "stack", format);
   if (pass == "allocate_registers") return stage(after ? "reg-alloc" : "reg", format);
+  if (pass == "fuse_reg_superinstructions") return stage(after ? "reg-fused" : "reg-alloc", format);
   if (last_ && last_->checked) {
     const auto& snaps = last_->snapshots(module_, opt_level_);
     for (size_t i = 0; i < snaps.size(); ++i) {

@@ -55,14 +55,13 @@ std::vector<BasicBlock> basic_blocks(const RegFunction& f) {
   return blocks;
 }
 
-}  // namespace
-
-std::vector<LiveInterval> compute_live_intervals(const RegFunction& f) {
-  int nv = f.num_vregs;
+// The basic blocks of f with their live-in and live-out sets over nloc locations (virtual
+// registers, or the frame locations of allocated code).
+std::vector<BasicBlock> solve_liveness(const RegFunction& f, int nloc) {
   std::vector<BasicBlock> blocks = basic_blocks(f);
   std::vector<int> uses, defs;
   for (auto& b : blocks) {
-    b.use = b.def = b.in = b.out = Bits(nv);
+    b.use = b.def = b.in = b.out = Bits(nloc);
     for (int pc = b.first; pc <= b.last; ++pc) {
       uses.clear();
       defs.clear();
@@ -90,6 +89,45 @@ std::vector<LiveInterval> compute_live_intervals(const RegFunction& f) {
       }
     }
   }
+  return blocks;
+}
+
+}  // namespace
+
+struct Liveness::Blocks {
+  std::vector<BasicBlock> blocks;
+  std::vector<int> block_of;  // per instruction
+};
+
+Liveness::Liveness(const RegFunction& f) : f_(f), b_(std::make_unique<Blocks>()) {
+  b_->blocks = solve_liveness(f, f.frame_size());
+  b_->block_of.assign(f.code.size(), 0);
+  for (size_t i = 0; i < b_->blocks.size(); ++i)
+    for (int pc = b_->blocks[i].first; pc <= b_->blocks[i].last; ++pc)
+      b_->block_of[static_cast<size_t>(pc)] = static_cast<int>(i);
+}
+
+Liveness::~Liveness() = default;
+
+bool Liveness::live_after(int pc, int loc) const {
+  if (loc < 0 || loc >= f_.frame_size()) return true;  // not a location this code tracks
+  const BasicBlock& b = b_->blocks[static_cast<size_t>(b_->block_of[static_cast<size_t>(pc)])];
+  std::vector<int> uses, defs;
+  for (int at = pc + 1; at <= b.last; ++at) {
+    uses.clear();
+    defs.clear();
+    instr_uses(f_, at, uses);
+    if (std::find(uses.begin(), uses.end(), loc) != uses.end()) return true;
+    instr_defs(f_, at, defs);
+    if (std::find(defs.begin(), defs.end(), loc) != defs.end()) return false;
+  }
+  return b.out.get(loc);
+}
+
+std::vector<LiveInterval> compute_live_intervals(const RegFunction& f) {
+  int nv = f.num_vregs;
+  std::vector<BasicBlock> blocks = solve_liveness(f, nv);
+  std::vector<int> uses, defs;
   // Each interval is the hull of the positions where its register is live.
   std::vector<int> lo(static_cast<size_t>(nv), -1), hi(static_cast<size_t>(nv), -1);
   auto touch = [&](int v, int pos) {

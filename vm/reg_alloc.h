@@ -12,6 +12,7 @@
 // 3. Two registers are reserved as scratch for those reloads only when something spills, so
 //    any file of 3 or more registers works (one allocatable register, two scratch).
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,21 @@ std::vector<LiveInterval> compute_live_intervals(const RegFunction& virt);
 // (clamped to [kMinRegisters, kMaxRegisters]) and returns the intervals with their
 // assignments (positions refer to the virtual code).
 std::vector<LiveInterval> allocate_registers(RegFunction& f, int num_registers = kDefaultRegisters);
+
+// Liveness of any form of the code (virtual registers, or an allocated frame's locations),
+// for passes that run after allocation (fuse_reg_superinstructions).
+class Liveness {
+ public:
+  explicit Liveness(const RegFunction& f);  // f must outlive this
+  ~Liveness();
+  // Whether the value in loc after instruction pc executes may still be read.
+  bool live_after(int pc, int loc) const;
+
+ private:
+  struct Blocks;
+  const RegFunction& f_;
+  std::unique_ptr<Blocks> b_;
+};
 
 // A table with one bar per interval across the instructions of the virtual code:
 //   v0  n  int  [0..7]  r0  |========|     ('=' in a register, '~' in a spill slot)

@@ -37,9 +37,26 @@ bool falls_through(Op op) {
     case Op::JMP:
     case Op::LOOP:
     case Op::RETURN:
+    case Op::RETURN_ADD_INT:
+    case Op::RETURN_ADDK_INT:
     case Op::RETURN0:
     case Op::HALT: return false;
     default: return true;
+  }
+}
+
+bool returns_value(Op op) {
+  switch (op) {
+    case Op::RETURN:
+    case Op::RETURN_ADD_INT:
+    case Op::RETURN_ADDK_INT:
+    case Op::RETEQK_INT:
+    case Op::RETNEK_INT:
+    case Op::RETLTK_INT:
+    case Op::RETLEK_INT:
+    case Op::RETGTK_INT:
+    case Op::RETGEK_INT: return true;
+    default: return false;
   }
 }
 
@@ -48,6 +65,7 @@ void instr_uses(const RegFunction& f, int pc, std::vector<int>& out) {
   const OpInfo& info = op_info(in.op);
   auto field = [&](Arg role, uint16_t v) {
     if (role == Arg::Use || role == Arg::UseDef) out.push_back(v);
+    if (role == Arg::UseImm) out.push_back(imm_reg(v));
   };
   field(info.a, in.a);
   field(info.b, in.b);

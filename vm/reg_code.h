@@ -29,6 +29,11 @@
 //         spilled arguments needs no reloads.
 //   pc    a jump target: an absolute instruction index in the same function.
 //   C     (Imm) a number in the instruction itself.
+//   C.r, C.i  (UseImm) a register below 256 in C's low byte and a number 0..255 in its high
+//         byte: the argument R[C.r] + C.i or R[C.r] - C.i of a fused call (vm/reg_fuse.h).
+//
+// Opcodes marked "fused" are made only by fuse_reg_superinstructions (vm/reg_fuse.h), the
+// peephole pass after allocation; the compiler and the allocator never emit them.
 //
 // Calling convention: the callee's frame starts right after the caller's frame. CALL
 // copies each argument location into the frame location where the callee wants that
@@ -57,6 +62,7 @@ enum class Arg : uint8_t {
   List,     // L index
   Target,   // jump target pc
   Imm,      // a small number in the instruction itself (DIVP2/MODP2's shift)
+  UseImm,   // a register read (low 8 bits) and an unsigned immediate (high 8 bits): R[C.r] and C.i
   Type,     // a Type (ECHO)
   Builtin,  // a Builtin (MATH)
 };
@@ -170,7 +176,25 @@ enum class Res : uint8_t { None, Int, Float, Bool, CopyB, KType, GType, Ret, Spi
     "check interrupt and depth; copy args L[C] into F[B]'s frame; R[A] := F[B](...)")             \
   X(CALL0, Def, Func, None, Ret, "CALL without arguments: R[A] := F[B]()")                         \
   X(CALL1, Def, Func, Use, Ret, "CALL with one argument in a register: R[A] := F[B](R[C])")       \
+  X(CALL1_ADDI, Def, Func, UseImm, Ret,                                                            \
+    "R[A] := F[B](R[C.r] + C.i)   (fused addk_int; call1: C.r low byte, C.i high byte)")           \
+  X(CALL1_SUBI, Def, Func, UseImm, Ret,                                                            \
+    "R[A] := F[B](R[C.r] - C.i)   (fused subk_int; call1)")                                        \
   X(RETURN, Use, None, None, None, "return R[A] to the caller's CALL register")                   \
+  X(RETURN_ADD_INT, Use, Use, None, None, "return R[A] + R[B]   (fused add_int; return)")          \
+  X(RETURN_ADDK_INT, Use, Const, None, None, "return R[A] + K[B]   (fused addk_int; return)")      \
+  X(RETEQK_INT, Use, Const, Use, None,                                                             \
+    "if R[A] == K[B] then return R[C]   (fused jnek_int; return)")                                 \
+  X(RETNEK_INT, Use, Const, Use, None,                                                             \
+    "if R[A] != K[B] then return R[C]   (fused jeqk_int; return)")                                 \
+  X(RETLTK_INT, Use, Const, Use, None,                                                             \
+    "if R[A] < K[B] then return R[C]   (fused jgek_int; return)")                                  \
+  X(RETLEK_INT, Use, Const, Use, None,                                                             \
+    "if R[A] <= K[B] then return R[C]   (fused jgtk_int; return)")                                 \
+  X(RETGTK_INT, Use, Const, Use, None,                                                             \
+    "if R[A] > K[B] then return R[C]   (fused jlek_int; return)")                                  \
+  X(RETGEK_INT, Use, Const, Use, None,                                                             \
+    "if R[A] >= K[B] then return R[C]   (fused jltk_int; return)")                                 \
   X(RETURN0, None, None, None, None, "return (no value)")                                          \
   X(HALT, None, None, None, None, "end of top-level code")                                         \
   X(PRINT, List, None, None, None, "print the items of L[A] separated by spaces, then newline")    \
@@ -237,6 +261,11 @@ constexpr uint16_t kPrintStr = static_cast<uint16_t>(Type::Str);
 // Control flow of an instruction, for the allocator's CFG and the disassembler.
 bool is_jump(Op op);          // has a Target field
 bool falls_through(Op op);    // execution can continue at pc + 1
+bool returns_value(Op op);    // RETURN and the fused RETURN_*: ends the frame with a value
+// The register of a UseImm field (low byte) and its immediate (high byte).
+inline uint16_t imm_reg(uint16_t c) { return c & 0xFF; }
+inline uint16_t imm_value(uint16_t c) { return c >> 8; }
+inline uint16_t pack_imm(int reg, int imm) { return static_cast<uint16_t>(reg | (imm << 8)); }
 // Registers read and written by code[pc] (Use/UseDef/Def fields and CALL/PRINT lists).
 // List entries are reported as uses too: they are frame locations read by the instruction.
 void instr_uses(const RegFunction& f, int pc, std::vector<int>& out);

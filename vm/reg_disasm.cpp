@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "vm/reg_compiler.h"
+#include "vm/reg_fuse.h"
 
 namespace descent {
 namespace {
@@ -60,6 +61,9 @@ std::string disassemble_instr(const RegFunction& f, int pc, const Module* m) {
       case Arg::Use:
       case Arg::UseDef: ops.push_back(location_name(f, v)); break;
       case Arg::Slot: ops.push_back(location_name(f, v)); break;
+      case Arg::UseImm:
+        ops.push_back(location_name(f, imm_reg(v)) + ", " + std::to_string(imm_value(v)));
+        break;
       case Arg::Const:
         ops.push_back("k" + std::to_string(v));
         if (v < f.k.size()) notes.push_back(format_value(f.k[v], f.k_types[v]));
@@ -89,6 +93,11 @@ std::string disassemble_instr(const RegFunction& f, int pc, const Module* m) {
     operand(info.a, in.a);
     ops.push_back(function_name(m, in.b) + "(" +
                   (in.op == Op::CALL1 ? location_name(f, in.c) : "") + ")");
+  } else if (in.op == Op::CALL1_ADDI || in.op == Op::CALL1_SUBI) {
+    operand(info.a, in.a);
+    ops.push_back(function_name(m, in.b) + "(" + location_name(f, imm_reg(in.c)) +
+                  (in.op == Op::CALL1_ADDI ? " + " : " - ") + std::to_string(imm_value(in.c)) +
+                  ")");
   } else if (in.op == Op::PRINT) {
     const uint16_t* l = &f.lists[in.a];
     for (int i = 0; i < l[0]; ++i) {
@@ -100,7 +109,7 @@ std::string disassemble_instr(const RegFunction& f, int pc, const Module* m) {
     operand(info.b, in.b);
     operand(info.c, in.c);
   }
-  std::string text = pad(info.name, 12);
+  std::string text = pad(info.name + std::string(" "), 12);
   for (size_t i = 0; i < ops.size(); ++i) text += (i ? ", " : "") + ops[i];
   while (!text.empty() && text.back() == ' ') text.pop_back();
   if (!notes.empty()) {
@@ -159,6 +168,8 @@ std::vector<RegUnit> compile_reg_units(const Program& program, const Module& mod
       u.virt = *f;
       u.alloc = std::move(*f);
       u.intervals = allocate_registers(u.alloc, num_registers);
+      u.fused = u.alloc;
+      u.fusions = fuse_reg_superinstructions(u.fused);
     }
     units.push_back(std::move(u));
   };
@@ -184,14 +195,34 @@ std::string summarize_allocation(const std::vector<RegUnit>& units) {
          std::to_string(spilled) + " spilled (" + std::to_string(file) + " registers)";
 }
 
-std::string dump_reg(const Program& program, const Module& module, bool allocated,
+std::string summarize_fusion(const std::vector<RegUnit>& units) {
+  size_t fused = 0, bodies = 0;
+  for (const auto& u : units) {
+    if (!u.error.empty()) continue;
+    fused += static_cast<size_t>(u.fusions);
+    bodies += u.fusions > 0 ? 1 : 0;
+  }
+  return "fused " + std::to_string(fused) + " instruction pair" + (fused == 1 ? "" : "s") +
+         " in " + std::to_string(bodies) + " bod" + (bodies == 1 ? "y" : "ies");
+}
+
+std::string dump_reg(const Program& program, const Module& module, RegForm form,
                      int num_registers, bool echo) {
   std::string out;
   for (const auto& u : compile_reg_units(program, module, num_registers, echo)) {
     if (!out.empty()) out += "\n";
-    out += u.error.empty() ? disassemble(allocated ? u.alloc : u.virt, &module) : u.error + "\n";
+    const RegFunction& f = form == RegForm::Virtual     ? u.virt
+                           : form == RegForm::Allocated ? u.alloc
+                                                        : u.fused;
+    out += u.error.empty() ? disassemble(f, &module) : u.error + "\n";
   }
   return out;
+}
+
+std::string dump_reg(const Program& program, const Module& module, bool allocated,
+                     int num_registers, bool echo) {
+  return dump_reg(program, module, allocated ? RegForm::Allocated : RegForm::Virtual,
+                  num_registers, echo);
 }
 
 std::string dump_live(const Program& program, const Module& module, int num_registers) {

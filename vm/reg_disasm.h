@@ -1,5 +1,6 @@
 // Printing register bytecode: the disassembler (used by the `reg` and `reg-alloc` stage
-// views, the trace and golden tests) and the `live` view of the allocator's intervals.
+// views, the fused code's view, the trace and golden tests) and the `live` view of the
+// allocator's intervals.
 //
 //   fn fib(n: int) -> int  [virtual: 6 registers]
 //   0000    12  jgek_int    v0, k0, ->2       ; 2
@@ -29,11 +30,13 @@ std::string location_name(const RegFunction& f, int loc);
 // The header line and every instruction of f.
 std::string disassemble(const RegFunction& f, const Module* module);
 
-// One compiled body in both forms, and the allocator's intervals (over virt's code).
+// One compiled body in its three forms, and the allocator's intervals (over virt's code).
 struct RegUnit {
   RegFunction virt;
-  RegFunction alloc;
+  RegFunction alloc;  // after allocate_registers
+  RegFunction fused;  // after fuse_reg_superinstructions too: what the VM runs
   std::vector<LiveInterval> intervals;
+  int fusions = 0;    // pairs fuse_reg_superinstructions fused
   std::string error;  // set (and the rest empty) when the body could not be compiled
 };
 
@@ -44,7 +47,15 @@ std::vector<RegUnit> compile_reg_units(const Program& program, const Module& mod
 // One line for the allocate_registers pass: "9 intervals in 2 bodies, 3 spilled (3 registers)".
 std::string summarize_allocation(const std::vector<RegUnit>& units);
 
-// The `reg` (allocated = false) and `reg-alloc` (allocated = true) stage views.
+// One line for the fuse_reg_superinstructions pass: "fused 3 instruction pairs in 2 bodies".
+std::string summarize_fusion(const std::vector<RegUnit>& units);
+
+// Which form of the code a view shows: the stages `reg` and `reg-alloc`, and the code after
+// fuse_reg_superinstructions, which is what the VM runs (for a `reg-fused` stage).
+enum class RegForm { Virtual, Allocated, Fused };
+std::string dump_reg(const Program& program, const Module& module, RegForm form,
+                     int num_registers = kDefaultRegisters, bool echo = false);
+// The same with allocated = false: `reg`, true: `reg-alloc`.
 std::string dump_reg(const Program& program, const Module& module, bool allocated,
                      int num_registers = kDefaultRegisters, bool echo = false);
 

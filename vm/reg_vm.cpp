@@ -6,6 +6,7 @@
 
 #include "vm/reg_compiler.h"
 #include "vm/reg_disasm.h"
+#include "vm/reg_fuse.h"
 
 // Align every label (so every handler of the dispatch loop) to 16 bytes. Without it the
 // handlers' placement, and with it the indirect-branch prediction, shifts with unrelated
@@ -38,6 +39,7 @@ struct FnRt {
   const uint16_t* param_locs = nullptr;
   uint32_t nparams = 0;
   uint32_t frame_size = 0;
+  uint32_t param0 = 0;  // param_locs[0]: one load less for CALL1 and its fused forms
   const RegFunction* src = nullptr;
 };
 
@@ -49,6 +51,7 @@ FnRt runtime_of(const RegFunction& f) {
   r.param_locs = f.param_locs.data();
   r.nparams = static_cast<uint32_t>(f.param_locs.size());
   r.frame_size = static_cast<uint32_t>(f.frame_size());
+  r.param0 = f.param_locs.empty() ? 0 : f.param_locs[0];
   r.src = &f;
   return r;
 }
@@ -130,10 +133,12 @@ class RegVM final : public Engine {
   }
 
  private:
-  // Allocates f unless this engine runs virtual code. False when its frame would need
-  // offsets beyond the 16-bit fields (tens of thousands of simultaneously live values).
+  // Allocates f unless this engine runs virtual code, then fuses superinstructions. False
+  // when its frame would need offsets beyond the 16-bit fields (tens of thousands of
+  // simultaneously live values).
   bool prepare(RegFunction& f, SourceLoc loc, Diagnostic* err) {
     if (num_registers_ > 0) allocate_registers(f, num_registers_);
+    fuse_reg_superinstructions(f);
     if (f.frame_size() <= kMaxOperand) return true;
     *err = Diagnostic{Severity::Error, ErrorKind::Runtime, loc,
                       "'" + f.name + "' is too large for the register VM (16-bit operands)"};
@@ -557,19 +562,57 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
         vmbreak;
       }
       vmcase(CALL1) {
-        vmcall(callee_base[callee->param_locs[0]] = R(ARG_C));
+        vmcall(callee_base[callee->param0] = R(ARG_C));
+        vmbreak;
+      }
+      // Fused: the argument is computed as it is copied (C: register in the low byte,
+      // immediate in the high byte). The checks above come first, as in CALL1.
+      vmcase(CALL1_ADDI) {
+        vmcall(callee_base[callee->param0].i = wrap_add(R(ARG_C & 0xFF).i, ARG_C >> 8));
+        vmbreak;
+      }
+      vmcase(CALL1_SUBI) {
+        vmcall(callee_base[callee->param0].i = wrap_sub(R(ARG_C & 0xFF).i, ARG_C >> 8));
         vmbreak;
       }
 #undef vmcall
+#define vmreturn(VALUE) \
+  Value v = (VALUE);    \
+  --cf;                 \
+  base = cf->base;      \
+  pc = cf->pc;          \
+  fn = cf->fn;          \
+  *cf->result = v;
       vmcase(RETURN) {
-        Value v = R(ARG_A);
-        --cf;
-        base = cf->base;
-        pc = cf->pc;
-        fn = cf->fn;
-        *cf->result = v;
+        vmreturn(R(ARG_A));
         vmbreak;
       }
+      vmcase(RETURN_ADD_INT) {
+        vmreturn(Value::of_int(wrap_add(R(ARG_A).i, R(ARG_B).i)));
+        vmbreak;
+      }
+      vmcase(RETURN_ADDK_INT) {
+        vmreturn(Value::of_int(wrap_add(R(ARG_A).i, K[ARG_B].i)));
+        vmbreak;
+      }
+      // A conditional return (`if n < 2 { return n }`): returns, or falls through.
+#define RETURNK(name, COND) \
+  vmcase(name) {            \
+    auto a = R(ARG_A).i;    \
+    auto b = K[ARG_B].i;    \
+    if (COND) {             \
+      vmreturn(R(ARG_C));   \
+    }                       \
+    vmbreak;                \
+  }
+      RETURNK(RETEQK_INT, a == b)
+      RETURNK(RETNEK_INT, a != b)
+      RETURNK(RETLTK_INT, a < b)
+      RETURNK(RETLEK_INT, a <= b)
+      RETURNK(RETGTK_INT, a > b)
+      RETURNK(RETGEK_INT, a >= b)
+#undef RETURNK
+#undef vmreturn
       vmcase(RETURN0) {
         --cf;
         base = cf->base;
@@ -652,7 +695,7 @@ void RegVM::trace_step(const FnRt& ran_in, const Instr* ran, const FnRt& now, Va
   const Instr& in = *ran;
   const OpInfo& info = op_info(in.op);
   Type* types = shadow_.data() + (base - stack_);
-  if (in.op == Op::RETURN) {
+  if (returns_value(in.op) && pc != ran + 1) {  // it returned (a RET*K_INT may fall through)
     types[pc[-1].a] = ran_in.src->ret;
   } else if (info.res != Res::Ret && in.op != Op::RETURN0) {
     switch (info.res) {

@@ -181,8 +181,9 @@ TEST_CASE("fold: the Session's pass list and snapshots") {
 
   StageResult nope = s.pass_snapshot("nope", true);
   CHECK_FALSE(nope.ok);
-  CHECK(nope.text == "unknown pass 'nope' (passes: fold_constants, fuse_superinstructions, allocate_registers, and " +
-                          std::to_string(s.passes().size() - 3) + " LLVM passes (list them with :passes))");
+  CHECK(nope.text == "unknown pass 'nope' (passes: fold_constants, fuse_superinstructions, allocate_registers, "
+                          "fuse_reg_superinstructions, and " +
+                          std::to_string(s.passes().size() - 4) + " LLVM passes (list them with :passes))");
 
   // After a compile error no pass ran.
   REQUIRE(s.compile("q = nope", "t.ds").status == Outcome::CompileError);

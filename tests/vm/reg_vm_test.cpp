@@ -17,6 +17,7 @@
 #include "vm/reg_alloc.h"
 #include "vm/reg_compiler.h"
 #include "vm/reg_disasm.h"
+#include "vm/reg_fuse.h"
 
 namespace fs = std::filesystem;
 using namespace descent;
@@ -144,6 +145,21 @@ void check_allocation(const RegUnit& u, int n, const std::string& what) {
       if (roles[k] == Arg::Target) CHECK(fields[k] < f.code.size());
     }
   }
+  // The fused form (what the VM runs) too; a fused call's register fits its byte.
+  const RegFunction& g = u.fused;
+  CHECK(g.code.size() + static_cast<size_t>(u.fusions) == f.code.size());
+  CHECK(g.locs.size() == g.code.size());
+  for (size_t pc = 0; pc < g.code.size(); ++pc) {
+    const OpInfo& info = op_info(g.code[pc].op);
+    const uint16_t fields[3] = {g.code[pc].a, g.code[pc].b, g.code[pc].c};
+    const Arg roles[3] = {info.a, info.b, info.c};
+    for (int k = 0; k < 3; ++k) {
+      if (roles[k] == Arg::Use || roles[k] == Arg::Def || roles[k] == Arg::UseDef)
+        CHECK(fields[k] < g.num_regs);
+      if (roles[k] == Arg::UseImm) CHECK(imm_reg(fields[k]) < g.num_regs);
+      if (roles[k] == Arg::Target) CHECK(fields[k] < g.code.size());
+    }
+  }
 }
 
 // A deterministic generator of small programs with many simultaneously live ints, loops,
@@ -163,6 +179,8 @@ struct ProgramGen {
     int op = next(4);
     std::string rhs = op == 3 ? std::to_string(next(9) + 1) : expr(nvars, depth - 1);
     if (op == 3) return "(" + expr(nvars, depth - 1) + " % " + rhs + ")";
+    if (next(8) == 0)  // a call1 whose argument is a register plus or minus a constant
+      return "h(" + var(nvars) + (next(2) ? " - " : " + ") + std::to_string(next(300)) + ")";
     if (next(6) == 0) return "g(" + expr(nvars, depth - 1) + ", " + rhs + ")";
     return "(" + expr(nvars, depth - 1) + " " + ops[op] + " " + rhs + ")";
   }
@@ -199,6 +217,8 @@ struct ProgramGen {
   std::string program() {
     int nvars = 3 + next(6);
     std::string p = "fn g(a: int, b: int) -> int {\n  return (a * 7 + b) % 1000\n}\n";
+    p += "fn h(a: int) -> int {\n  if a < 3 { return a }\n  if a == 50 { return a }\n"
+         "  return a % 97 + 1\n}\n";
     p += "fn f(";
     for (int v = 0; v < 3; ++v)
       p += (v ? ", " : "") + std::string("p") + std::to_string(v) + ": int";
@@ -361,6 +381,30 @@ TEST_CASE("reg: golden disassembly of fib, virtual and allocated") {
         "0005     |  call1       r0, fib(r0)\n"
         "0006     |  add_int     r0, r1, r0\n"
         "0007     |  return      r0\n");
+  // What the VM runs: fuse_reg_superinstructions makes the 8 instructions 4, for any file.
+  const std::string fused =
+      "0000     2  retltk_int  r0, k0, r0             ; 2\n"
+      "0001     3  call1_subi  r1, fib(r0 - 1)\n"
+      "0002     |  call1_subi  r0, fib(r0 - 2)\n"
+      "0003     |  return_add_int r1, r0\n";
+  for (int n : {16, 3}) {
+    std::string text = dump_reg(*prog, r.module, RegForm::Fused, n);
+    CHECK(text.substr(text.find("fn fib")) == "fn fib(n: int) -> int  [" + std::to_string(n) +
+                                                  "-register file: 2 used, 0 spill slots]  ; "
+                                                  "params in r0\n" +
+                                                  fused);
+  }
+  // The virtual code fuses the same way (the VM runs it so with make_reg_vm(0)).
+  RegFunction code = *compile_reg_function(*r.module.functions[0].decl, r.module, nullptr);
+  CHECK(fuse_reg_superinstructions(code) == 4);
+  CHECK(disassemble(code, &r.module) ==
+        "fn fib(n: int) -> int  [virtual: 6 registers]\n"
+        "0000     2  retltk_int  v0, k0, v0             ; 2\n"
+        "0001     3  call1_subi  v2, fib(v0 - 1)\n"
+        "0002     |  call1_subi  v4, fib(v0 - 2)\n"
+        "0003     |  return_add_int v2, v4\n");
+  auto units = compile_reg_units(*prog, r.module, 16);
+  CHECK(summarize_fusion(units) == "fused 4 instruction pairs in 1 body");
 }
 
 TEST_CASE("reg: live intervals as data and as text") {
@@ -411,14 +455,13 @@ TEST_CASE("reg: trace prints each instruction with the registers in use") {
   CHECK(r.trace ==
         "<top>    0000     4  loadk       r0, k0                 ; 41     | r0=41\n"
         "<top>    0001     4  call1       r0, inc(r0)                     | r0=41\n"
-        "inc      0000     2  addk_int    r0, r0, k0             ; 1      | r0=42\n"
-        "inc      0001     2  return      r0                              | r0=42\n"
+        "inc      0000     2  return_addk_int r0, k0             ; 1      | r0=42\n"
         "<top>    0002     4  setglobal   r0, g0                 ; y      | r0=42\n"
         "<top>    0003     4  halt                                        | r0=42\n");
-  CHECK(res.steps == 6);
+  CHECK(res.steps == 5);
   // The untraced run counts the same steps.
   RegRunner plain(make_reg_vm());
-  CHECK(plain.submit("fn inc(n: int) -> int {\n  return n + 1\n}\ny = inc(41)\n").steps == 6);
+  CHECK(plain.submit("fn inc(n: int) -> int {\n  return n + 1\n}\ny = inc(41)\n").steps == 5);
 }
 
 TEST_CASE("reg: a multi-input session: globals persist, functions are redefined, echo") {
@@ -519,4 +562,340 @@ TEST_CASE("reg: division and remainder by constant powers of two match the walke
   std::string dump = disassemble(units[1].alloc, nullptr);
   CHECK(dump.find("divp2_int") != std::string::npos);
   CHECK(dump.find("modp2_int") != std::string::npos);
+}
+
+// ---- superinstructions (fuse_reg_superinstructions) ----
+
+namespace {
+
+// How often op appears in what the VM runs for `text`: in the body named `body` ("<top>"
+// or a function's name), or in every body when it is empty; a file of n registers.
+int fused_count(const std::string& text, Op op, const std::string& body = "", int n = 16) {
+  int count = 0;
+  for (const auto& u : units_of(text, n))
+    if (body.empty() || u.fused.name == body)
+      for (const Instr& in : u.fused.code) count += in.op == op ? 1 : 0;
+  return count;
+}
+
+// The fused code of one body, disassembled.
+std::string fused_dump(const std::string& text, const std::string& body, int n = 16) {
+  RegRunner r(make_reg_vm(n));
+  auto prog = r.compile(text);
+  REQUIRE(prog);
+  for (const auto& u : compile_reg_units(*prog, r.module, n))
+    if (u.fused.name == body) return disassemble(u.fused, &r.module);
+  return "";
+}
+
+// agree_with_walker, on more register files: 4 and 5 (spills, scratch pairs), 300 (registers
+// beyond the 255 that a fused call's byte can name).
+void agree_on_more_files(const std::string& text, const std::string& what) {
+  agree_with_walker(text, what);
+  RegRunner walker(make_ast_walker());
+  RegRunner::Result want = walker.submit(text);
+  for (int n : {4, 5, 300}) {
+    RegRunner reg(make_reg_vm(n));
+    RegRunner::Result got = reg.submit(text);
+    INFO(what, " with ", n, " registers");
+    CHECK(got.output == want.output);
+    CHECK(got.error == want.error);
+  }
+}
+
+// With the interrupt flag already set, the register VM stops where the walker does (or
+// finishes like it, when no back-edge or call is reached), with the same output.
+void agree_when_interrupted(const std::string& text, const std::string& what) {
+  std::atomic<bool> flag{true};
+  RunOptions opts;
+  opts.interrupt = &flag;
+  RegRunner walker(make_ast_walker());
+  RegRunner::Result want = walker.submit(text, opts);
+  for (int n : kFiles) {
+    RegRunner reg(make_reg_vm(n));
+    RegRunner::Result got = reg.submit(text, opts);
+    INFO(what, " with ", n, " registers");
+    CHECK(got.output == want.output);
+    CHECK(got.error == want.error);
+  }
+}
+
+// A hand-made body for the pass itself (virtual code; f0 is the function it calls).
+RegFunction hand_made(uint16_t jump_at_8) {
+  RegFunction f;
+  f.name = "h";
+  f.fn_index = 0;
+  f.param_types = {Type::Int};
+  f.ret = Type::Int;
+  f.num_vregs = 8;
+  f.vreg_types.assign(8, Type::Int);
+  f.vreg_names = {"n", "", "", "", "", "", "", ""};
+  f.param_locs = {0};
+  f.k = {Value::of_int(1), Value::of_int(2)};
+  f.k_types = {Type::Int, Type::Int};
+  f.code = {
+      {Op::JEQK_INT, 0, 0, 3},  // 0: jumps to 3, the first of a pair: still fused
+      {Op::SUBK_INT, 1, 0, 0},  // 1: v1 := n - 1
+      {Op::CALL1, 2, 0, 1},     // 2: v1 is dead afterwards: call1_subi
+      {Op::ADDK_INT, 3, 0, 1},  // 3
+      {Op::CALL1, 4, 0, 3},     // 4: call1_addi
+      {Op::ADDK_INT, 5, 0, 0},  // 5
+      {Op::CALL1, 6, 0, 5},     // 6: v5 is read at 7: kept apart
+      {Op::ADD_INT, 7, 5, 6},   // 7
+      {Op::JEQK_INT, 7, 0, jump_at_8},  // 8: over the return (->10): retnek_int
+      {Op::RETURN, 6, 0, 0},            // 9
+      {Op::ADD_INT, 7, 2, 4},           // 10
+      {Op::RETURN, 7, 0, 0},            // 11: a jump target when jump_at_8 is 11
+  };
+  f.locs.assign(f.code.size(), SourceLoc{});
+  for (auto& l : f.locs) l.line = 1;
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("reg: fuse_reg_superinstructions: temporaries, jump targets, retargeted jumps") {
+  RegFunction a = hand_made(10);
+  CHECK(fuse_reg_superinstructions(a) == 4);
+  CHECK(disassemble(a, nullptr) ==
+        "fn h(n: int) -> int  [virtual: 8 registers]\n"
+        "0000     1  jeqk_int    v0, k0, ->2            ; 1\n"
+        "0001     |  call1_subi  v2, f0(v0 - 1)\n"
+        "0002     |  call1_addi  v4, f0(v0 + 2)\n"
+        "0003     |  addk_int    v5, v0, k0             ; 1\n"
+        "0004     |  call1       v6, f0(v5)\n"
+        "0005     |  add_int     v7, v5, v6\n"
+        "0006     |  retnek_int  v7, k0, v6             ; 1\n"
+        "0007     |  return_add_int v2, v4\n");
+  // A jump that lands on the second instruction of a pair keeps the pair apart; a jump
+  // that does not skip exactly one RETURN is no conditional return.
+  RegFunction b = hand_made(11);
+  CHECK(fuse_reg_superinstructions(b) == 2);
+  CHECK(disassemble(b, nullptr) ==
+        "fn h(n: int) -> int  [virtual: 8 registers]\n"
+        "0000     1  jeqk_int    v0, k0, ->2            ; 1\n"
+        "0001     |  call1_subi  v2, f0(v0 - 1)\n"
+        "0002     |  call1_addi  v4, f0(v0 + 2)\n"
+        "0003     |  addk_int    v5, v0, k0             ; 1\n"
+        "0004     |  call1       v6, f0(v5)\n"
+        "0005     |  add_int     v7, v5, v6\n"
+        "0006     |  jeqk_int    v7, k0, ->9            ; 1\n"
+        "0007     |  return      v6\n"
+        "0008     |  add_int     v7, v2, v4\n"
+        "0009     |  return      v7\n");
+  // Nothing to fuse: the code is left as it is.
+  RegFunction c = hand_made(11);
+  c.code.erase(c.code.begin() + 1, c.code.begin() + 5);
+  c.locs.resize(c.code.size());
+  c.code[0].c = 1;
+  c.code[4].c = 7;
+  std::string before = disassemble(c, nullptr);
+  CHECK(fuse_reg_superinstructions(c) == 0);
+  CHECK(disassemble(c, nullptr) == before);
+}
+
+TEST_CASE("reg: call1_addi and call1_subi compute the argument in the call") {
+  const std::string text =
+      "fn id(n: int) -> int {\n  return n\n}\n"
+      "fn t(n: int) {\n"
+      "  print(id(n + 1), id(n - 1), id(n + 255), id(n - 255), id(n + -3), id(n - -3))\n"
+      "  print(id(n + 256), id(n - 1000), id(n * 2))\n"
+      "}\n"
+      "t(5)\nt(-9223372036854775807 - 1)\nt(9223372036854775807)\n"
+      "fn keep(n: int) -> int {\n  m = n - 1\n  r = id(m)\n  if r > 100 { return m }\n"
+      "  return r + m\n}\n"
+      "fn back(n: int) -> int {\n  s = 0\n  m = n\n  for i in 0..n {\n    s += m\n"
+      "    m = m - 2\n    s += id(m)\n  }\n  return s\n}\n"
+      "print(keep(7), keep(500), back(10))\n";
+  agree_on_more_files(text, "call1 immediates");
+  CHECK(fused_count(text, Op::CALL1_ADDI, "t") == 3);  // n + 1, n + 255, n - -3
+  CHECK(fused_count(text, Op::CALL1_SUBI, "t") == 3);  // n - 1, n - 255, n + -3
+  // 256 and 1000 do not fit the immediate's byte; n * 2 is no add: plain call1.
+  CHECK(fused_count(text, Op::CALL1, "t") == 3);
+  // m is read after the call (in the same block, or around the loop's back-edge).
+  CHECK(fused_count(text, Op::CALL1_SUBI, "keep") == 0);
+  CHECK(fused_count(text, Op::CALL1_SUBI, "back") == 0);
+  CHECK(fused_count(text, Op::CALL1_SUBI, "keep", 3) == 0);
+  CHECK(fused_count(text, Op::CALL1_SUBI, "back", 3) == 0);
+  CHECK(fused_dump("fn id(n: int) -> int {\n  return n\n}\n"
+                   "fn t(n: int) -> int {\n  return id(n + 7) * id(n - 300)\n}\n",
+                   "t") ==
+        "fn t(n: int) -> int  [16-register file: 2 used, 0 spill slots]  ; params in r0\n"
+        "0000     5  call1_addi  r1, id(r0 + 7)\n"
+        "0001     |  subk_int    r0, r0, k1             ; 300\n"
+        "0002     |  call1       r0, id(r0)\n"
+        "0003     |  mul_int     r0, r1, r0\n"
+        "0004     |  return      r0\n");
+}
+
+TEST_CASE("reg: a fused call overflows the stack and is interrupted where the walker says") {
+  for (int n : kFiles) {
+    RegRunner r(make_reg_vm(n));
+    INFO(n, " registers");
+    auto res = r.submit("fn up(n: int) -> int {\n  return up(n + 1)\n}\nprint(up(0))\n");
+    CHECK(res.error == "2:10: stack overflow");
+    CHECK(fused_count("fn up(n: int) -> int {\n  return up(n + 1)\n}\n", Op::CALL1_ADDI) == 1);
+  }
+  agree_with_walker("fn up(n: int) -> int {\n  return up(n + 1)\n}\nprint(up(0))\n", "up");
+  agree_with_walker(
+      "fn d(n: int) -> int {\n  if n == 0 { return 0 }\n  return 1 + d(n - 1)\n}\n"
+      "print(d(9999))\nprint(d(10000))\n",
+      "depth");
+  agree_when_interrupted("fn f(n: int) -> int {\n  return n\n}\nx = 5\nprint(f(x - 1))\n",
+                         "interrupted fused call");
+  agree_when_interrupted(
+      "fn f(n: int) -> int {\n  if n < 2 { return n }\n  return f(n - 1) + f(n - 2)\n}\n"
+      "print(1)\nprint(f(1))\n",
+      "interrupted fib");
+}
+
+TEST_CASE("reg: return_add_int and return_addk_int") {
+  const std::string text =
+      "fn ra(a: int, b: int) -> int {\n  return a + b\n}\n"
+      "fn rk(a: int) -> int {\n  return 5 + a\n}\n"
+      "fn rn(a: int) -> int {\n  return a + -7\n}\n"
+      "fn rf(a: float, b: float) -> float {\n  return a + b\n}\n"
+      "big = 9223372036854775807\n"
+      "print(ra(1, 2), ra(big, 1), rk(big), rk(-5), rn(0), rf(0.5, 0.25))\n";
+  agree_on_more_files(text, "returns of sums");
+  CHECK(fused_count(text, Op::RETURN_ADD_INT, "ra") == 1);
+  CHECK(fused_count(text, Op::RETURN_ADDK_INT, "rk") == 1);
+  CHECK(fused_count(text, Op::RETURN_ADDK_INT, "rn") == 1);
+  CHECK(fused_count(text, Op::RETURN, "rf") == 1);  // floats are not fused
+  CHECK(fused_dump(text, "rk") ==
+        "fn rk(a: int) -> int  [16-register file: 1 used, 0 spill slots]  ; params in r0\n"
+        "0000     5  return_addk_int r0, k0             ; 5\n");
+}
+
+TEST_CASE("reg: conditional returns (ret*k_int) for all six comparisons") {
+  std::string text;
+  const char* ops[] = {"==", "!=", "<", "<=", ">", ">="};
+  const Op fused[] = {Op::RETEQK_INT, Op::RETNEK_INT, Op::RETLTK_INT,
+                      Op::RETLEK_INT, Op::RETGTK_INT, Op::RETGEK_INT};
+  for (int i = 0; i < 6; ++i) {
+    std::string name = "c" + std::to_string(i);
+    text += "fn " + name + "(n: int, m: int) -> int {\n  if n " + ops[i] + " 3 { return m }\n" +
+            "  return n * 10\n}\n";
+    text += "fn " + name + "k(n: int) -> int {\n  if 3 " + ops[i] + " n { return n }\n" +
+            "  return n * 10\n}\n";
+    text += "fn " + name + "f(x: float) -> float {\n  if x " + ops[i] + " 3.0 { return x }\n" +
+            "  return x * 10.0\n}\n";
+    for (const char* v : {"-1", "2", "3", "4", "9223372036854775807"})
+      text += "print(" + name + "(" + v + ", 77), " + name + "k(" + v + "), " + name + "f(" +
+              "float(" + v + ")))\n";
+    text += "z = 0.0\nprint(" + name + "f(z / z))\n";
+  }
+  agree_on_more_files(text, "conditional returns");
+  for (int i = 0; i < 6; ++i) {
+    std::string name = "c" + std::to_string(i);
+    INFO(name);
+    CHECK(fused_count(text, fused[i], name) == 1);
+    CHECK(fused_count(text, Op::RETURN, name) == 1);  // the return n * 10
+    // 3 OP n is n MIRROR(OP) 3: a conditional return all the same.
+    int any = 0;
+    for (Op op : fused) any += fused_count(text, op, name + "k");
+    CHECK(any == 1);
+    // Floats keep their compare-and-branch (negating a float comparison is not exact).
+    for (Op op : fused) CHECK(fused_count(text, op, name + "f") == 0);
+  }
+}
+
+TEST_CASE("reg: the trace of fused calls and returns, conditional returns both ways") {
+  RegRunner r(make_reg_vm());
+  auto res = r.submit(
+      "fn f(n: int) -> int {\n"
+      "  if n < 1 { return n }\n"
+      "  return f(n - 1) + n\n"
+      "}\n"
+      "y = f(1)\n",
+      {}, true);
+  CHECK(res.error == "");
+  CHECK(r.trace ==
+        "<top>    0000     5  loadk       r0, k0                 ; 1      | r0=1\n"
+        "<top>    0001     5  call1       r0, f(r0)                       | r0=1\n"
+        "f        0000     2  retltk_int  r0, k0, r0             ; 1      | r0=1\n"
+        "f        0001     3  call1_subi  r1, f(r0 - 1)                   | r0=0\n"
+        "f        0000     2  retltk_int  r0, k0, r0             ; 1      | r0=1 r1=0\n"
+        "f        0002     3  return_add_int r1, r0                       | r0=1\n"
+        "<top>    0002     5  setglobal   r0, g0                 ; y      | r0=1\n"
+        "<top>    0003     5  halt                                        | r0=1\n");
+  CHECK(res.steps == 8);
+}
+
+TEST_CASE("reg: while loops agree with the walker on every kind of condition") {
+  const std::string text =
+      "fn k(n: int, x: float, flag: bool) -> int {\n"
+      "  c = 0\n  i = 0\n"
+      "  while i < n { i += 1\n    c += 1 }\n"
+      "  while i > n - 2 { i -= 1 }\n"
+      "  while i >= 0 && c < 100 { i -= 1\n    c += 2 }\n"
+      "  while c > 200 || i < -3 { i += 1\n    c += 1 }\n"
+      "  while !(i >= 5) { i += 1\n    if i == 2 { continue }\n    c += 10 }\n"
+      "  y = x\n"
+      "  while y < 10.0 { y += 1.5 }\n"
+      "  while !(y <= 0.0) && y == y { y -= 4.0\n    c += 1 }\n"
+      "  while y * 2.0 > -10.0 && !(y != y) { y -= 1.0 }\n"
+      "  f = flag\n"
+      "  while f { f = !f\n    c += 1000 }\n"
+      "  while !f { f = true\n    c += 10000 }\n"
+      "  j = 0\n"
+      "  while j < 3 {\n    m = 0\n    while m < j { m += 1\n      c += 1 }\n    j += 1\n"
+      "    if c > 100000 { break }\n  }\n"
+      "  while j < 100 { j += 1\n    if j == 50 { return c + j } }\n"
+      "  return c\n"
+      "}\n"
+      "z = 0.0\n"
+      "print(k(0, 0.5, true), k(7, -3.0, false), k(3, z / z, true), k(-4, 12.0, false))\n"
+      "g = 0\n"
+      "while g < 5 { g += 1 }\n"
+      "print(g)\n"
+      "d = 1\n"
+      "while 10 / d > 1 { d += 1 }\n"
+      "print(d)\n"
+      "d = 0\n"
+      "while 10 / d > 1 { d += 1 }\n";
+  agree_on_more_files(text, "while conditions");
+}
+
+TEST_CASE("reg: while loops are interrupted exactly where the walker says") {
+  // The walker checks after each iteration's body, before the condition again.
+  for (const char* text : {
+           "i = 0\nwhile i < 0 { i += 1 }\nprint(i)\n",   // no iteration: no check
+           "i = 0\nwhile i < 1 { i += 1 }\nprint(i)\n",   // one: checked after its body
+           "i = 0\nwhile i < 5 { break }\nprint(i)\n",     // break: no check
+           "i = 0\nwhile i < 5 { i += 1\n  continue }\n",  // continue: checked
+           "x = 3\nwhile x > 0 && x < 10 { x -= 1 }\nprint(x)\n",
+       })
+    agree_when_interrupted(text, text);
+  // The step limit stops a loop at the while statement.
+  RegRunner r(make_reg_vm());
+  RunOptions limited;
+  limited.step_limit = 1000;
+  auto res = r.submit("fn spin() {\n  i = 0\n  while i >= 0 { i = (i + 1) % 7 }\n}\nspin()\n",
+                      limited);
+  CHECK(res.error == "3:3: interrupted");
+  CHECK(res.steps > 1000);
+  CHECK(res.steps < 1010);
+  for (int n : {3, 0}) {
+    RegRunner small(make_reg_vm(n));
+    CHECK(small
+              .submit("fn spin() {\n  i = 0\n  while i >= 0 { i = (i + 1) % 7 }\n}\nspin()\n",
+                      limited)
+              .error == "3:3: interrupted");
+  }
+}
+
+TEST_CASE("reg: fused calls with registers beyond a byte (a file of 300)") {
+  std::string text = "fn id(n: int) -> int {\n  return n\n}\nfn wide(p: int) -> int {\n";
+  for (int i = 0; i < 270; ++i)
+    text += "  a" + std::to_string(i) + " = p + " + std::to_string(i) + "\n";
+  text += "  s = id(a269 - 1) + id(a0 - 1)\n  return s + p";  // p, a0 .. a269 all live
+  for (int i = 0; i < 270; ++i) text += " + a" + std::to_string(i);
+  text += "\n}\nprint(wide(1), wide(-5))\n";
+  agree_on_more_files(text, "wide");
+  // With 300 registers a269 lives in r271: its call cannot name it in a byte.
+  CHECK(fused_count(text, Op::CALL1_SUBI, "wide", 300) == 1);
+  // With 16 it is spilled and reloaded into a scratch register, which can.
+  CHECK(fused_count(text, Op::CALL1_SUBI, "wide", 16) == 2);
+  for (const auto& u : units_of(text, 300)) check_allocation(u, 300, "wide");
 }
