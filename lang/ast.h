@@ -15,9 +15,11 @@
 
 namespace descent {
 
-// Static types of the scalar core. Void is the "type" of a call to a function that returns
-// nothing; Str only ever appears as a print argument.
-enum class Type : uint8_t { Unknown, Void, Int, Float, Bool, Str };
+// Static types. Void is the "type" of a call to a function that returns nothing; Str only
+// ever appears as a print argument or a file name (load/save). Tensor and Shape belong to the
+// tensor layer (LANGUAGE.md): a Tensor value is a handle into the session's TensorRuntime
+// (lang/tensor_api.h), a Shape value (`t.shape`, `[1, 3072]`) is a handle too.
+enum class Type : uint8_t { Unknown, Void, Int, Float, Bool, Str, Tensor, Shape };
 const char* type_name(Type t);
 
 enum class UnaryOp : uint8_t { Neg, Not };
@@ -34,6 +36,8 @@ const char* op_name(BinaryOp op);    // "add", "and", ...
 // Functions every program can call without declaring them.
 enum class Builtin : uint8_t {
   None, Print, Sqrt, Exp, Log, Sin, Cos, Abs, Min, Max, Floor, ToFloat, ToInt,
+  // Tensor layer: creation, file I/O and reductions to a scalar.
+  Zeros, Ones, Rand, Arange, Load, Save, SumAll,
 };
 const char* builtin_name(Builtin b);
 Builtin builtin_by_name(std::string_view name);  // None if it is not a builtin
@@ -51,6 +55,13 @@ enum class ExprKind : uint8_t {
   Binary,    // binary_op kids[0] kids[1]; And/Or evaluate kids[1] only when needed
   Call,      // name(kids...) -> builtin or function index
   Promote,   // int kids[0] used as a float (inserted by sema, never written by the user)
+  // Tensor layer:
+  List,      // [kids...]: a shape literal of ints, e.g. rand([1, 3072], 1)
+  Index,     // text[kids...]: scalar code: one element of a tensor variable (float);
+             // kernel bodies: a buffer access A[i, k] whose kids are index expressions
+  Field,     // kids[0].text: only `.shape` exists
+  Reduce,    // kernel bodies only: text ("sum"|"max"|"min") over axes, of kids[0]
+  Axis,      // kernel bodies only: an index variable (spatial or reduce axis) named text
 };
 
 struct Expr;
@@ -76,6 +87,8 @@ struct Expr {
   int32_t slot = -1;              // Var: local slot or global index; Call: function index
   bool check_defined = false;     // Var: a global read that must be checked at run time
   Builtin builtin = Builtin::None;  // Call: which builtin, or None for a user function
+  int32_t kernel = -1;            // Call: the kernel index in the Module, when it calls one
+  std::vector<std::string> axes;  // Reduce: the reduce axes, e.g. sum(r, s) -> {"r", "s"}
 
   Expr(ExprKind k, SourceLoc l) : kind(k), loc(l) {}
 };
@@ -90,9 +103,11 @@ enum class StmtKind : uint8_t {
   Continue,
   Return,    // return [value]
   FnDecl,    // fn: a function declaration (top level only)
+  KernelDecl,  // kernel: a tensor function in index notation (top level only)
 };
 
 struct FnDecl;
+struct KernelDecl;
 struct Stmt;
 using StmtPtr = std::unique_ptr<Stmt>;
 using Block = std::vector<StmtPtr>;
@@ -111,6 +126,7 @@ struct Stmt {
   Block else_body;  // If
   bool has_else = false;
   std::unique_ptr<FnDecl> fn;  // FnDecl
+  std::unique_ptr<KernelDecl> kernel;  // KernelDecl
 
   // Filled in by sema:
   Storage storage = Storage::Unresolved;  // Assign/For: where the variable lives
@@ -121,11 +137,52 @@ struct Stmt {
   Stmt(StmtKind k, SourceLoc l) : kind(k), loc(l) {}
 };
 
+// One dimension of a tensor type: a number (f32[128]) or a name bound when the kernel is
+// called (f32[n]).
+struct Dim {
+  int64_t value = -1;  // >= 1 when concrete
+  std::string name;    // non-empty when named
+  SourceLoc loc;
+};
+
+// A tensor type as written: f32[1, 784]. Element type f32 (i32 is parsed and rejected by
+// sema with "i32 tensors are not supported yet" until the tensor layer has them).
+struct TensorType {
+  std::string elem = "f32";
+  std::vector<Dim> dims;
+  SourceLoc loc;
+};
+
 struct Param {
   std::string name;
   SourceLoc loc;
-  Type type = Type::Int;  // "n" alone means "n: int"
+  Type type = Type::Int;  // "n" alone means "n: int"; Tensor when written "x: f32[...]"
   SourceLoc type_loc;
+  TensorType tensor;      // when type == Tensor: the declared shape (checked at call time)
+};
+
+// One statement of a kernel: target[indices] = value. The indices are the stage's spatial
+// axes; Reduce nodes inside value introduce its reduce axes.
+struct KernelStage {
+  std::string target;
+  SourceLoc loc;  // the target name
+  std::vector<std::string> indices;
+  std::vector<SourceLoc> index_locs;
+  ExprPtr value;  // Axis, Index, FloatLit/IntLit, Unary, Binary (+ - * /), Call (max min exp
+                  // log sqrt abs with Builtin set), Reduce
+};
+
+// kernel name(params) -> f32[dims] { stages...; return target }
+struct KernelDecl {
+  std::string name;
+  SourceLoc loc;
+  std::vector<Param> params;  // all of type Tensor
+  bool has_return_type = false;
+  TensorType return_type;
+  std::vector<KernelStage> stages;
+  std::string result;  // the buffer named by `return`
+  SourceLoc result_loc;
+  int32_t index = -1;  // position in the Module's kernel table (set by sema)
 };
 
 struct FnDecl {
@@ -134,11 +191,13 @@ struct FnDecl {
   std::vector<Param> params;
   Type declared_return = Type::Unknown;  // Unknown when no "-> T" is written
   SourceLoc return_loc;
+  TensorType return_tensor;  // when declared_return == Tensor
   Block body;
 
   // Filled in by sema:
   int32_t index = -1;  // position in the Module's function table
   Type return_type = Type::Unknown;
+  bool uses_tensors = false;  // it, or a function it calls, touches tensors (ast engine only)
   std::vector<std::string> local_names;  // params first, then every other local
   std::vector<Type> local_types;
 };
@@ -147,6 +206,9 @@ struct FnDecl {
 struct Program {
   std::shared_ptr<const SourceFile> source;
   Block body;  // top-level statements, including FnDecl statements, in source order
+  // Set by sema: the top-level code, or a function it calls, touches tensors. Only the ast
+  // engine runs tensor code; the Session runs such inputs there and says so.
+  bool uses_tensors = false;
 };
 
 }  // namespace descent

@@ -24,17 +24,29 @@ struct FunctionInfo {
   uint32_t version = 0;          // bumped on each redefinition, so engines can recompile
 };
 
+struct KernelInfo {
+  std::string name;
+  const KernelDecl* decl = nullptr;  // the latest definition
+  uint32_t version = 0;              // bumped on each redefinition
+};
+
 struct Module {
   std::vector<GlobalInfo> globals;
   std::unordered_map<std::string, int> global_index;
   std::vector<FunctionInfo> functions;
   std::unordered_map<std::string, int> function_index;
+  std::vector<KernelInfo> kernels;
+  std::unordered_map<std::string, int> kernel_index;
   // Every checked Program, kept alive because functions point into them.
   std::vector<std::shared_ptr<Program>> programs;
 
   int find_global(const std::string& name) const {
     auto it = global_index.find(name);
     return it == global_index.end() ? -1 : it->second;
+  }
+  int find_kernel(const std::string& name) const {
+    auto it = kernel_index.find(name);
+    return it == kernel_index.end() ? -1 : it->second;
   }
   int find_function(const std::string& name) const {
     auto it = function_index.find(name);

@@ -1,0 +1,51 @@
+// The seam between scalar code and the tensor layer.
+//
+// The lang library sits below tensor/ (DESIGN.md: dependencies point one way), so the AST
+// walker cannot call the tensor library directly. Instead it talks to this interface, which
+// the tensor layer implements (tensor/graph.h: GraphRuntime) and the Session hands to the
+// engine in RunOptions. Tensor and Shape values are int64 handles into the runtime; the
+// runtime owns the data, so a tensor held in a REPL global outlives the line that made it.
+//
+// Every call that can fail returns false and sets *error to a one-line message without a
+// location ("shape mismatch: ..."); the engine adds the location of the expression.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lang/ast.h"
+
+namespace descent {
+
+class TensorRuntime {
+ public:
+  virtual ~TensorRuntime() = default;
+
+  // Shapes: [1, 3072] and t.shape are Shape values.
+  virtual int64_t make_shape(const std::vector<int64_t>& dims) = 0;
+  virtual const std::vector<int64_t>& shape_dims(int64_t shape_handle) const = 0;
+
+  // zeros(shape), ones(shape), rand(shape, seed), arange(n).
+  // Zeros/Ones: args = {}; Rand: args = {seed}; Arange: dims = {n}, args = {}.
+  virtual bool create(Builtin which, const std::vector<int64_t>& dims,
+                      const std::vector<int64_t>& args, int64_t* tensor, std::string* error) = 0;
+  // Calls a kernel: adds a node to the dataflow graph; checks shapes now (named dims bind
+  // here) but computes nothing until a value is needed.
+  virtual bool call_kernel(const KernelDecl& kernel, const std::vector<int64_t>& args,
+                           int64_t* tensor, std::string* error) = 0;
+  // The shape of a tensor (known without evaluating it).
+  virtual const std::vector<int64_t>& tensor_dims(int64_t tensor) const = 0;
+  // These need the value: they evaluate the pending graph first.
+  virtual bool element(int64_t tensor, const std::vector<int64_t>& index, double* out,
+                       std::string* error) = 0;
+  virtual bool sum_all(int64_t tensor, double* out, std::string* error) = 0;
+  // print(t): the shape and a few values, e.g. "tensor([2, 3], [0.1, 0.2, ..., 0.6])".
+  virtual bool format(int64_t tensor, std::string* out, std::string* error) = 0;
+  virtual bool load(const std::string& path, int64_t* tensor, std::string* error) = 0;
+  virtual bool save(int64_t tensor, const std::string& path, std::string* error) = 0;
+};
+
+// How print shows a Shape: "[1, 200]".
+std::string format_shape(const std::vector<int64_t>& dims);
+
+}  // namespace descent

@@ -1,0 +1,49 @@
+// The CPU backend: loop-nest IR -> LLVM IR (through the same LLVM 15 the scalar tier uses)
+// -> ORC JIT -> a callable kernel.
+//
+// Loop kinds become real machine behaviour: Vectorized loops become explicit LLVM vector
+// types (<N x float> loads, stores and FMAs; a gather or a scalar fallback only where an
+// access is not contiguous), Unrolled loops are replicated, Parallel loops are outlined into
+// a function that a thread pool calls with ranges of the iteration space. Bound loops (an
+// OpenCL notion) run as serial loops here. Local buffers become stack arrays.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tensor/tensor.h"
+#include "tensor/tir.h"
+
+namespace descent::tensor {
+
+struct CpuOptions {
+  int threads = 0;      // parallel loops: 0 = every hardware thread; 1 = serial
+  int opt_level = 3;    // LLVM -O level for the generated function
+  // The vector width LLVM may use for loops it vectorizes itself (explicit vector types are
+  // as wide as the schedule says): 512 where the host has AVX-512, else 256.
+  bool prefer_wide_vectors = true;
+};
+
+class CpuKernel {
+ public:
+  virtual ~CpuKernel() = default;
+  // args: one tensor per PrimFunc::params entry (shapes as lowered); *out is (re)shaped to
+  // the output buffer. False with *error when shapes do not match.
+  virtual bool run(const std::vector<const Tensor*>& args, Tensor* out, std::string* error) = 0;
+  // Same, into caller-provided raw buffers (benchmarks: no allocation in the timed loop).
+  virtual void run_raw(const std::vector<const float*>& args, float* out) = 0;
+  virtual const std::string& llvm_ir() const = 0;  // the module after optimisation
+  virtual double compile_seconds() const = 0;
+};
+
+bool compile_cpu(const tir::PrimFunc& f, const CpuOptions& options,
+                 std::unique_ptr<CpuKernel>* out, std::string* error);
+// The LLVM IR of the generated function, before (optimized = false) or after optimisation.
+bool emit_cpu_llvm(const tir::PrimFunc& f, const CpuOptions& options, bool optimized,
+                   std::string* ir, std::string* error);
+
+// The thread pool parallel loops run on (one per process; resized by CpuOptions::threads).
+int hardware_threads();
+
+}  // namespace descent::tensor

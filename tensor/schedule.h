@@ -1,0 +1,111 @@
+// Schedules: transformations of one PrimFunc's loops that never change its result.
+//
+// A schedule is text, one step per line ('#' starts a comment), so it can live in a file,
+// be typed at the REPL, be printed back as a trace and be replayed (docs/tensor.md is the
+// reference). Loops are named by their variable ("i", "k_1"); where two nests share a name
+// (mm_relu's stages both have "i"), "C.i" names the loop "i" above block "C".
+//
+//   split LOOP FACTOR [as OUTER INNER]     i -> i_0 (ceil(E/F)) , i_1 (F); a predicate
+//                                          guards the block when F does not divide E
+//   tile LOOP1 LOOP2 F1 F2                 split both, then reorder to i_0 j_0 i_1 j_1
+//   reorder LOOP LOOP ...                  the loops (one perfect nest) take this order
+//   fuse LOOP1 LOOP2 [as NAME]             two adjacent nested loops -> one (i_j_fused)
+//   unroll LOOP | vectorize LOOP | parallel LOOP
+//   bind LOOP group.x|group.y|group.z|local.x|local.y|local.z
+//   compute_at BLOCK LOOP                  move a producer block under a consumer's loop
+//   reverse_compute_at BLOCK LOOP          move a consumer block under a producer's loop
+//   compute_inline BLOCK                   substitute an elementwise producer into its readers
+//   cache_read BLOCK BUFFER local|shared   stage BUFFER into a copy read by BLOCK
+//   cache_write BLOCK local|shared         BLOCK accumulates in a copy, written back after
+//   decompose_reduction BLOCK LOOP         hoist BLOCK's init into its own block before LOOP
+//   rfactor BLOCK LOOP                     LOOP (a reduce loop) becomes a spatial axis of a
+//                                          partial-sum block BLOCK_rf; BLOCK then reduces it
+//                                          (so the partial sums can be vectorized/parallel)
+//
+// Every primitive checks its preconditions and on failure leaves the function unchanged and
+// explains, naming the loop or block and the reason, e.g.
+//   "cannot vectorize 'k': it carries the reduction of block 'Y' (reduce axis vk)".
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tensor/tir.h"
+
+namespace descent::tensor {
+
+// ---- The primitives, on a PrimFunc in place (unchanged when they return false) --------
+// names: optional custom names for the new loops (empty = defaults).
+namespace sched {
+bool split(tir::PrimFunc& f, const std::string& loop, int64_t factor,
+           const std::vector<std::string>& names, std::string* error);
+bool tile(tir::PrimFunc& f, const std::string& loop1, const std::string& loop2, int64_t f1,
+          int64_t f2, std::string* error);
+bool reorder(tir::PrimFunc& f, const std::vector<std::string>& loops, std::string* error);
+bool fuse(tir::PrimFunc& f, const std::string& loop1, const std::string& loop2,
+          const std::string& name, std::string* error);
+bool unroll(tir::PrimFunc& f, const std::string& loop, std::string* error);
+bool vectorize(tir::PrimFunc& f, const std::string& loop, std::string* error);
+bool parallel(tir::PrimFunc& f, const std::string& loop, std::string* error);
+bool bind(tir::PrimFunc& f, const std::string& loop, const std::string& tag, std::string* error);
+bool compute_at(tir::PrimFunc& f, const std::string& block, const std::string& loop,
+                std::string* error);
+bool reverse_compute_at(tir::PrimFunc& f, const std::string& block, const std::string& loop,
+                        std::string* error);
+bool compute_inline(tir::PrimFunc& f, const std::string& block, std::string* error);
+bool cache_read(tir::PrimFunc& f, const std::string& block, const std::string& buffer,
+                tir::Scope scope, std::string* error);
+bool cache_write(tir::PrimFunc& f, const std::string& block, tir::Scope scope,
+                 std::string* error);
+bool decompose_reduction(tir::PrimFunc& f, const std::string& block, const std::string& loop,
+                         std::string* error);
+bool rfactor(tir::PrimFunc& f, const std::string& block, const std::string& loop,
+             std::string* error);
+
+// Finding loops by name: "i" (must be unique in the function) or "BLOCK.i" (the loop i
+// that encloses block BLOCK). Null with *error listing what exists when not found or
+// ambiguous ("loop 'i' is ambiguous: C.i, Y.i").
+struct LoopRef {
+  tir::Stmt* loop = nullptr;
+  tir::Stmt* parent = nullptr;  // the statement holding it (For, Seq, Block, ...) or null at the root
+};
+LoopRef find_loop(tir::PrimFunc& f, const std::string& name, std::string* error);
+// Every loop name as schedules can address it, in program order ("i", "C.i", ...).
+std::vector<std::string> loop_names(const tir::PrimFunc& f);
+std::vector<std::string> block_names(const tir::PrimFunc& f);
+}  // namespace sched
+
+// ---- A schedule with history --------------------------------------------------------
+class Schedule {
+ public:
+  explicit Schedule(tir::PrimFunc original);
+
+  const tir::PrimFunc& func() const { return states_[current_]; }
+  const tir::PrimFunc& original() const { return states_[0]; }
+
+  // One step ("split i 32"). On error the schedule is unchanged and *error explains.
+  bool apply(std::string_view step, std::string* error);
+  // Several lines; stops at the first failing line ("line 3: cannot ...") and keeps the
+  // steps before it.
+  bool apply_text(std::string_view text, std::string* error);
+  bool undo();  // false when there is nothing to undo
+  bool redo();  // false when there is nothing to redo
+  // The steps in effect, in canonical form, one per line: applying trace() to original()
+  // gives func() again.
+  std::string trace() const;
+  const std::vector<std::string>& steps() const { return steps_; }  // first current_ of them
+  size_t num_applied() const { return current_; }
+
+ private:
+  std::vector<tir::PrimFunc> states_;  // states_[0] = original; states_[k] after k steps
+  std::vector<std::string> steps_;     // steps_[k] produced states_[k + 1]
+  size_t current_ = 0;
+};
+
+// Parses and applies one step to f (what Schedule::apply does, without history). On
+// success *canonical is the normalised step text.
+bool apply_step(tir::PrimFunc& f, std::string_view step, std::string* canonical,
+                std::string* error);
+
+}  // namespace descent::tensor

@@ -1,0 +1,82 @@
+// Tensors: dense f32 buffers with a shape, in C (row-major) order.
+//
+// This is the data every tensor backend reads and writes: the reference interpreter, the
+// CPU code generated through LLVM, and OpenCL buffers are all filled from and copied back
+// to a Tensor. Storage is 64-byte aligned so vector loads of generated code never split a
+// cache line at the start of a row.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace descent::tensor {
+
+// 64-byte aligned float storage (std::vector's allocator only promises 16).
+struct AlignedFloats {
+  AlignedFloats() = default;
+  explicit AlignedFloats(size_t n);  // zero-filled
+  AlignedFloats(const AlignedFloats& other);
+  AlignedFloats& operator=(const AlignedFloats& other);
+  AlignedFloats(AlignedFloats&&) noexcept;
+  AlignedFloats& operator=(AlignedFloats&&) noexcept;
+  ~AlignedFloats();
+  float* data() { return data_; }
+  const float* data() const { return data_; }
+  size_t size() const { return size_; }
+  float& operator[](size_t i) { return data_[i]; }
+  float operator[](size_t i) const { return data_[i]; }
+
+ private:
+  float* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+struct Tensor {
+  std::vector<int64_t> shape;  // every dim >= 1; rank >= 1
+  AlignedFloats data;          // product(shape) floats, C order
+
+  int64_t numel() const;
+  // Row-major strides in elements: shape [2, 3] -> [3, 1].
+  std::vector<int64_t> strides() const;
+};
+
+// Product of dims; false (and *error) if a dim is < 1 or the product overflows or exceeds
+// kMaxElements (a clear error instead of a failed 100 GB allocation).
+constexpr int64_t kMaxElements = int64_t(1) << 32;  // 16 GiB of f32
+bool check_shape(const std::vector<int64_t>& shape, std::string* error);
+
+// Creation. Each returns false with *error for a bad shape.
+bool zeros(const std::vector<int64_t>& shape, Tensor* out, std::string* error);
+bool ones(const std::vector<int64_t>& shape, Tensor* out, std::string* error);
+bool full(const std::vector<int64_t>& shape, float value, Tensor* out, std::string* error);
+// Uniform in [-1, 1), reproducible for a seed on every machine: a documented integer
+// generator (SplitMix64), never std::uniform_real_distribution (whose output the C++
+// standard leaves to the library).
+bool rand(const std::vector<int64_t>& shape, int64_t seed, Tensor* out, std::string* error);
+// [0, 1, ..., n-1] as f32, shape [n].
+bool arange(int64_t n, Tensor* out, std::string* error);
+
+// "tensor([2, 3], [0.5, -0.25, 1.0, ..., 3.0])": the shape and up to 6 values (first three
+// and last three when there are more), each as the shortest text that reads back to the
+// same f32.
+std::string format_tensor(const Tensor& t);
+std::string format_f32(float v);
+double sum_all(const Tensor& t);  // accumulated in double, in index order
+
+// Comparison used by every backend check (--check, tests): a and b agree when shapes are
+// equal and every element satisfies |a - b| <= rtol * max(1, |a|, |b|) (nan only equals nan).
+// On disagreement *why names the first differing index and both values.
+bool allclose(const Tensor& a, const Tensor& b, double rtol, std::string* why);
+
+// NumPy .npy files (format versions 1.0, 2.0 and 3.0 headers; little-endian '<f4' or '<i4';
+// C order). i32 data is converted to f32 on load (exact up to 2^24 in magnitude). Anything
+// else (big-endian, Fortran order, other dtypes, truncated data, a bad header) is a clear
+// error naming the file and the problem, never a crash. save_npy writes version 1.0 '<f4'.
+bool load_npy(const std::string& path, Tensor* out, std::string* error);
+bool save_npy(const Tensor& t, const std::string& path, std::string* error);
+// The same, on bytes in memory (what the file functions use; tests feed malformed headers).
+bool parse_npy(const std::string& bytes, Tensor* out, std::string* error);
+std::string serialize_npy(const Tensor& t);
+
+}  // namespace descent::tensor
