@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "apps/repl.h"
@@ -120,6 +121,95 @@ int repl(Session& session) {
   return 0;
 }
 
+int kernel_command(Session& session, const std::string& file, const std::string& name,
+                   const std::string& schedule_file, const std::string& backend,
+                   const std::string& dump, const std::vector<std::string>& dim_args, bool check,
+                   int threads, int repeats, uint64_t seed) {
+  std::map<std::string, int64_t> dims;
+  for (const auto& arg : dim_args) {
+    auto eq = arg.find('=');
+    char* end = nullptr;
+    long long v = eq == std::string::npos ? 0 : std::strtoll(arg.c_str() + eq + 1, &end, 10);
+    if (eq == std::string::npos || eq == 0 || !end || *end || v < 1) {
+      fmt::print(stderr, "error: --dim takes NAME=SIZE with SIZE >= 1, not '{}'\n", arg);
+      return kUsageError;
+    }
+    dims[arg.substr(0, eq)] = v;
+  }
+  if (backend != "ref" && backend != "cpu") {
+    fmt::print(stderr, "error: unknown backend '{}' (backends: ref, cpu)\n", backend);
+    return kUsageError;
+  }
+  if (repeats < 1) {
+    fmt::print(stderr, "error: --repeats must be at least 1\n");
+    return kUsageError;
+  }
+  std::string text;
+  if (!read_file(file, &text)) return 2;
+  bool graph = dump == "graph";
+  // The graph only exists once the file's code has run (kernel calls build it lazily).
+  session.set_device(backend);
+  session.set_threads(threads);
+  RunOptions opts;
+  opts.out = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); };
+  Outcome o = graph ? session.submit(std::move(text), file, opts)
+                    : session.compile(std::move(text), file);
+  if (o.status != Outcome::Ok) {
+    fmt::print(stderr, "{}", o.message);
+    return o.exit_code();
+  }
+  std::string error;
+  if (!session.select_kernel(name, dims, &error)) {
+    fmt::print(stderr, "error: {}\n", error);
+    return 2;
+  }
+  if (!schedule_file.empty()) {
+    std::string sched;
+    if (!read_file(schedule_file, &sched)) return 2;
+    if (!session.schedule_text(sched, &error)) {
+      fmt::print(stderr, "{}: error: {}\n", schedule_file, error);
+      return 2;
+    }
+  }
+  if (graph) {
+    // Before and after every graph pass of the evaluation the program triggered.
+    StageResult before = session.graph_view("before");
+    if (!before.ok) {
+      fmt::print(stderr, "error: {}\n", before.text);
+      return 2;
+    }
+    fmt::print("# graph as built\n{}", before.text);
+    for (const auto& p : session.passes()) {
+      if (p.stage != "graph") continue;
+      fmt::print("\n# after {} ({})\n{}", p.name, p.changed ? p.summary : "no change",
+                 session.pass_snapshot(p.name, true).text);
+    }
+    return 0;
+  }
+  if (!dump.empty()) {
+    StageResult r = session.kernel_view(dump);
+    if (!r.ok) {
+      fmt::print(stderr, "error: {}\n", r.text);
+      return kUsageError;
+    }
+    fmt::print("{}", r.text);
+    return 0;
+  }
+  Session::KernelRun r = session.run_kernel(backend, check, seed, repeats);
+  if (!r.ok) {
+    fmt::print(stderr, "error: kernel '{}' on {}: {}\n", name, backend, r.error);
+    return 1;
+  }
+  std::string shape;
+  for (auto d : r.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+  fmt::print("{} on {}: output [{}], sum {:.6g}, {:.3f} ms", name, backend, shape, r.checksum,
+             r.seconds * 1e3);
+  if (backend == "cpu") fmt::print(" (compile {:.1f} ms)", r.compile_seconds * 1e3);
+  if (r.checked) fmt::print("; matches the reference interpreter");
+  fmt::print("\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -162,10 +252,29 @@ int main(int argc, char** argv) {
   build->add_option("-O", opt, "optimisation level 0..3 (default 2)");
   build->add_option("--target", target, "triple or alias: x86-64, aarch64, riscv64, wasm32 (default: this machine)");
 
+  // descent kernel FILE NAME: one kernel's loop nest, scheduled, shown, run and checked.
+  std::string kernel_name, schedule_file, backend = "cpu", kernel_dump;
+  std::vector<std::string> dim_args;
+  bool check = false;
+  int threads = 0, kernel_repeats = 1;
+  uint64_t seed = 1;
+  auto* kernelcmd = app.add_subcommand("kernel", "lower one kernel to a loop nest, schedule it, run it");
+  kernelcmd->add_option("FILE", file, "the .ds file that defines the kernel (or uses the prelude's)")->required();
+  kernelcmd->add_option("NAME", kernel_name, "the kernel")->required();
+  kernelcmd->add_option("--schedule", schedule_file, "a schedule file (one step per line; docs/tensor.md)");
+  kernelcmd->add_option("--backend", backend, "ref (reference interpreter) or cpu (LLVM; default)");
+  kernelcmd->add_option("--dump", kernel_dump, "show instead of running: graph, tir, tir-original, c, llvm, llvm-opt, schedule");
+  kernelcmd->add_flag("--check", check, "also run the reference interpreter on the same inputs; fail if they differ");
+  kernelcmd->add_option("--dim", dim_args, "bind a named dim, e.g. --dim n=1024 (others default to 64)");
+  kernelcmd->add_option("--threads", threads, "threads for parallel loops (default: all)");
+  kernelcmd->add_option("--repeats", kernel_repeats, "timed runs; the median is reported (default 1)");
+  kernelcmd->add_option("--seed", seed, "seed of the random inputs (default 1)");
+
   bench::BenchOptions bopts;
   bool quick = false;
   auto* benchcmd = app.add_subcommand("bench", "time workloads on every engine (and Lua, Python)");
-  benchcmd->add_option("--suite", bopts.suite, "vm (more suites arrive with later tiers), or all");
+  benchcmd->add_option("--suite", bopts.suite, "vm (engines vs Lua/Python/C), tensor (kernels vs OpenBLAS), or all");
+  benchcmd->add_option("--threads", bopts.threads, "tensor suite: thread counts to run at (repeatable; default 1 and 2)");
   benchcmd->add_option("--csv", bopts.csv, "also write the records as CSV");
   benchcmd->add_option("--json", bopts.json, "also write the records as JSON");
   benchcmd->add_option("--repeats", bopts.repeats, "runs per cell; the median is reported (default 5)");
@@ -232,12 +341,15 @@ int main(int argc, char** argv) {
     if (trace) opts.trace = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stderr); };
     Outcome o = session.submit(std::move(text), file, opts);
     std::fflush(stdout);
+    if (!o.note.empty()) fmt::print(stderr, "note: {}\n", o.note);
     if (o.status != Outcome::Ok) fmt::print(stderr, "{}", o.message);
     if (time)
       fmt::print(stderr, "[{}] compile {:.3f} ms, run {:.3f} ms, {} steps\n", session.engine(),
                  o.compile_seconds * 1e3, o.run_seconds * 1e3, o.steps);
     return o.exit_code();
   }
+  if (*kernelcmd) return kernel_command(session, file, kernel_name, schedule_file, backend,
+                                         kernel_dump, dim_args, check, threads, kernel_repeats, seed);
   if (*benchcmd) {
     bopts.quick = quick;
     bopts.interrupt = &session.interrupt_flag();
@@ -248,7 +360,14 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "error: {}\n", error);
       return kUsageError;
     }
-    fmt::print("{}\n{}", bench::format_table(records), bench::format_summary(records));
+    std::vector<bench::BenchRecord> program_records, tensor_records;
+    for (auto& r : records) (r.suite == "tensor" ? tensor_records : program_records).push_back(r);
+    if (!program_records.empty())
+      fmt::print("{}\n{}", bench::format_table(program_records),
+                 bench::format_summary(program_records));
+    if (!tensor_records.empty())
+      fmt::print("{}{}", program_records.empty() ? "" : "\n",
+                 bench::format_tensor_table(tensor_records));
     if (!error.empty()) fmt::print(stderr, "error: {}\n", error);
     return bench::all_ok(records) ? 0 : 1;
   }

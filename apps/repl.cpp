@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "lang/token.h"
@@ -36,6 +38,16 @@ const CommandHelp kCommands[] = {
     {":engine", "[NAME]", "show or choose the engine that runs input"},
     {":time", "", "toggle timing of each input"},
     {":load", "FILE", "compile and run a .ds file in this session"},
+    {":device", "[ref|cpu]", "show or choose where tensor kernels run (reference interpreter or LLVM)"},
+    {":graph", "[pending|before|PASS|executed] [dot]", "the tensor dataflow graph of the last evaluation"},
+    {":kernel", "NAME [n=SIZE ...]", "lower a kernel to its loop nest for scheduling (named dims default to 64)"},
+    {":tir", "[original]", "the selected kernel's loop nest (after the schedule)"},
+    {":c", "", "the selected kernel's loop nest as C"},
+    {":sched", "STEP", "apply a schedule step, e.g. :sched split i 32 (docs/tensor.md lists them)"},
+    {":undo", "", "undo the last schedule step"},
+    {":redo", "", "redo an undone schedule step"},
+    {":trace-schedule", "", "the schedule steps in effect (replayable)"},
+    {":run", "[ref|cpu]", "run the selected kernel on random inputs and check it against the reference"},
     {":quit", "", "leave (Ctrl-D works too)"},
 };
 
@@ -104,6 +116,11 @@ void Repl::submit(const std::string& text, const std::string& name) {
   };
   if (trace_) opts.trace = [this](std::string_view s) { out_ << "  | " << s; };
   Outcome o = session_.submit(text, name, opts);
+  // Say once per engine choice that tensor code ran on the walker, not every line.
+  if (!o.note.empty() && noted_engine_ != session_.engine()) {
+    err_ << "note: " << o.note << '\n';
+    noted_engine_ = session_.engine();
+  }
   if (o.status != Outcome::Ok) err_ << o.message << std::flush;
   if (time_)
     out_ << fmt::format("[{}] compile {:.3f} ms, run {:.3f} ms, {} steps\n", session_.engine(),
@@ -240,6 +257,76 @@ bool Repl::command(const std::string& line) {
   } else if (cmd == ":time") {
     time_ = !time_;
     out_ << "timing " << (time_ ? "on" : "off") << '\n';
+  } else if (cmd == ":device") {
+    if (w.size() < 2) {
+      out_ << "device: " << session_.device() << " (devices: ref cpu)\n";
+    } else if (!session_.set_device(w[1])) {
+      err_ << "error: unknown device '" << w[1] << "' (devices: ref cpu)\n";
+    }
+  } else if (cmd == ":graph") {
+    Format f = Format::Text;
+    std::string which = "executed";
+    for (size_t i = 1; i < w.size(); ++i) {
+      if (w[i] == "dot") f = Format::Dot;
+      else which = w[i];
+    }
+    StageResult r = session_.graph_view(which, f);
+    if (which == "executed" && !r.ok) r = session_.graph_view("pending", f);
+    if (r.ok) out_ << r.text;
+    else err_ << "error: " << r.text << '\n';
+  } else if (cmd == ":kernel") {
+    if (w.size() < 2) {
+      if (session_.selected_kernel().empty()) err_ << "error: usage: :kernel NAME [n=SIZE ...]\n";
+      else out_ << "kernel: " << session_.selected_kernel() << '\n';
+    } else {
+      std::map<std::string, int64_t> dims;
+      bool ok = true;
+      for (size_t i = 2; i < w.size() && ok; ++i) {
+        auto eq = w[i].find('=');
+        char* end = nullptr;
+        long long v = eq == std::string::npos ? 0 : std::strtoll(w[i].c_str() + eq + 1, &end, 10);
+        if (eq == std::string::npos || eq == 0 || !end || *end || v < 1) {
+          err_ << "error: dims are NAME=SIZE with SIZE >= 1, not '" << w[i] << "'\n";
+          ok = false;
+        } else {
+          dims[w[i].substr(0, eq)] = v;
+        }
+      }
+      std::string error;
+      if (ok && !session_.select_kernel(w[1], dims, &error)) err_ << "error: " << error << '\n';
+      else if (ok) out_ << session_.kernel_view("tir").text;
+    }
+  } else if (cmd == ":tir" || cmd == ":c") {
+    StageResult r = session_.kernel_view(cmd == ":c" ? "c" : w.size() > 1 && w[1] == "original" ? "tir-original" : "tir");
+    if (r.ok) out_ << r.text;
+    else err_ << "error: " << r.text << '\n';
+  } else if (cmd == ":sched") {
+    std::string step = line.substr(std::min(line.size(), line.find(":sched") + 6));
+    std::string error;
+    if (step.find_first_not_of(" \t") == std::string::npos)
+      err_ << "error: usage: :sched STEP (e.g. :sched split i 32)\n";
+    else if (!session_.schedule_step(step, &error))
+      err_ << "error: " << error << '\n';
+    else
+      out_ << session_.kernel_view("tir").text;
+  } else if (cmd == ":undo" || cmd == ":redo") {
+    bool ok = cmd == ":undo" ? session_.schedule_undo() : session_.schedule_redo();
+    if (!ok) err_ << "error: nothing to " << cmd.substr(1) << '\n';
+    else out_ << session_.kernel_view("tir").text;
+  } else if (cmd == ":trace-schedule") {
+    std::string t = session_.schedule_trace();
+    out_ << (t.empty() ? "(no schedule steps)\n" : t);
+  } else if (cmd == ":run") {
+    std::string device = w.size() > 1 ? w[1] : session_.device();
+    Session::KernelRun r = session_.run_kernel(device, true);
+    if (!r.ok) {
+      err_ << "error: " << r.error << '\n';
+    } else {
+      std::string shape;
+      for (auto d : r.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+      out_ << fmt::format("{} on {}: output [{}], sum {:.6g}, {:.3f} ms; matches the reference interpreter\n",
+                          session_.selected_kernel(), device, shape, r.checksum, r.seconds * 1e3);
+    }
   } else if (cmd == ":load") {
     if (w.size() < 2) {
       err_ << "error: usage: :load FILE\n";

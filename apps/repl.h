@@ -40,6 +40,7 @@ class Repl {
   bool time_ = false;
   bool trace_ = false;
   int entry_ = 0;
+  std::string noted_engine_;  // the engine for which the "tensor code runs on ast" note was shown
 };
 
 }  // namespace descent

@@ -60,6 +60,7 @@ std::vector<std::string> suites() {
   std::vector<std::string> s;
   for (const auto& w : workloads())
     if (std::find(s.begin(), s.end(), w.suite) == s.end()) s.push_back(w.suite);
+  s.push_back("tensor");
   return s;
 }
 
@@ -450,7 +451,47 @@ std::string format_ratio(double r) { return std::isnan(r) ? "-" : fmt::format("{
 
 // ---- the runner --------------------------------------------------------------------------
 
+namespace {
+std::vector<BenchRecord> run_program_benchmarks(const BenchOptions& o, std::string* error);
+}
+
 std::vector<BenchRecord> run_benchmarks(const BenchOptions& o, std::string* error) {
+  std::string scratch_error;
+  if (!error) error = &scratch_error;
+  error->clear();
+  auto names = suites();
+  if (o.suite != "all" && !contains(names, o.suite)) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    *error = fmt::format("unknown suite '{}' (suites: {}, all)", o.suite, list);
+    return {};
+  }
+  if (o.suite == "tensor") return run_tensor_benchmarks(o, error);
+  if (o.suite != "all") return run_program_benchmarks(o, error);
+  // "all": the program suites, then the tensor suite; each keeps only its own workloads.
+  BenchOptions vm = o, tensor = o;
+  vm.csv = vm.json = tensor.csv = tensor.json = "";
+  auto tnames = tensor_workloads();
+  vm.workloads.clear();
+  tensor.workloads.clear();
+  for (const auto& w : o.workloads) (contains(tnames, w) ? tensor : vm).workloads.push_back(w);
+  std::vector<BenchRecord> records;
+  if (o.workloads.empty() || !vm.workloads.empty()) records = run_program_benchmarks(vm, error);
+  if (error->empty() && (o.workloads.empty() || !tensor.workloads.empty())) {
+    tensor.engines.clear();  // engine names differ between the suites
+    auto more = run_tensor_benchmarks(tensor, error);
+    records.insert(records.end(), more.begin(), more.end());
+  }
+  std::string write_error;
+  if (!o.csv.empty() && !write_csv(o.csv, records, &write_error) && error->empty())
+    *error = write_error;
+  if (!o.json.empty() && !write_json(o.json, records, &write_error) && error->empty())
+    *error = write_error;
+  return records;
+}
+
+namespace {
+std::vector<BenchRecord> run_program_benchmarks(const BenchOptions& o, std::string* error) {
   std::string scratch_error;
   if (!error) error = &scratch_error;
   error->clear();
@@ -464,11 +505,6 @@ std::vector<BenchRecord> run_benchmarks(const BenchOptions& o, std::string* erro
   };
 
   // Which workloads.
-  auto suite_names = suites();
-  if (o.suite != "all" && !contains(suite_names, o.suite)) {
-    *error = fmt::format("unknown suite '{}' (suites: {}, all)", o.suite, join(suite_names));
-    return {};
-  }
   std::vector<const Workload*> chosen;
   for (const auto& w : workloads())
     if ((o.suite == "all" || w.suite == o.suite) &&
@@ -640,6 +676,7 @@ std::vector<BenchRecord> run_benchmarks(const BenchOptions& o, std::string* erro
     *error = write_error;
   return records;
 }
+}  // namespace
 
 bool all_ok(const std::vector<BenchRecord>& records) {
   if (records.empty()) return false;
@@ -681,16 +718,17 @@ Json number_or_null(double v) { return std::isnan(v) ? Json() : Json(v); }
 std::string to_csv(const std::vector<BenchRecord>& records) {
   std::string s =
       "suite,workload,engine,kind,scale,median_s,min_s,max_s,cpu_s,runs,compile_s,startup_s,"
-      "steps,baseline,ratio_vs_baseline,checksum_ok,note\n";
+      "steps,baseline,ratio_vs_baseline,checksum_ok,note,threads,gflops,gbs,roof_fraction\n";
   for (const auto& r : records) {
-    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.suite),
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.suite),
                      csv_field(r.workload), csv_field(r.engine), r.kind, r.scale,
                      csv_number(r.median_s), csv_number(r.min_s), csv_number(r.max_s),
                      csv_number(r.cpu_s), r.runs,
                      csv_number(r.compile_s), csv_number(r.startup_s), r.steps,
                      csv_field(r.baseline),
                      csv_number(r.ratio_vs_baseline), r.checksum_ok ? "true" : "false",
-                     csv_field(r.note));
+                     csv_field(r.note), r.threads, csv_number(r.gflops), csv_number(r.gbs),
+                     csv_number(r.roof_fraction));
   }
   return s;
 }
@@ -722,6 +760,10 @@ std::string to_json(const std::vector<BenchRecord>& records) {
         {"expected", r.expected},
         {"output", r.output},
         {"note", r.note},
+        {"threads", r.threads},
+        {"gflops", number_or_null(r.gflops)},
+        {"gbs", number_or_null(r.gbs)},
+        {"roof_fraction", number_or_null(r.roof_fraction)},
     });
   }
   doc["records"] = std::move(list);

@@ -82,6 +82,10 @@ struct BenchOptions {
   std::string csv, json;             // when set, the records are also written there
   std::function<void(std::string_view)> progress;  // one line per call, no trailing newline
   const std::atomic<bool>* interrupt = nullptr;    // set to stop (e.g. from a SIGINT handler)
+  // Tensor suite: the thread counts every cell runs at (parallel loops and OpenBLAS alike),
+  // and where the shipped schedules are (empty: this source tree's bench/schedules).
+  std::vector<int> threads = {1, 2};
+  std::string schedules_dir;
 };
 
 struct BenchRecord {
@@ -111,6 +115,13 @@ struct BenchRecord {
   std::string expected;        // the checksum it had to print
   std::string output;          // what the last run printed (trimmed; cut at 200 bytes)
   std::string note;            // why it failed, when !checksum_ok
+  // Tensor suite (0 / NaN elsewhere): the thread count, the achieved rates, and the rate as a
+  // fraction of the roofline measured at that thread count in the same run (the FMA peak,
+  // or bandwidth x arithmetic intensity where that is lower).
+  int threads = 0;
+  double gflops = std::numeric_limits<double>::quiet_NaN();
+  double gbs = std::numeric_limits<double>::quiet_NaN();
+  double roof_fraction = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Runs the suite. Returns the records of the cells that ran (a failing cell is a record with
@@ -140,6 +151,18 @@ bool write_csv(const std::string& path, const std::vector<BenchRecord>& records,
                std::string* error);
 bool write_json(const std::string& path, const std::vector<BenchRecord>& records,
                 std::string* error);
+
+// The tensor suite alone (run_benchmarks calls it for "tensor" and "all"): kernels from the
+// prelude, lowered, scheduled with bench/schedules/<workload>.sched and compiled by the CPU
+// backend, against OpenBLAS at each thread count; every output checked against OpenBLAS (and
+// the reference interpreter at quick scale). Baseline: "openblas".
+std::vector<BenchRecord> run_tensor_benchmarks(const BenchOptions& options, std::string* error);
+// The tensor workloads' names ("matmul", "linear_relu").
+std::vector<std::string> tensor_workloads();
+// One row per tensor record: workload, engine, threads, median, GFLOP/s, GB/s, % of roof,
+// time relative to OpenBLAS, check; followed by the measured roofline.
+std::string format_tensor_table(const std::vector<BenchRecord>& records);
+std::string schedules_dir();
 
 // A plain-text table, one row per record: workload, engine, median, min, CPU, runs, ratio,
 // start-up, check.

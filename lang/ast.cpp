@@ -12,6 +12,8 @@ const char* type_name(Type t) {
     case Type::Float: return "float";
     case Type::Bool: return "bool";
     case Type::Str: return "string";
+    case Type::Tensor: return "tensor";
+    case Type::Shape: return "shape";
   }
   return "?";
 }
@@ -29,13 +31,14 @@ const char* op_name(BinaryOp op) {
   return s[static_cast<int>(op)];
 }
 
-static const char* const kBuiltinNames[] = {"",    "print", "sqrt", "exp", "log",   "sin",  "cos",
-                                           "abs", "min",   "max",  "floor", "float", "int"};
+static const char* const kBuiltinNames[] = {
+    "",      "print", "sqrt",  "exp",  "log",    "sin",  "cos",  "abs",  "min",     "max",
+    "floor", "float", "int",   "zeros", "ones",  "rand", "arange", "load", "save", "sum_all"};
 
 const char* builtin_name(Builtin b) { return kBuiltinNames[static_cast<int>(b)]; }
 
 Builtin builtin_by_name(std::string_view name) {
-  for (int i = 1; i <= static_cast<int>(Builtin::ToInt); ++i)
+  for (int i = 1; i <= static_cast<int>(Builtin::SumAll); ++i)
     if (name == kBuiltinNames[i]) return static_cast<Builtin>(i);
   return Builtin::None;
 }

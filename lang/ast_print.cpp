@@ -29,13 +29,31 @@ TreeNode leaf(std::string head, std::string atom, const Expr& e) {
   return n;
 }
 
-TreeNode expr_tree(const Expr& e) {
+std::string tensor_type_text(const TensorType& t) {
+  std::string out = t.elem + "[";
+  for (size_t i = 0; i < t.dims.size(); ++i) {
+    if (i) out += ", ";
+    out += t.dims[i].name.empty() ? std::to_string(t.dims[i].value) : t.dims[i].name;
+  }
+  return out + "]";
+}
+
+// A list of names as one node, "(i j)" in s-expressions: the axes of a stage or reduction.
+TreeNode names_node(const std::vector<std::string>& names, SourceLoc loc) {
+  TreeNode n;
+  for (size_t i = 0; i < names.size(); ++i) n.head += (i ? " " : "") + names[i];
+  n.loc = loc;
+  return n;
+}
+
+TreeNode expr_tree(const Expr& e, bool in_kernel = false) {
   switch (e.kind) {
     case ExprKind::IntLit: return leaf("int", std::to_string(e.int_value), e);
     case ExprKind::FloatLit: return leaf("float", format_float(e.float_value), e);
     case ExprKind::BoolLit: return leaf("bool", e.bool_value ? "true" : "false", e);
     case ExprKind::StrLit: return leaf("string", quote(e.text), e);
     case ExprKind::Var: return leaf("var", e.text, e);
+    case ExprKind::Axis: return leaf("axis", e.text, e);
     default: break;
   }
   TreeNode n;
@@ -44,11 +62,62 @@ TreeNode expr_tree(const Expr& e) {
   switch (e.kind) {
     case ExprKind::Unary: n.head = op_name(e.unary_op); break;
     case ExprKind::Binary: n.head = op_name(e.binary_op); break;
-    case ExprKind::Call: n.head = "call"; n.atom = e.text; break;
+    // In a kernel only math builtins can be called: show them as operators, (max a b).
+    case ExprKind::Call:
+      if (in_kernel) {
+        n.head = e.text;
+      } else {
+        n.head = "call";
+        n.atom = e.text;
+      }
+      break;
     case ExprKind::Promote: n.head = "promote"; break;
+    case ExprKind::List: n.head = "list"; break;
+    case ExprKind::Index: n.head = "index"; n.atom = e.text; break;
+    case ExprKind::Field: n.head = "field"; n.atom = e.text; break;
+    case ExprKind::Reduce:
+      n.head = e.text;
+      n.kids.push_back(names_node(e.axes, e.loc));
+      break;
     default: break;
   }
-  for (const auto& k : e.kids) n.kids.push_back(expr_tree(*k));
+  for (const auto& k : e.kids) n.kids.push_back(expr_tree(*k, in_kernel));
+  return n;
+}
+
+TreeNode kernel_tree(const KernelDecl& k, SourceLoc loc) {
+  TreeNode n;
+  n.head = "kernel";
+  n.atom = k.name;
+  n.loc = loc;
+  if (k.has_return_type) n.type = tensor_type_text(k.return_type);
+  TreeNode params;
+  params.head = "params";
+  params.loc = k.loc;
+  for (const auto& p : k.params) {
+    TreeNode pn;
+    pn.head = "param";
+    pn.atom = p.name;
+    pn.type = p.type == Type::Tensor ? tensor_type_text(p.tensor) : type_name(p.type);
+    pn.leaf = true;
+    pn.loc = p.loc;
+    params.kids.push_back(pn);
+  }
+  n.kids.push_back(params);
+  for (const auto& st : k.stages) {
+    TreeNode sn;
+    sn.head = "stage";
+    sn.atom = st.target;
+    sn.loc = st.loc;
+    sn.kids.push_back(names_node(st.indices, st.loc));
+    if (st.value) sn.kids.push_back(expr_tree(*st.value, true));
+    n.kids.push_back(sn);
+  }
+  TreeNode ret;
+  ret.head = "return";
+  ret.atom = k.result;
+  ret.loc = k.result_loc;
+  n.kids.push_back(ret);
   return n;
 }
 
@@ -99,7 +168,8 @@ TreeNode stmt_tree(const Stmt& s) {
       for (const auto& p : f.params) {
         TreeNode pn;
         pn.head = "param";
-        pn.atom = p.name + ":" + type_name(p.type);
+        pn.atom = p.name + ":" + (p.type == Type::Tensor ? tensor_type_text(p.tensor)
+                                                          : std::string(type_name(p.type)));
         pn.leaf = true;
         pn.loc = p.loc;
         params.kids.push_back(pn);
@@ -110,6 +180,7 @@ TreeNode stmt_tree(const Stmt& s) {
       n.kids.push_back(block_tree(f.body, s.loc));
       break;
     }
+    case StmtKind::KernelDecl: return kernel_tree(*s.kernel, s.loc);
   }
   return n;
 }
@@ -137,6 +208,8 @@ ExprPtr clone_expr(const Expr& e) {
   c->slot = e.slot;
   c->check_defined = e.check_defined;
   c->builtin = e.builtin;
+  c->kernel = e.kernel;
+  c->axes = e.axes;
   for (const auto& k : e.kids) c->kids.push_back(clone_expr(*k));
   return c;
 }
@@ -171,6 +244,30 @@ StmtPtr clone_stmt(const Stmt& s) {
     f.return_type = s.fn->return_type;
     f.local_names = s.fn->local_names;
     f.local_types = s.fn->local_types;
+    f.return_tensor = s.fn->return_tensor;
+    f.uses_tensors = s.fn->uses_tensors;
+  }
+  if (s.kernel) {
+    c->kernel = std::make_unique<KernelDecl>();
+    KernelDecl& k = *c->kernel;
+    const KernelDecl& from = *s.kernel;
+    k.name = from.name;
+    k.loc = from.loc;
+    k.params = from.params;
+    k.has_return_type = from.has_return_type;
+    k.return_type = from.return_type;
+    for (const auto& st : from.stages) {
+      KernelStage cs;
+      cs.target = st.target;
+      cs.loc = st.loc;
+      cs.indices = st.indices;
+      cs.index_locs = st.index_locs;
+      if (st.value) cs.value = clone_expr(*st.value);
+      k.stages.push_back(std::move(cs));
+    }
+    k.result = from.result;
+    k.result_loc = from.result_loc;
+    k.index = from.index;
   }
   return c;
 }
@@ -194,6 +291,7 @@ Program clone_program(const Program& program) {
   Program p;
   p.source = program.source;
   p.body = clone_block(program.body);
+  p.uses_tensors = program.uses_tensors;
   return p;
 }
 

@@ -16,6 +16,8 @@
 
 namespace descent {
 
+class TensorRuntime;  // lang/tensor_api.h
+
 constexpr int kMaxCallDepth = 10000;  // LANGUAGE.md: deeper is "stack overflow"
 
 // Receives program output (print lines and REPL echoes), always whole lines ending in '\n'.
@@ -36,6 +38,9 @@ struct RunOptions {
   uint64_t step_limit = 0;  // stop with "interrupted" after this many steps (0: no limit)
   bool echo = false;        // REPL: print the value of each top-level expression statement
   OutputSink trace;         // VMs: one line per executed instruction (state after it); null: off
+  // Where Tensor and Shape values live (the ast engine only). Null: tensor code fails with
+  // the runtime error "tensor code needs a tensor runtime".
+  TensorRuntime* tensors = nullptr;
 };
 
 struct RunResult {

@@ -84,7 +84,10 @@ class Folder {
         return make_const(out, e.type, e.loc);
       }
       case ExprKind::Call: {
-        if (e.builtin == Builtin::None || e.builtin == Builtin::Print) return nullptr;
+        // Tensor builtins make or read tensors at run time: nothing to fold (kernel bodies
+        // are never visited at all, see stmt()).
+        if (e.builtin == Builtin::None || e.builtin == Builtin::Print || e.builtin >= Builtin::Zeros)
+          return nullptr;
         for (auto& k : e.kids)
           if (!is_const(*k)) return nullptr;
         Value x = const_value(*e.kids[0]);

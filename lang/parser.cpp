@@ -1,5 +1,6 @@
 #include "lang/parser.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -172,44 +173,159 @@ class Parser {
       }
       case Tok::Return: return return_stmt();
       case Tok::Kernel:
-        fail(t.loc, "kernels are part of the tensor layer, which this build does not have yet");
+        if (!top_level) fail(t.loc, "kernels must be declared at top level");
+        return kernel_decl();
       default: return simple_stmt();
     }
   }
 
   // fn_decl := 'fn' IDENT '(' [param {',' param}] ')' ['->' type] block
-  // param   := IDENT [':' type]
   StmtPtr fn_decl() {
     SourceLoc fn_loc = advance().loc;
     auto fn = std::make_unique<FnDecl>();
     const Token& name = expect(Tok::Ident, "function name");
     fn->name = std::string(name.text);
     fn->loc = name.loc;
-    expect(Tok::LParen, "'('");
-    if (!check(Tok::RParen)) {
-      do {
-        const Token& pn = expect(Tok::Ident, "parameter name");
-        Param p{std::string(pn.text), pn.loc, Type::Int, pn.loc};
-        if (match(Tok::Colon)) p.type = type_name_here(&p.type_loc);
-        fn->params.push_back(std::move(p));
-      } while (match(Tok::Comma));
-    }
-    expect(Tok::RParen, "')'");
-    if (match(Tok::Arrow)) fn->declared_return = type_name_here(&fn->return_loc);
+    fn->params = params();
+    if (match(Tok::Arrow)) fn->declared_return = type_name_here(&fn->return_loc, &fn->return_tensor);
     fn->body = block();
     auto s = std::make_unique<Stmt>(StmtKind::FnDecl, fn_loc);
     s->fn = std::move(fn);
     return s;
   }
 
-  // type := 'int' | 'float' | 'bool'
-  Type type_name_here(SourceLoc* loc) {
+  // params := '(' [param {',' param}] ')'
+  // param  := IDENT [':' type]
+  std::vector<Param> params() {
+    std::vector<Param> out;
+    expect(Tok::LParen, "'('");
+    if (!check(Tok::RParen)) {
+      do {
+        const Token& pn = expect(Tok::Ident, "parameter name");
+        Param p{std::string(pn.text), pn.loc, Type::Int, pn.loc, {}};
+        if (match(Tok::Colon)) p.type = type_name_here(&p.type_loc, &p.tensor);
+        out.push_back(std::move(p));
+      } while (match(Tok::Comma));
+    }
+    expect(Tok::RParen, "')'");
+    return out;
+  }
+
+  // type        := 'int' | 'float' | 'bool' | tensor_type
+  // tensor_type := ('f32' | 'i32') '[' dim {',' dim} ']'
+  // dim         := INT | IDENT
+  // A tensor type fills *tensor and returns Type::Tensor.
+  Type type_name_here(SourceLoc* loc, TensorType* tensor) {
     const Token& t = expect(Tok::Ident, "type name");
     *loc = t.loc;
     if (t.text == "int") return Type::Int;
     if (t.text == "float") return Type::Float;
     if (t.text == "bool") return Type::Bool;
-    fail(t.loc, "unknown type '" + std::string(t.text) + "'");
+    if (!check(Tok::LBracket)) fail(t.loc, "unknown type '" + std::string(t.text) + "'");
+    // Only the element types LANGUAGE.md names are words here; sema decides which of them
+    // the tensor layer supports.
+    if (t.text != "f32" && t.text != "i32")
+      fail(t.loc, "unknown tensor element type '" + std::string(t.text) + "' (use f32)");
+    tensor->elem = std::string(t.text);
+    tensor->loc = t.loc;
+    tensor->dims.clear();
+    advance();  // '['
+    do {
+      const Token& d = peek();
+      Dim dim;
+      dim.loc = d.loc;
+      if (d.kind == Tok::Ident) {
+        dim.name = std::string(d.text);
+      } else if (d.kind == Tok::Int) {
+        errno = 0;
+        std::string digits(d.text);
+        unsigned long long v = std::strtoull(digits.c_str(), nullptr, 10);
+        // 2^31 is far beyond any buffer this toolkit allocates; it keeps extents products
+        // of a few dims inside int64.
+        if (errno == ERANGE || v < 1 || v > (1ULL << 31))
+          fail(d.loc, "tensor dimension must be between 1 and 2147483648");
+        dim.value = static_cast<int64_t>(v);
+      } else {
+        fail_at_current("expected a dimension (a number or a name)");
+      }
+      advance();
+      tensor->dims.push_back(std::move(dim));
+    } while (match(Tok::Comma));
+    expect(Tok::RBracket, "']'");
+    return Type::Tensor;
+  }
+
+  // kernel_decl := 'kernel' IDENT params ['->' tensor_type] '{' {stage sep} 'return' IDENT '}'
+  // stage       := IDENT '[' IDENT {',' IDENT} ']' '=' expression
+  // A kernel is index notation, not a program: no control flow, no locals, one assignment
+  // per stage, and the last statement names the buffer it returns.
+  StmtPtr kernel_decl() {
+    SourceLoc kw = advance().loc;
+    auto k = std::make_unique<KernelDecl>();
+    const Token& name = expect(Tok::Ident, "kernel name");
+    k->name = std::string(name.text);
+    k->loc = name.loc;
+    k->params = params();
+    if (match(Tok::Arrow)) {
+      SourceLoc tloc;
+      if (type_name_here(&tloc, &k->return_type) != Type::Tensor)
+        fail(tloc, "a kernel returns a tensor type such as f32[n, m]");
+      k->has_return_type = true;
+    }
+    DepthGuard guard(*this, peek().loc);
+    expect(Tok::LBrace, "'{'");
+    skip_separators();
+    bool returned = false;
+    while (!check(Tok::RBrace) && !check(Tok::Eof)) {
+      // Each stage recovers on its own, like the statements of a block, so that a broken
+      // stage does not spill the rest of the kernel out as top-level statements.
+      try {
+        if (returned) fail(peek().loc, "'return' must be the last statement of a kernel");
+        if (check(Tok::Return)) {
+          advance();
+          const Token& r = expect(Tok::Ident, "the name of the buffer to return");
+          k->result = std::string(r.text);
+          k->result_loc = r.loc;
+          returned = true;
+        } else {
+          k->stages.push_back(kernel_stage());
+        }
+        terminator();
+      } catch (SyntaxError&) {
+        synchronize();
+      }
+      skip_separators();
+    }
+    expect(Tok::RBrace, "'}'");
+    if (!returned) fail(kw, "kernel '" + k->name + "' must end with 'return' and a buffer name");
+    auto s = std::make_unique<Stmt>(StmtKind::KernelDecl, kw);
+    s->kernel = std::move(k);
+    return s;
+  }
+
+  KernelStage kernel_stage() {
+    KernelStage st;
+    const Token& target = expect(Tok::Ident, "a stage such as 'C[i, j] = ...'");
+    st.target = std::string(target.text);
+    st.loc = target.loc;
+    expect(Tok::LBracket, "'[' after the stage's buffer name");
+    do {
+      const Token& ix = expect(Tok::Ident, "an index name");
+      std::string n(ix.text);
+      if (std::find(st.indices.begin(), st.indices.end(), n) != st.indices.end())
+        fail(ix.loc, "index '" + n + "' appears twice in '" + st.target + "[...]'");
+      st.indices.push_back(std::move(n));
+      st.index_locs.push_back(ix.loc);
+    } while (match(Tok::Comma));
+    expect(Tok::RBracket, "']'");
+    expect(Tok::Assign, "'='");
+    in_kernel_ = true;
+    struct Reset {
+      bool& b;
+      ~Reset() { b = false; }
+    } reset{in_kernel_};
+    st.value = expression();
+    return st;
   }
 
   // block := '{' { statement terminator } '}'
@@ -336,11 +452,46 @@ class Parser {
     return call();
   }
 
-  // call := primary [ '(' [expression {',' expression}] ')' ]
+  // postfix := primary { '(' [args] ')' | '[' args ']' | '.' IDENT }
+  // Only a name can be called or indexed: t[i, j] reads an element of tensor variable t,
+  // s[0] a dimension of shape variable s. '.shape' applies to any expression.
   ExprPtr call() {
     ExprPtr e = primary();
-    if (!check(Tok::LParen)) return e;
-    if (e->kind != ExprKind::Var) fail_at_current("expected newline or ';' after statement");
+    while (true) {
+      if (check(Tok::LParen)) {
+        if (e->kind != ExprKind::Var) fail_at_current("expected newline or ';' after statement");
+        e = call_args(std::move(e));
+        if (e->kind == ExprKind::Reduce) return e;  // its body already took what follows
+      } else if (check(Tok::LBracket)) {
+        if (e->kind != ExprKind::Var) fail_at_current("only a variable can be indexed");
+        DepthGuard guard(*this, peek().loc);
+        advance();
+        e->kind = ExprKind::Index;
+        do {
+          e->kids.push_back(expression());
+        } while (match(Tok::Comma));
+        expect(Tok::RBracket, "']'");
+        e = finish(std::move(e));
+      } else if (check(Tok::Dot) && !in_kernel_) {
+        advance();
+        const Token& f = expect(Tok::Ident, "a field name after '.'");
+        auto fe = std::make_unique<Expr>(ExprKind::Field, f.loc);
+        fe->text = std::string(f.text);
+        fe->kids.push_back(std::move(e));
+        e = finish(std::move(fe));
+      } else {
+        return e;
+      }
+    }
+  }
+
+  // call := IDENT '(' [expression {',' expression}] ')'
+  // In a kernel, sum/max/min followed by bare names and then the start of an expression on
+  // the same line is a reduction instead: reduce := ('sum'|'max'|'min') '(' IDENT {',' IDENT}
+  // ')' additive. The body is a whole additive expression, as in math notation:
+  // `sum(k) A[i, k] * B[k, j] + 1.0` sums A*B + 1; parenthesize to sum less. A body cannot
+  // start with '-' (`max(a, b) - 1` is a call minus one): write `sum(k) (-A[k])`.
+  ExprPtr call_args(ExprPtr e) {
     DepthGuard guard(*this, peek().loc);
     advance();
     e->kind = ExprKind::Call;
@@ -350,7 +501,28 @@ class Parser {
       } while (match(Tok::Comma));
     }
     expect(Tok::RParen, "')'");
+    if (in_kernel_ && is_reduction_head(*e)) {
+      auto r = std::make_unique<Expr>(ExprKind::Reduce, e->loc);
+      r->text = e->text;
+      for (auto& k : e->kids) r->axes.push_back(k->text);
+      r->kids.push_back(expression(kTerm));
+      return finish(std::move(r));
+    }
     return finish(std::move(e));
+  }
+
+  bool is_reduction_head(const Expr& call) const {
+    if (call.text != "sum" && call.text != "max" && call.text != "min") return false;
+    if (call.kids.empty()) return false;
+    for (const auto& k : call.kids)
+      if (k->kind != ExprKind::Axis) return false;
+    switch (peek().kind) {
+      case Tok::Int: case Tok::Float: case Tok::Ident: case Tok::LParen: case Tok::Bang:
+      case Tok::True: case Tok::False:
+        return true;
+      default:
+        return false;
+    }
   }
 
   // primary := INT | FLOAT | STRING | 'true' | 'false' | IDENT | '(' expression ')'
@@ -391,9 +563,25 @@ class Parser {
       }
       case Tok::Ident: {
         advance();
-        auto e = std::make_unique<Expr>(ExprKind::Var, t.loc);
+        // In a kernel a bare name is an index variable; one followed by '(' or '[' is turned
+        // back into a call or buffer access by call().
+        bool axis = in_kernel_ && !check(Tok::LParen) && !check(Tok::LBracket);
+        auto e = std::make_unique<Expr>(axis ? ExprKind::Axis : ExprKind::Var, t.loc);
         e->text = std::string(t.text);
         return e;
+      }
+      case Tok::LBracket: {
+        // list := '[' [expression {',' expression}] ']'   (a shape: [1, 3072])
+        DepthGuard guard(*this, t.loc);
+        advance();
+        auto e = std::make_unique<Expr>(ExprKind::List, t.loc);
+        if (!check(Tok::RBracket)) {
+          do {
+            e->kids.push_back(expression());
+          } while (match(Tok::Comma));
+        }
+        expect(Tok::RBracket, "']'");
+        return finish(std::move(e));
       }
       case Tok::LParen: {
         DepthGuard guard(*this, t.loc);
@@ -439,6 +627,7 @@ class Parser {
   std::vector<Diagnostic>& diags_;
   size_t pos_ = 0;
   int depth_ = 0;
+  bool in_kernel_ = false;  // parsing a kernel stage's right-hand side
 };
 
 }  // namespace

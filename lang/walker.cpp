@@ -1,6 +1,9 @@
 #include "lang/walker.h"
 
+#include <algorithm>
 #include <cstdint>
+
+#include "lang/tensor_api.h"
 
 namespace descent {
 namespace {
@@ -38,7 +41,7 @@ class Walker final : public Engine {
           if (options.echo && s->kind == StmtKind::Expr && s->expr->type != Type::Void) {
             Value v = eval(*s->expr);
             ++steps_;
-            emit(format_value(v, s->expr->type) + "\n");
+            emit(show(v, s->expr->type, s->expr->loc) + "\n");
           } else {
             exec(*s);
           }
@@ -116,6 +119,7 @@ class Walker final : public Engine {
         if (s.expr) ret_ = eval(*s.expr);
         return Flow::Return;
       case StmtKind::FnDecl: return Flow::Normal;
+      case StmtKind::KernelDecl: return Flow::Normal;  // kernels run when called
     }
     return Flow::Normal;
   }
@@ -153,6 +157,15 @@ class Walker final : public Engine {
       }
       case ExprKind::Binary: return binary(e);
       case ExprKind::Call: return call(e);
+      case ExprKind::List: return shape_literal(e);
+      case ExprKind::Index: return element(e);
+      case ExprKind::Field: {
+        int64_t t = eval(*e.kids[0]).i;
+        TensorRuntime& r = rt(e.loc);
+        return Value::of_int(r.make_shape(r.tensor_dims(t)));
+      }
+      case ExprKind::Reduce:
+      case ExprKind::Axis: fail(e.loc, "kernel expressions run only inside kernels");
     }
     return Value{};
   }
@@ -177,6 +190,7 @@ class Walker final : public Engine {
   Value call(const Expr& e) {
     if (e.builtin != Builtin::None) return builtin(e);
     tick(e.loc);
+    if (e.kernel >= 0) return kernel_call(e);
     char marker;
     // 10,000 frames is the language's limit; the distance to the thread's stack top guards
     // against pathological expressions making each frame enormous.
@@ -191,6 +205,7 @@ class Walker final : public Engine {
     std::vector<Value> args;
     args.reserve(e.kids.size());
     for (const auto& k : e.kids) args.push_back(eval(*k));
+    check_tensor_params(e, fn, args);
     new_base = stack_.size();
     stack_.resize(new_base + nlocals);
     for (size_t i = 0; i < args.size(); ++i) stack_[new_base + i] = args[i];
@@ -212,7 +227,7 @@ class Walker final : public Engine {
         for (size_t i = 0; i < e.kids.size(); ++i) {
           if (i) line += ' ';
           const Expr& k = *e.kids[i];
-          line += k.kind == ExprKind::StrLit ? k.text : format_value(eval(k), k.type);
+          line += k.kind == ExprKind::StrLit ? k.text : show(eval(k), k.type, k.loc);
         }
         emit(line + "\n");
         return Value{};
@@ -238,8 +253,150 @@ class Walker final : public Engine {
         if (e.type == Type::Int) return mn ? int_min(a, b) : int_max(a, b);
         return mn ? float_min(a, b) : float_max(a, b);
       }
+      case Builtin::Zeros: case Builtin::Ones: case Builtin::Rand: case Builtin::Arange:
+      case Builtin::Load: case Builtin::Save: case Builtin::SumAll:
+        return tensor_builtin(e);
       default: return Value::of_float(call_math(e.builtin, eval(*e.kids[0]).f));
     }
+  }
+
+  // ---- tensors: every operation goes through the TensorRuntime; values are handles ----
+  TensorRuntime& rt(SourceLoc loc) {
+    if (!opts_->tensors) fail(loc, "tensor code needs a tensor runtime");
+    return *opts_->tensors;
+  }
+
+  // A value as print and the REPL echo show it.
+  std::string show(Value v, Type t, SourceLoc loc) {
+    if (t == Type::Shape) return format_shape(rt(loc).shape_dims(v.i));
+    if (t != Type::Tensor) return format_value(v, t);
+    std::string out, err;
+    if (!rt(loc).format(v.i, &out, &err)) fail(loc, err);
+    return out;
+  }
+
+  Value shape_literal(const Expr& e) {
+    std::vector<int64_t> dims;
+    for (const auto& k : e.kids) {
+      int64_t d = eval(*k).i;
+      if (d < 1) fail(k->loc, "shape dimensions must be at least 1, got " + std::to_string(d));
+      dims.push_back(d);
+    }
+    return Value::of_int(rt(e.loc).make_shape(dims));
+  }
+
+  // t[i, j] (a float) or s[i] (an int); both check rank and bounds before asking the runtime.
+  Value element(const Expr& e) {
+    if (e.check_defined && !globals_->defined[static_cast<size_t>(e.slot)])
+      fail(e.loc, "undefined variable '" + e.text + "'");
+    int64_t h = storage(e.storage, e.slot).i;
+    std::vector<int64_t> index;
+    for (const auto& k : e.kids) index.push_back(eval(*k).i);
+    TensorRuntime& r = rt(e.loc);
+    const std::vector<int64_t>& dims =
+        e.type == Type::Int ? r.shape_dims(h) : r.tensor_dims(h);
+    if (e.type == Type::Int) {
+      if (index[0] < 0 || static_cast<size_t>(index[0]) >= dims.size())
+        fail(e.kids[0]->loc, "index " + std::to_string(index[0]) + " out of range for a shape of " +
+                                 std::to_string(dims.size()) + " dimensions");
+      return Value::of_int(dims[static_cast<size_t>(index[0])]);
+    }
+    if (index.size() != dims.size())
+      fail(e.loc, "'" + e.text + "' has " + std::to_string(dims.size()) +
+                      " dimensions, but is indexed with " + std::to_string(index.size()));
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (index[d] < 0 || index[d] >= dims[d])
+        fail(e.kids[d]->loc, "index " + std::to_string(index[d]) + " out of range for dim " +
+                                 std::to_string(d) + " of size " + std::to_string(dims[d]));
+    double out;
+    std::string err;
+    if (!r.element(h, index, &out, &err)) fail(e.loc, err);
+    return Value::of_float(out);
+  }
+
+  Value kernel_call(const Expr& e) {
+    std::vector<int64_t> args;
+    for (const auto& k : e.kids) args.push_back(eval(*k).i);
+    const KernelDecl& k = *module_->kernels[static_cast<size_t>(e.kernel)].decl;
+    int64_t out;
+    std::string err;
+    if (!rt(e.loc).call_kernel(k, args, &out, &err)) fail(e.loc, err);
+    return Value::of_int(out);
+  }
+
+  Value tensor_builtin(const Expr& e) {
+    TensorRuntime& r = rt(e.loc);
+    int64_t out = 0;
+    std::string err;
+    bool ok = true;
+    switch (e.builtin) {
+      case Builtin::Zeros:
+      case Builtin::Ones: {
+        std::vector<int64_t> dims = r.shape_dims(eval(*e.kids[0]).i);
+        ok = r.create(e.builtin, dims, {}, &out, &err);
+        break;
+      }
+      case Builtin::Rand: {
+        std::vector<int64_t> dims = r.shape_dims(eval(*e.kids[0]).i);
+        int64_t seed = eval(*e.kids[1]).i;
+        ok = r.create(e.builtin, dims, {seed}, &out, &err);
+        break;
+      }
+      case Builtin::Arange: {
+        int64_t n = eval(*e.kids[0]).i;
+        if (n < 1) fail(e.loc, "arange(n) needs n >= 1, got " + std::to_string(n));
+        ok = r.create(e.builtin, {n}, {}, &out, &err);
+        break;
+      }
+      case Builtin::Load: ok = r.load(e.kids[0]->text, &out, &err); break;
+      case Builtin::Save: {
+        int64_t t = eval(*e.kids[0]).i;
+        ok = r.save(t, e.kids[1]->text, &err);
+        break;
+      }
+      default: {  // sum_all
+        double sum = 0;
+        if (!r.sum_all(eval(*e.kids[0]).i, &sum, &err)) fail(e.loc, err);
+        return Value::of_float(sum);
+      }
+    }
+    if (!ok) fail(e.loc, err);
+    return Value::of_int(out);
+  }
+
+  // fn f(x: f32[1, 784]): the declared shape is checked when the call happens. A named dim
+  // must have the same size everywhere it appears in one call.
+  void check_tensor_params(const Expr& call, const FnDecl& fn, const std::vector<Value>& args) {
+    std::vector<std::pair<std::string, int64_t>> bound;
+    for (size_t i = 0; i < fn.params.size() && i < args.size(); ++i) {
+      const Param& p = fn.params[i];
+      if (p.type != Type::Tensor) continue;
+      const std::vector<int64_t>& dims = rt(call.loc).tensor_dims(args[i].i);
+      bool ok = dims.size() == p.tensor.dims.size();
+      for (size_t d = 0; ok && d < dims.size(); ++d) {
+        const Dim& want = p.tensor.dims[d];
+        if (want.name.empty()) {
+          ok = want.value == dims[d];
+          continue;
+        }
+        auto it = std::find_if(bound.begin(), bound.end(),
+                               [&](const auto& b) { return b.first == want.name; });
+        if (it == bound.end()) bound.emplace_back(want.name, dims[d]);
+        else ok = it->second == dims[d];
+      }
+      if (!ok)
+        fail(call.kids[i]->loc, "argument '" + p.name + "' of '" + fn.name + "' must have shape " +
+                                    declared_shape(p.tensor) + ", got " + format_shape(dims));
+    }
+  }
+
+  static std::string declared_shape(const TensorType& t) {
+    std::string out = "[";
+    for (size_t i = 0; i < t.dims.size(); ++i) {
+      if (i) out += ", ";
+      out += t.dims[i].name.empty() ? std::to_string(t.dims[i].value) : t.dims[i].name;
+    }
+    return out + "]";
   }
 
   const Module* module_ = nullptr;

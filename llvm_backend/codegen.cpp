@@ -400,6 +400,7 @@ class Lowering {
         else b_.CreateRetVoid();
         return;
       case StmtKind::FnDecl: return;
+      case StmtKind::KernelDecl: return;  // kernels run on the ast engine only
     }
   }
 
@@ -509,6 +510,10 @@ class Lowering {
       case ExprKind::FloatLit: return llvm::ConstantFP::get(b_.getDoubleTy(), e.float_value);
       case ExprKind::BoolLit: return b_.getInt1(e.bool_value);
       case ExprKind::StrLit: return nullptr;  // only ever a print argument
+      // Tensor code never gets here: generate_unit() refuses it.
+      case ExprKind::List: case ExprKind::Index: case ExprKind::Field: case ExprKind::Reduce:
+      case ExprKind::Axis:
+        return b_.getInt64(0);
       case ExprKind::Promote: return b_.CreateSIToFP(expr(*e.kids[0]), b_.getDoubleTy(), "tofloat");
       case ExprKind::Var:
         if (e.check_defined) {
@@ -710,6 +715,10 @@ class Lowering {
       case Builtin::Cos: return math(llvm::Intrinsic::cos, expr(*e.kids[0]), "cos");
       case Builtin::Floor: return math(llvm::Intrinsic::floor, expr(*e.kids[0]), "floor");
       case Builtin::None: break;
+      // Tensor builtins: tensor code never gets here (generate_unit() refuses it).
+      case Builtin::Zeros: case Builtin::Ones: case Builtin::Rand: case Builtin::Arange:
+      case Builtin::Load: case Builtin::Save: case Builtin::SumAll:
+        break;
     }
     return nullptr;
   }
@@ -764,12 +773,24 @@ std::vector<int> called_functions(const Block& block) {
 
 IRModule generate_unit(const Program& program, const Module& module, const UnitSpec& spec,
                        std::string* error) {
+  // Tensor code runs on the ast engine only (the Session sends it there). Functions that use
+  // tensors can only be called from tensor code, so leaving them out breaks no call.
+  if (program.uses_tensors) {
+    if (error) *error = "tensor code runs on the ast engine only";
+    return IRModule{};
+  }
+  UnitSpec scalar = spec;
+  scalar.define.clear();
+  for (int f : spec.define) {
+    const FnDecl* d = module.functions[static_cast<size_t>(f)].decl;
+    if (!d || !d->uses_tensors) scalar.define.push_back(f);
+  }
   IRModule ir;
   ir.context = std::make_unique<llvm::LLVMContext>();
   std::string name = program.source ? program.source->name() : "descent";
   ir.module = std::make_unique<llvm::Module>(name, *ir.context);
   if (!set_target(*ir.module, spec.triple, error)) return IRModule{};
-  Lowering lower(program, module, spec, *ir.module);
+  Lowering lower(program, module, scalar, *ir.module);
   lower.run();
   if (spec.runtime) define_standalone_runtime(*ir.module, lower.sites, spec.entry);
   // Declarations after the definitions, as clang prints them.

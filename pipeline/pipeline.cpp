@@ -12,6 +12,8 @@
 #include "llvm_backend/passes.h"
 #include "llvm_backend/target.h"
 #include "llvm_backend/views.h"
+#include "tensor/runtime.h"
+#include "tensor/schedule.h"
 #include "vm/reg_disasm.h"
 #include "vm/reg_vm.h"
 #include "vm/stack_compiler.h"
@@ -60,7 +62,14 @@ struct Session::Unit {
   int snaps_opt = -1;
 };
 
-Session::Session() = default;
+Session::Session() : tensors_(std::make_unique<tensor::GraphRuntime>()) {
+  tensors_->set_interrupt(&interrupt_);
+  // The prelude's kernels (add, matmul, linear, relu, softmax, ...) are there from the
+  // start, as if the user had typed them; it is not "the last input".
+  Outcome o = compile(std::string(tensor::prelude_source()), "<prelude>");
+  if (o.status == Outcome::Ok) run(RunOptions{});
+  last_.reset();
+}
 Session::~Session() = default;
 
 std::vector<std::string> Session::engines() { return {"ast", "stack", "reg", "jit"}; }
@@ -132,6 +141,7 @@ const std::vector<StageInfo>& Session::stages() {
       {"mir", "machine IR after instruction selection (finalize-isel), for the target"},
       {"mir-regalloc", "machine IR after register allocation, for the target"},
       {"asm", "assembly for the target, each instruction with its encoded bytes"},
+      {"graph", "the tensor dataflow graph as the last evaluation ran it (after graph passes)"},
   };
   return s;
 }
@@ -194,8 +204,16 @@ Outcome Session::run(const RunOptions& options) {
   if (!opts.interrupt) opts.interrupt = &interrupt_;
   globals_before_last_run_ = globals_;
   last_->echo = options.echo;
+  opts.tensors = tensors_.get();
+  // Only the AST walker runs tensor code (the VMs and the JIT are scalar tiers).
+  std::string engine = engine_;
+  if (last_->program->uses_tensors && engine != "ast") {
+    engine = "ast";
+    out.note = "tensor code runs on the ast engine (the " + engine_ +
+               " engine runs scalar code only); its kernels ran on the " + device() + " device";
+  }
   auto t0 = Clock::now();
-  RunResult r = engine_for(engine_).run(*last_->program, module_, globals_, opts);
+  RunResult r = engine_for(engine).run(*last_->program, module_, globals_, opts);
   out.run_seconds = seconds_since(t0);
   out.steps = r.steps;
   if (!r.ok) {
@@ -284,6 +302,8 @@ StageResult Session::stage(std::string_view name, Format format) const {
     if (!r.ok) r.text = error;
     return r;
   }
+  if (name == "graph") return graph_view(tensors_->last_evaluation().executed.nodes.empty()
+                                             ? "pending" : "executed", format);
   std::string known;
   for (const auto& s : stages()) known += std::string(known.empty() ? "" : ", ") + s.name;
   r.text = "unknown stage '" + std::string(name) + "' (stages: " + known + ")";
@@ -311,10 +331,22 @@ std::vector<PassInfo> Session::passes() const {
                          fusion});
   for (const auto& snap : last_->snapshots(module_, opt_level_))
     out.push_back(PassInfo{snap.label, "llvm", snap.changed, "on " + snap.unit});
+  for (const auto& snap : tensors_->last_evaluation().passes)
+    out.push_back(PassInfo{"graph." + snap.name, "graph", snap.changed, snap.summary});
   return out;
 }
 
 StageResult Session::pass_snapshot(std::string_view pass, bool after, Format format) const {
+  // Graph passes: "graph.fuse_elementwise", or the bare name where it is not also an AST pass.
+  {
+    std::string_view g = pass.substr(0, 6) == "graph." ? pass.substr(6) : pass;
+    const auto& passes = tensors_->last_evaluation().passes;
+    for (size_t i = 0; i < passes.size(); ++i) {
+      if (passes[i].name != g || (g == "fold_constants" && pass == g)) continue;
+      if (after) return graph_view(passes[i].name, format);
+      return graph_view(i == 0 ? "before" : passes[i - 1].name, format);
+    }
+  }
   if (pass == "fold_constants") return stage(after ? "ast-folded" : "ast", format);
   if (pass == "fuse_superinstructions") return stage(after ? "stack-fused" : "stack", format);
   if (pass == "allocate_registers") return stage(after ? "reg-alloc" : "reg", format);
@@ -355,7 +387,8 @@ std::vector<std::string> Session::known_names() const {
   std::vector<std::string> names;
   for (const auto& g : module_.globals) names.push_back(g.name);
   for (const auto& f : module_.functions) names.push_back(f.name);
-  for (int b = 1; b <= static_cast<int>(Builtin::ToInt); ++b)
+  for (const auto& k : module_.kernels) names.push_back(k.name);
+  for (int b = 1; b <= static_cast<int>(Builtin::SumAll); ++b)
     names.push_back(builtin_name(static_cast<Builtin>(b)));
   std::sort(names.begin(), names.end());
   return names;

@@ -25,6 +25,14 @@
 
 namespace descent {
 
+namespace tensor {
+class GraphRuntime;
+class Schedule;
+}  // namespace tensor
+namespace tir {
+struct PrimFunc;
+}
+
 enum class Format { Text, Sexpr, Dot };
 
 struct StageInfo {
@@ -52,6 +60,9 @@ struct Outcome {
   std::string message;  // the diagnostics rendered with source line and caret
   uint64_t steps = 0;
   double compile_seconds = 0, run_seconds = 0;
+  // Something the front end should tell the user, e.g. that tensor code ran on the ast
+  // engine although another engine was chosen.
+  std::string note;
   // `descent run`'s exit code: 0, 1 for a runtime error, 2 for a compile error.
   int exit_code() const { return status == Ok ? 0 : status == RuntimeError ? 1 : 2; }
 };
@@ -116,6 +127,49 @@ class Session {
   // Read access for front ends that draw the data structures themselves.
   const Module& module() const { return module_; }
 
+  // ---- The tensor layer (tensor/) ------------------------------------------------------
+  // Tensor code in scalar programs (kernel calls, rand, sum_all, ...) runs on the ast
+  // engine whatever engine is chosen (Outcome::note says so); its kernels run on the tensor
+  // device: "ref" (the reference interpreter, the default) or "cpu" (LLVM-compiled).
+  tensor::GraphRuntime& tensors() { return *tensors_; }
+  const tensor::GraphRuntime& tensors() const { return *tensors_; }
+  static std::vector<std::string> devices();
+  bool set_device(std::string_view name);  // false if unknown
+  std::string device() const;
+  void set_threads(int threads);  // parallel loops of cpu kernels (0: every hardware thread)
+
+  // The kernel under the microscope (`descent kernel`, the REPL's :kernel): a kernel of the
+  // module lowered for concrete shapes (named dims from `dims`, others 64), with a schedule
+  // that can be stepped, undone and redone. Its schedule also applies whenever scalar code
+  // calls the kernel.
+  bool select_kernel(const std::string& name, const std::map<std::string, int64_t>& dims,
+                     std::string* error);
+  const std::string& selected_kernel() const { return kernel_name_; }
+  bool schedule_step(std::string_view step, std::string* error);  // one step
+  bool schedule_text(std::string_view text, std::string* error);  // a whole schedule file
+  bool schedule_undo();
+  bool schedule_redo();
+  std::string schedule_trace() const;
+  // Views of the selected kernel: "tir" (scheduled loop nest, TVMScript-like), "tir-original"
+  // (as lowered), "c" (the C loop nest), "llvm" / "llvm-opt" (the CPU backend's IR).
+  static const std::vector<StageInfo>& kernel_views();
+  StageResult kernel_view(std::string_view view) const;
+  // Runs the selected kernel on seeded random inputs on a device ("ref" or "cpu"); with
+  // check, also on the reference interpreter, and compares (relative 1e-4).
+  struct KernelRun {
+    bool ok = false;
+    std::string error;     // why it did not run, or (check) where the results differ
+    double seconds = 0;    // the device run (median of `repeats`), compilation excluded
+    double compile_seconds = 0;
+    bool checked = false;  // compared against the reference
+    double checksum = 0;   // sum of the output's elements
+    std::vector<int64_t> shape;
+  };
+  KernelRun run_kernel(std::string_view device, bool check, uint64_t seed = 1, int repeats = 1);
+  // The dataflow graph: "pending" (built but not computed yet), or what the last evaluation
+  // did: "before" (as built), a graph pass's name (its result), "executed".
+  StageResult graph_view(std::string_view which, Format format = Format::Text) const;
+
  private:
   struct Unit;  // one input's artefacts
   Engine& engine_for(const std::string& name);
@@ -130,6 +184,9 @@ class Session {
   std::map<std::string, std::unique_ptr<Engine>> engine_cache_;
   std::unique_ptr<Unit> last_;
   std::atomic<bool> interrupt_{false};
+  std::unique_ptr<tensor::GraphRuntime> tensors_;
+  std::string kernel_name_;  // the selected kernel, or ""
+  std::unique_ptr<tensor::Schedule> schedule_;
 };
 
 }  // namespace descent

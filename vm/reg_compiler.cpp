@@ -189,9 +189,19 @@ class RegCompiler {
     f_.fn_index = fn.index;
     for (const auto& p : fn.params) f_.param_types.push_back(p.type);
     f_.ret = fn.return_type;
-    for (size_t i = 0; i < fn.local_names.size(); ++i)
-      new_vreg(fn.local_types[i], fn.local_names[i]);
+    // Tensor code runs on the ast engine only, and only tensor code can call a function that
+    // uses tensors: such a function becomes a stub that keeps the function table whole.
+    bool stub = fn.uses_tensors;
+    for (size_t i = 0; i < fn.local_names.size(); ++i) {
+      Type t = fn.local_types[i];
+      if (t == Type::Tensor || t == Type::Shape) t = Type::Int;
+      new_vreg(t, fn.local_names[i]);
+    }
     for (size_t i = 0; i < fn.params.size(); ++i) f_.param_locs.push_back(static_cast<uint16_t>(i));
+    if (stub) {
+      emit(Op::RETURN0, 0, 0, 0, fn.loc);
+      return;
+    }
     block(fn.body);
     if (end_reachable()) emit(Op::RETURN0, 0, 0, 0, fn.loc);
   }
@@ -545,6 +555,7 @@ class RegCompiler {
           emit(Op::RETURN0, 0, 0, 0, s.loc);
         break;
       case StmtKind::FnDecl: break;
+      case StmtKind::KernelDecl: break;  // kernels run on the ast engine only
     }
   }
 
@@ -687,6 +698,15 @@ std::unique_ptr<RegFunction> compile_reg_function(const FnDecl& fn, const Module
 
 std::unique_ptr<RegFunction> compile_reg_toplevel(const Program& program, const Module& module,
                                                   bool echo, Diagnostic* error) {
+  if (program.uses_tensors) {
+    // The Session runs tensor code on the ast engine; asked directly, say so.
+    SourceLoc loc;
+    if (!program.body.empty()) loc = program.body.front()->loc;
+    if (error)
+      *error = Diagnostic{Severity::Error, ErrorKind::Runtime, loc,
+                          "tensor code runs on the ast engine only"};
+    return nullptr;
+  }
   auto f = std::make_unique<RegFunction>();
   try {
     RegCompiler(module, *f).toplevel(program, echo);

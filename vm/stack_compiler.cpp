@@ -75,8 +75,11 @@ class Compiler {
     c_.name = "<script>";
     hidden_base_ = next_hidden_ = 0;
     SourceLoc last{0, 1, 1};
+    // Tensor code runs on the ast engine only (the Session sends it there); this VM has no
+    // tensor values, so such a script compiles to nothing rather than to wrong code.
     for (const auto& s : program.body) {
-      if (s->kind == StmtKind::FnDecl) continue;
+      if (program.uses_tensors) break;
+      if (s->kind == StmtKind::FnDecl || s->kind == StmtKind::KernelDecl) continue;
       last = s->loc;
       if (echo && s->kind == StmtKind::Expr && s->expr->type != Type::Void) {
         expr(*s->expr);
@@ -97,6 +100,19 @@ class Compiler {
     c_.return_type = fn.return_type;
     c_.fn_index = fn.index;
     hidden_base_ = next_hidden_ = static_cast<uint32_t>(fn.local_names.size());
+    if (fn.uses_tensors) {
+      // Only tensor code can call a function that uses tensors, and tensor code never runs
+      // here: a stub keeps the function table whole without compiling tensor operations.
+      SourceLoc at = fn.loc;
+      if (fn.return_type == Type::Void) {
+        emit(Op::RETURN_VOID, at);
+      } else {
+        emit_const(Value{}, Type::Int, at);
+        emit(Op::RETURN, at);
+      }
+      finish();
+      return;
+    }
     block(fn.body);
     if (!ends_in_return(fn.body)) {
       SourceLoc end = fn.body.empty() ? fn.loc : fn.body.back()->loc;
@@ -223,6 +239,7 @@ class Compiler {
         }
         break;
       case StmtKind::FnDecl: break;  // compiled on its own
+      case StmtKind::KernelDecl: break;  // kernels run on the ast engine only
     }
   }
 
@@ -350,6 +367,12 @@ class Compiler {
         break;
       case ExprKind::BoolLit: emit_const(Value::of_bool(e.bool_value), Type::Bool, e.loc); break;
       case ExprKind::StrLit: break;  // only ever a print argument, handled there
+      // Tensor code is never compiled here (script() and function() skip it); a constant
+      // keeps the one-value-per-expression rule should that ever change.
+      case ExprKind::List: case ExprKind::Index: case ExprKind::Field: case ExprKind::Reduce:
+      case ExprKind::Axis:
+        emit_const(Value{}, Type::Int, e.loc);
+        break;
       case ExprKind::Promote: {
         const Expr& k = *e.kids[0];
         if (is_int_literal(k)) {  // convert literals now rather than at every run

@@ -1,0 +1,158 @@
+// OpenBLAS wrappers (see blas.h). DESCENT_HAVE_OPENBLAS comes from bench/CMakeLists.txt.
+#include "bench/blas.h"
+
+#include <algorithm>
+#include <climits>
+#include <thread>
+
+#if DESCENT_HAVE_OPENBLAS
+#include <cblas.h>
+// Declared again because only OpenBLAS's own cblas.h has them (the reference CBLAS header,
+// which some distributions install as cblas.h, does not); same signatures, so harmless.
+extern "C" {
+void openblas_set_num_threads(int num_threads);
+char* openblas_get_config(void);
+}
+#endif
+
+namespace descent::bench {
+
+namespace {
+
+// The stand-ins when there is no OpenBLAS: the textbook loops, i-k-j so the inner loop walks
+// rows of B and C contiguously.
+[[maybe_unused]] void naive_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b,
+                                  float* c, bool b_transposed) {
+  for (int64_t i = 0; i < m * n; ++i) c[i] = 0.0f;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t r = 0; r < k; ++r) {
+      float air = a[i * k + r];
+      for (int64_t j = 0; j < n; ++j)
+        c[i * n + j] += air * (b_transposed ? b[j * k + r] : b[r * n + j]);
+    }
+}
+
+[[maybe_unused]] void naive_sgemv(int64_t m, int64_t k, const float* w, const float* x, float* y) {
+  for (int64_t j = 0; j < m; ++j) {
+    float s = 0.0f;
+    for (int64_t r = 0; r < k; ++r) s += w[j * k + r] * x[r];
+    y[j] = s;
+  }
+}
+
+void gemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c,
+          bool b_transposed) {
+#if DESCENT_HAVE_OPENBLAS
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, b_transposed ? CblasTrans : CblasNoTrans,
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+              static_cast<int>(k), b, static_cast<int>(b_transposed ? k : n), 0.0f, c,
+              static_cast<int>(n));
+#else
+  naive_sgemm(m, n, k, a, b, c, b_transposed);
+#endif
+}
+
+std::string dims(const tensor::Tensor& t) {
+  std::string s = "[";
+  for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);
+  return s + "]";
+}
+
+// A tensor whose buffer does not hold its shape's element count would make BLAS read past it.
+bool well_formed(const tensor::Tensor& t) {
+  return static_cast<int64_t>(t.data.size()) == t.numel();
+}
+
+bool fits_int(std::initializer_list<int64_t> sizes) {
+  for (int64_t s : sizes)
+    if (s > INT_MAX) return false;
+  return true;
+}
+
+}  // namespace
+
+bool blas_available() { return DESCENT_HAVE_OPENBLAS != 0; }
+
+void blas_set_threads(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+#if DESCENT_HAVE_OPENBLAS
+  openblas_set_num_threads(threads);
+#else
+  (void)threads;
+#endif
+}
+
+std::string blas_description() {
+#if DESCENT_HAVE_OPENBLAS
+  const char* config = openblas_get_config();
+  return config ? std::string(config) : std::string("OpenBLAS");
+#else
+  return "no BLAS (built without OpenBLAS): plain C++ loops";
+#endif
+}
+
+void blas_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
+  gemm(m, n, k, a, b, c, false);
+}
+
+void blas_sgemv(int64_t m, int64_t k, const float* w, const float* x, float* y) {
+#if DESCENT_HAVE_OPENBLAS
+  cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(m), static_cast<int>(k), 1.0f, w,
+              static_cast<int>(k), x, 1, 0.0f, y, 1);
+#else
+  naive_sgemv(m, k, w, x, y);
+#endif
+}
+
+bool blas_matmul(const tensor::Tensor& a, const tensor::Tensor& b, tensor::Tensor* out,
+                 std::string* error) {
+  if (a.shape.size() != 2 || b.shape.size() != 2 || a.shape[1] != b.shape[0]) {
+    if (error) *error = "matmul: shapes " + dims(a) + " and " + dims(b) + " do not multiply";
+    return false;
+  }
+  if (!well_formed(a) || !well_formed(b)) {
+    if (error) *error = "matmul: a tensor's buffer does not match its shape";
+    return false;
+  }
+  int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
+  if (!fits_int({m, n, k})) {
+    if (error) *error = "matmul: dimensions beyond BLAS's 32-bit int";
+    return false;
+  }
+  tensor::Tensor c;
+  if (!tensor::zeros({m, n}, &c, error)) return false;
+  blas_sgemm(m, n, k, a.data.data(), b.data.data(), c.data.data());
+  *out = std::move(c);
+  return true;
+}
+
+bool blas_linear(const tensor::Tensor& x, const tensor::Tensor& w, tensor::Tensor* out,
+                 std::string* error) {
+  if (x.shape.size() != 2 || w.shape.size() != 2 || x.shape[1] != w.shape[1]) {
+    if (error)
+      *error = "linear: shapes " + dims(x) + " and " + dims(w) +
+               " do not match (want x [n, k] and w [m, k])";
+    return false;
+  }
+  if (!well_formed(x) || !well_formed(w)) {
+    if (error) *error = "linear: a tensor's buffer does not match its shape";
+    return false;
+  }
+  int64_t rows = x.shape[0], k = x.shape[1], m = w.shape[0];
+  if (!fits_int({rows, m, k})) {
+    if (error) *error = "linear: dimensions beyond BLAS's 32-bit int";
+    return false;
+  }
+  tensor::Tensor y;
+  if (!tensor::zeros({rows, m}, &y, error)) return false;
+  // One input row is a matrix-vector product, which BLAS does with a different (memory-bound)
+  // kernel; more rows are X * W^T.
+  if (rows == 1)
+    blas_sgemv(m, k, w.data.data(), x.data.data(), y.data.data());
+  else
+    gemm(rows, m, k, x.data.data(), w.data.data(), y.data.data(), true);
+  *out = std::move(y);
+  return true;
+}
+
+}  // namespace descent::bench

@@ -1,0 +1,38 @@
+// OpenBLAS, the yardstick: the tensor benchmarks compare Descent's generated kernels with a
+// tuned BLAS on the same inputs and the same thread count.
+//
+//   blas_set_threads(4);
+//   blas_sgemm(M, N, K, a, b, c);   // c[M, N] = a[M, K] * b[K, N], all row-major, contiguous
+//
+// When the build found no OpenBLAS, the same functions run plain loops and
+// blas_description() says so; results are the same, only the speed differs.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "tensor/tensor.h"
+
+namespace descent::bench {
+
+// True when linked against OpenBLAS (false: the plain-loop stand-in).
+bool blas_available();
+// Threads OpenBLAS may use from now on (<= 0: one per hardware thread).
+void blas_set_threads(int threads);
+// "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64" (openblas_get_config()).
+std::string blas_description();
+
+// C = A * B for row-major contiguous A [m, k], B [k, n], C [m, n] (C is overwritten).
+void blas_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c);
+// y = W x for row-major W [m, k], i.e. y[j] = sum_r w[j, r] * x[r]: `linear` with one input
+// row (the kernel's out[0, j] = sum(r) x[0, r] * w[j, r]).
+void blas_sgemv(int64_t m, int64_t k, const float* w, const float* x, float* y);
+
+// The same on tensors, with shapes checked: a [m, k] x b [k, n] -> [m, n], and
+// linear(x [1, k], w [m, k]) -> [1, m]. False with *error on a shape mismatch or on sizes
+// beyond BLAS's 32-bit int dimensions.
+bool blas_matmul(const tensor::Tensor& a, const tensor::Tensor& b, tensor::Tensor* out,
+                 std::string* error);
+bool blas_linear(const tensor::Tensor& x, const tensor::Tensor& w, tensor::Tensor* out,
+                 std::string* error);
+
+}  // namespace descent::bench

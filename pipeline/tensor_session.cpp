@@ -1,0 +1,221 @@
+// The Session's tensor half: the device kernels run on, the kernel under the microscope
+// with its schedule, and the dataflow graph views. Every front end (CLI `descent kernel`, the
+// REPL's :kernel/:sched/:graph, the visualizer) goes through these.
+#include <algorithm>
+#include <chrono>
+
+#include "pipeline/pipeline.h"
+#include "tensor/cpu.h"
+#include "tensor/lower.h"
+#include "tensor/runtime.h"
+#include "tensor/schedule.h"
+#include "tensor/tensor.h"
+
+namespace descent {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+StageResult fail(std::string text) { return StageResult{false, std::move(text), std::nullopt}; }
+StageResult okay(std::string text) { return StageResult{true, std::move(text), std::nullopt}; }
+}  // namespace
+
+std::vector<std::string> Session::devices() { return {"ref", "cpu"}; }
+
+bool Session::set_device(std::string_view name) {
+  if (name == "ref") tensors_->set_device(tensor::Device::Ref);
+  else if (name == "cpu") tensors_->set_device(tensor::Device::Cpu);
+  else return false;
+  return true;
+}
+
+std::string Session::device() const { return tensor::device_name(tensors_->device()); }
+
+void Session::set_threads(int threads) { tensors_->set_threads(threads); }
+
+bool Session::select_kernel(const std::string& name, const std::map<std::string, int64_t>& dims,
+                            std::string* error) {
+  int k = module_.find_kernel(name);
+  if (k < 0) {
+    std::string known;
+    for (const auto& info : module_.kernels) known += (known.empty() ? "" : ", ") + info.name;
+    *error = "no kernel named '" + name + "' (kernels: " + (known.empty() ? "none" : known) + ")";
+    return false;
+  }
+  const KernelDecl& decl = *module_.kernels[k].decl;
+  for (const auto& [dim, value] : dims) {
+    if (value < 1) {
+      *error = "dim '" + dim + "' must be at least 1";
+      return false;
+    }
+  }
+  tir::PrimFunc f;
+  Diagnostic d;
+  if (!tensor::lower(decl, tensor::shapes_for(decl, dims), &f, &d)) {
+    *error = "cannot lower kernel '" + name + "': " + d.message;
+    return false;
+  }
+  auto sched = std::make_unique<tensor::Schedule>(std::move(f));
+  // A schedule given earlier for this kernel (e.g. on other shapes) comes back if it applies.
+  auto it = tensors_->schedules().find(name);
+  if (it != tensors_->schedules().end()) {
+    std::string ignored;
+    sched->apply_text(it->second, &ignored);
+  }
+  schedule_ = std::move(sched);
+  kernel_name_ = name;
+  return true;
+}
+
+bool Session::schedule_step(std::string_view step, std::string* error) {
+  if (!schedule_) {
+    *error = "no kernel selected (use :kernel NAME)";
+    return false;
+  }
+  if (!schedule_->apply(step, error)) return false;
+  tensors_->set_schedule(kernel_name_, schedule_->trace());
+  return true;
+}
+
+bool Session::schedule_text(std::string_view text, std::string* error) {
+  if (!schedule_) {
+    *error = "no kernel selected";
+    return false;
+  }
+  bool ok = schedule_->apply_text(text, error);
+  tensors_->set_schedule(kernel_name_, schedule_->trace());
+  return ok;
+}
+
+bool Session::schedule_undo() {
+  if (!schedule_ || !schedule_->undo()) return false;
+  tensors_->set_schedule(kernel_name_, schedule_->trace());
+  return true;
+}
+
+bool Session::schedule_redo() {
+  if (!schedule_ || !schedule_->redo()) return false;
+  tensors_->set_schedule(kernel_name_, schedule_->trace());
+  return true;
+}
+
+std::string Session::schedule_trace() const { return schedule_ ? schedule_->trace() : ""; }
+
+const std::vector<StageInfo>& Session::kernel_views() {
+  static const std::vector<StageInfo> v = {
+      {"tir", "the loop nest after the schedule (TVMScript-like)"},
+      {"tir-original", "the loop nest as lowered from the kernel, before any schedule"},
+      {"c", "the scheduled loop nest as the equivalent C"},
+      {"llvm", "LLVM IR the CPU backend generates for the scheduled loop nest"},
+      {"llvm-opt", "the same after LLVM's -O3 pipeline (vector types, FMAs)"},
+      {"schedule", "the schedule steps in effect (replayable)"},
+  };
+  return v;
+}
+
+StageResult Session::kernel_view(std::string_view view) const {
+  if (!schedule_) return fail("no kernel selected");
+  const tir::PrimFunc& f = schedule_->func();
+  if (view == "tir") return okay(tir::print_script(f));
+  if (view == "tir-original") return okay(tir::print_script(schedule_->original()));
+  if (view == "c") return okay(tir::print_c(f));
+  if (view == "schedule") return okay(schedule_->trace());
+  if (view == "llvm" || view == "llvm-opt") {
+    std::string ir, error;
+    if (!tensor::emit_cpu_llvm(f, tensor::CpuOptions{}, view == "llvm-opt", &ir, &error))
+      return fail(error);
+    return okay(ir);
+  }
+  std::string known;
+  for (const auto& v : kernel_views()) known += std::string(known.empty() ? "" : ", ") + v.name;
+  return fail("unknown kernel view '" + std::string(view) + "' (views: " + known + ")");
+}
+
+Session::KernelRun Session::run_kernel(std::string_view device, bool check, uint64_t seed,
+                                       int repeats) {
+  KernelRun r;
+  if (!schedule_) {
+    r.error = "no kernel selected";
+    return r;
+  }
+  if (device != "ref" && device != "cpu") {
+    r.error = "unknown device '" + std::string(device) + "' (devices: ref, cpu)";
+    return r;
+  }
+  const tir::PrimFunc& f = schedule_->func();
+  // Inputs: one seeded random tensor per parameter, so a run can be reproduced exactly.
+  std::vector<tensor::Tensor> inputs(f.params.size());
+  std::vector<const tensor::Tensor*> args;
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    if (!tensor::rand(f.buffers[f.params[i]].shape, int64_t(seed + i), &inputs[i], &r.error))
+      return r;
+    args.push_back(&inputs[i]);
+  }
+  tensor::Tensor out;
+  std::vector<double> times;
+  if (device == "ref") {
+    for (int i = 0; i < std::max(1, repeats); ++i) {
+      auto t0 = Clock::now();
+      if (!tir::interpret(f, args, &out, &r.error, &interrupt_)) return r;
+      times.push_back(seconds_since(t0));
+    }
+  } else {
+    tensor::CpuOptions opts;
+    std::unique_ptr<tensor::CpuKernel> k;
+    auto t0 = Clock::now();
+    if (!tensor::compile_cpu(f, opts, &k, &r.error)) return r;
+    r.compile_seconds = seconds_since(t0);
+    for (int i = 0; i < std::max(1, repeats); ++i) {
+      auto t1 = Clock::now();
+      if (!k->run(args, &out, &r.error)) return r;
+      times.push_back(seconds_since(t1));
+    }
+  }
+  std::sort(times.begin(), times.end());
+  r.seconds = times[times.size() / 2];
+  r.shape = out.shape;
+  r.checksum = tensor::sum_all(out);
+  if (check) {
+    // The oracle is the reference interpreter on the loop nest as lowered, before any
+    // schedule: this checks the schedule and the backend at once.
+    tensor::Tensor ref;
+    if (!tir::interpret(schedule_->original(), args, &ref, &r.error, &interrupt_)) {
+      r.error = "reference interpreter: " + r.error;
+      return r;
+    }
+    std::string why;
+    r.checked = true;
+    if (!tensor::allclose(out, ref, 1e-4, &why)) {
+      r.error = "results differ from the reference interpreter: " + why;
+      return r;
+    }
+  }
+  r.ok = true;
+  return r;
+}
+
+StageResult Session::graph_view(std::string_view which, Format format) const {
+  const tensor::Evaluation& ev = tensors_->last_evaluation();
+  auto render = [&](const tensor::Graph& g, const std::string& title) {
+    if (format == Format::Dot) return okay(tensor::graph_to_dot(g, title));
+    return okay(tensor::graph_to_text(g));
+  };
+  if (which == "pending") {
+    tensor::Graph g = tensors_->pending_graph();
+    if (g.nodes.empty()) return okay("(no pending tensor computations)\n");
+    return render(g, "pending");
+  }
+  if (ev.before.nodes.empty() && ev.executed.nodes.empty())
+    return fail("no tensor evaluation yet (print or sum_all a kernel's result first)");
+  if (which == "before") return render(ev.before, "before");
+  if (which == "executed") return render(ev.executed, "executed");
+  for (const auto& p : ev.passes)
+    if (p.name == which) return render(p.after, p.name);
+  std::string known = "pending, before, executed";
+  for (const auto& p : ev.passes) known += ", " + p.name;
+  return fail("unknown graph view '" + std::string(which) + "' (views: " + known + ")");
+}
+
+}  // namespace descent

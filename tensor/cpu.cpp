@@ -1,0 +1,336 @@
+// [SECTION] index: the host target | optimisation | the JIT | CpuKernel | public API.
+//
+// cpu_codegen.cpp turns a PrimFunc into an LLVM module; this file optimises it for the host
+// CPU with LLVM's own -O pipeline (the same one the scalar JIT uses, llvm_backend/passes.h),
+// JIT-compiles it with an LLJIT of its own (one per kernel, so a kernel's machine code lives
+// exactly as long as its CpuKernel), and checks the shapes of every call.
+#include "tensor/cpu.h"
+
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <new>
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "llvm_backend/passes.h"
+#include "tensor/cpu_codegen.h"
+#include "tensor/thread_pool.h"
+
+namespace descent::tensor {
+
+namespace {
+
+std::string message(llvm::Error e) { return llvm::toString(std::move(e)); }
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// ---------------------------------------------------------------------------------------
+// [SECTION] the host target
+// ---------------------------------------------------------------------------------------
+
+struct Host {
+  bool ok = false;
+  std::string error;
+  llvm::orc::JITTargetMachineBuilder* jtmb = nullptr;  // owned below; null when !ok
+  CpuTarget target;
+};
+
+const Host& host() {
+  static Host h;
+  static std::unique_ptr<llvm::orc::JITTargetMachineBuilder> owned;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!jtmb) {
+      h.error = message(jtmb.takeError());
+      return;
+    }
+    jtmb->setRelocationModel(llvm::Reloc::PIC_);
+    jtmb->setCodeModel(llvm::CodeModel::Small);
+    owned = std::make_unique<llvm::orc::JITTargetMachineBuilder>(std::move(*jtmb));
+    h.jtmb = owned.get();
+    h.target.triple = owned->getTargetTriple().str();
+    h.target.cpu = owned->getCPU();
+    h.target.features = owned->getFeatures().getString();
+    h.target.avx512 = h.target.features.find("+avx512f") != std::string::npos;
+    auto tm = owned->createTargetMachine();
+    if (!tm) {
+      h.error = message(tm.takeError());
+      return;
+    }
+    h.target.data_layout = (*tm)->createDataLayout().getStringRepresentation();
+    h.ok = true;
+  });
+  return h;
+}
+
+llvm::CodeGenOpt::Level codegen_level(int level) {
+  static const llvm::CodeGenOpt::Level levels[] = {llvm::CodeGenOpt::None, llvm::CodeGenOpt::Less,
+                                                   llvm::CodeGenOpt::Default,
+                                                   llvm::CodeGenOpt::Aggressive};
+  return levels[std::clamp(level, 0, 3)];
+}
+
+// LLVM reports code generation errors through the context; the default handler would
+// print and exit the process.
+struct Diagnostics {
+  std::string errors;
+  static void handle(const llvm::DiagnosticInfo& info, void* context) {
+    if (info.getSeverity() != llvm::DS_Error) return;
+    auto* self = static_cast<Diagnostics*>(context);
+    llvm::raw_string_ostream out(self->errors);
+    if (!self->errors.empty()) out << "\n";
+    llvm::DiagnosticPrinterRawOStream printer(out);
+    info.print(printer);
+  }
+};
+
+std::string module_text(const llvm::Module& m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  return os.str();
+}
+
+// ---------------------------------------------------------------------------------------
+// [SECTION] optimisation: generate, verify, -O pipeline
+// ---------------------------------------------------------------------------------------
+
+struct Built {
+  std::unique_ptr<llvm::LLVMContext> context;
+  std::unique_ptr<Diagnostics> diagnostics;
+  std::unique_ptr<llvm::Module> module;
+  std::string entry;
+  std::vector<int> temps;
+  std::string before, after;  // IR text
+};
+
+int effective_threads(const CpuOptions& o) { return o.threads > 0 ? o.threads : hardware_threads(); }
+
+bool build(const tir::PrimFunc& f, const CpuOptions& options, bool optimize, Built* out,
+           std::string* error) {
+  const Host& h = host();
+  if (!h.ok) {
+    *error = "cpu: cannot target this machine: " + h.error;
+    return false;
+  }
+  std::string why;
+  if (!tir::verify(f, &why)) {
+    *error = "cpu: the loop nest of '" + f.name + "' is malformed: " + why;
+    return false;
+  }
+  if (f.output < 0 || static_cast<size_t>(f.output) >= f.buffers.size()) {
+    *error = "cpu: '" + f.name + "' has no output buffer";
+    return false;
+  }
+  for (int p : f.params)
+    if (p < 0 || static_cast<size_t>(p) >= f.buffers.size()) {
+      *error = "cpu: '" + f.name + "' has a parameter that is not a buffer";
+      return false;
+    }
+  out->context = std::make_unique<llvm::LLVMContext>();
+  out->diagnostics = std::make_unique<Diagnostics>();
+  out->context->setDiagnosticHandlerCallBack(&Diagnostics::handle, out->diagnostics.get());
+  CpuCodegenOptions cg;
+  cg.target = h.target;
+  cg.threads = effective_threads(options);
+  cg.prefer_wide_vectors = options.prefer_wide_vectors;
+  if (!generate_cpu_module(f, cg, *out->context, &out->module, &out->entry, &out->temps, &why)) {
+    *error = "cpu: " + why;
+    return false;
+  }
+  std::string verifier;
+  llvm::raw_string_ostream vout(verifier);
+  if (llvm::verifyModule(*out->module, &vout)) {
+    vout.flush();
+    *error = "cpu: internal error, generated invalid LLVM IR for '" + f.name + "': " + verifier;
+    return false;
+  }
+  out->before = module_text(*out->module);
+  if (!optimize) return true;
+  llvm::orc::JITTargetMachineBuilder jtmb = *h.jtmb;
+  jtmb.setCodeGenOptLevel(codegen_level(options.opt_level));
+  auto tm = jtmb.createTargetMachine();
+  if (!tm) {
+    *error = "cpu: " + message(tm.takeError());
+    return false;
+  }
+  llvmbe::optimize(*out->module, options.opt_level, false, tm->get());
+  out->after = module_text(*out->module);
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------
+// [SECTION] CpuKernel
+// ---------------------------------------------------------------------------------------
+
+class JitKernel final : public CpuKernel {
+ public:
+  using Entry = void (*)(float**);
+
+  JitKernel(const tir::PrimFunc& f, std::unique_ptr<Diagnostics> diagnostics,
+            std::unique_ptr<llvm::orc::LLJIT> jit, Entry entry, std::vector<int> temps,
+            std::string ir, double seconds)
+      : diagnostics_(std::move(diagnostics)), jit_(std::move(jit)), entry_(entry), ir_(std::move(ir)), seconds_(seconds) {
+    for (int p : f.params) {
+      param_names_.push_back(f.buffers[static_cast<size_t>(p)].name);
+      param_shapes_.push_back(f.buffers[static_cast<size_t>(p)].shape);
+    }
+    out_shape_ = f.buffers[static_cast<size_t>(f.output)].shape;
+    for (int t : temps) {
+      int64_t n = 1;
+      for (int64_t d : f.buffers[static_cast<size_t>(t)].shape) n *= d;
+      temps_.emplace_back(static_cast<size_t>(n));
+    }
+  }
+
+  bool run(const std::vector<const Tensor*>& args, Tensor* out, std::string* error) override {
+    if (args.size() != param_shapes_.size()) {
+      *error = "expected " + std::to_string(param_shapes_.size()) + " arguments, got " +
+               std::to_string(args.size());
+      return false;
+    }
+    std::vector<const float*> raw;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!args[i] || args[i]->shape != param_shapes_[i]) {
+        *error = "argument " + std::to_string(i + 1) + " ('" + param_names_[i] + "') has shape " +
+                 (args[i] ? shape_text(args[i]->shape) : "(none)") +
+                 " but the kernel was compiled for " + shape_text(param_shapes_[i]);
+        return false;
+      }
+      raw.push_back(args[i]->data.data());
+    }
+    // Temps start as zeros, as in the interpreter (run_raw skips this: benchmarks).
+    for (auto& t : temps_) std::memset(t.data(), 0, t.size() * sizeof(float));
+    Tensor result;
+    if (!zeros(out_shape_, &result, error)) return false;
+    run_raw(raw, result.data.data());
+    *out = std::move(result);  // out may be one of args: it is replaced only now
+    return true;
+  }
+
+  void run_raw(const std::vector<const float*>& args, float* out) override {
+    std::vector<float*> ptrs;
+    ptrs.reserve(args.size() + 1 + temps_.size());
+    for (const float* a : args) ptrs.push_back(const_cast<float*>(a));  // read only
+    ptrs.push_back(out);
+    for (auto& t : temps_) ptrs.push_back(t.data());
+    entry_(ptrs.data());
+  }
+
+  const std::string& llvm_ir() const override { return ir_; }
+  double compile_seconds() const override { return seconds_; }
+
+ private:
+  std::unique_ptr<Diagnostics> diagnostics_;  // the context's handler: outlives the JIT
+  std::unique_ptr<llvm::orc::LLJIT> jit_;  // owns the machine code entry_ points into
+  Entry entry_;
+  std::string ir_;
+  double seconds_;
+  std::vector<std::string> param_names_;
+  std::vector<std::vector<int64_t>> param_shapes_;
+  std::vector<int64_t> out_shape_;
+  std::vector<AlignedFloats> temps_;  // Global temp buffers, reused by every run
+};
+
+llvm::JITEvaluatedSymbol at(const void* address) {
+  return llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(address),
+                                  llvm::JITSymbolFlags::Exported);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// [SECTION] public API
+// ---------------------------------------------------------------------------------------
+
+bool compile_cpu(const tir::PrimFunc& f, const CpuOptions& options,
+                 std::unique_ptr<CpuKernel>* out, std::string* error) {
+  auto start = std::chrono::steady_clock::now();
+  Built built;
+  if (!build(f, options, true, &built, error)) return false;
+  const Host& h = host();
+  llvm::orc::JITTargetMachineBuilder jtmb = *h.jtmb;
+  jtmb.setCodeGenOptLevel(codegen_level(options.opt_level));
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create();
+  if (!jit) {
+    *error = "cpu: " + message(jit.takeError());
+    return false;
+  }
+  llvm::orc::JITDylib& lib = (*jit)->getMainJITDylib();
+  // expf, logf, memset, ... from the process; the thread pool and allocator by address.
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!process) {
+    *error = "cpu: " + message(process.takeError());
+    return false;
+  }
+  lib.addGenerator(std::move(*process));
+  llvm::orc::SymbolMap symbols;
+  symbols[(*jit)->mangleAndIntern("descent_parallel_for")] =
+      at(reinterpret_cast<const void*>(&descent_parallel_for));
+  symbols[(*jit)->mangleAndIntern("descent_alloc")] = at(reinterpret_cast<const void*>(&descent_alloc));
+  symbols[(*jit)->mangleAndIntern("descent_free")] = at(reinterpret_cast<const void*>(&descent_free));
+  if (auto e = lib.define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
+    *error = "cpu: " + message(std::move(e));
+    return false;
+  }
+  Diagnostics* diagnostics = built.diagnostics.get();
+  llvm::orc::ThreadSafeModule tsm(std::move(built.module), std::move(built.context));
+  if (auto e = (*jit)->addIRModule(std::move(tsm))) {
+    *error = "cpu: " + message(std::move(e));
+    return false;
+  }
+  auto address = (*jit)->lookup(built.entry);  // compiles the module
+  if (!address) {
+    *error = "cpu: " + message(address.takeError());
+    return false;
+  }
+  if (!diagnostics->errors.empty()) {
+    *error = "cpu: code generation failed: " + diagnostics->errors;
+    return false;
+  }
+  for (int t : built.temps)
+    if (!check_shape(f.buffers[static_cast<size_t>(t)].shape, error)) {
+      *error = "cpu: temporary buffer '" + f.buffers[static_cast<size_t>(t)].name + "': " + *error;
+      return false;
+    }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  try {
+    *out = std::make_unique<JitKernel>(f, std::move(built.diagnostics), std::move(*jit),
+                                       address->toPtr<JitKernel::Entry>(),
+                                       std::move(built.temps), std::move(built.after), seconds);
+  } catch (const std::bad_alloc&) {
+    *error = "cpu: out of memory for the temporary buffers of '" + f.name + "'";
+    return false;
+  }
+  return true;
+}
+
+bool emit_cpu_llvm(const tir::PrimFunc& f, const CpuOptions& options, bool optimized,
+                   std::string* ir, std::string* error) {
+  Built built;
+  if (!build(f, options, optimized, &built, error)) return false;
+  *ir = optimized ? built.after : built.before;
+  return true;
+}
+
+}  // namespace descent::tensor

@@ -1,0 +1,366 @@
+// GraphRuntime: tensor handles, lazy kernel calls, and evaluation through the graph passes.
+#include "tensor/runtime.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+#include "tensor/lower.h"
+#include "tensor/prelude_text.h"  // generated from prelude.ds (tensor/CMakeLists.txt)
+#include "tensor/schedule.h"
+
+namespace descent::tensor {
+
+std::string_view prelude_source() { return kPreludeText; }
+
+const char* device_name(Device d) { return d == Device::Cpu ? "cpu" : "ref"; }
+
+GraphRuntime::GraphRuntime() = default;
+GraphRuntime::~GraphRuntime() = default;
+
+int64_t GraphRuntime::add_node(Node n) {
+  n.id = int64_t(nodes_.size());
+  nodes_.push_back(std::move(n));
+  return nodes_.back().id;
+}
+
+int64_t GraphRuntime::add_tensor(Tensor t, const std::string& label) {
+  Node n;
+  n.kind = NodeKind::Input;
+  n.label = label;
+  n.shape = t.shape;
+  n.value = std::make_shared<const Tensor>(std::move(t));
+  return add_node(std::move(n));
+}
+
+// ---- Shapes and creation --------------------------------------------------------------
+
+int64_t GraphRuntime::make_shape(const std::vector<int64_t>& dims) {
+  shapes_.push_back(dims);
+  return int64_t(shapes_.size() - 1);
+}
+
+const std::vector<int64_t>& GraphRuntime::shape_dims(int64_t shape_handle) const {
+  if (shape_handle < 0 || size_t(shape_handle) >= shapes_.size()) return no_dims_;
+  return shapes_[size_t(shape_handle)];
+}
+
+const std::vector<int64_t>& GraphRuntime::tensor_dims(int64_t tensor) const {
+  return valid(tensor) ? nodes_[size_t(tensor)].shape : no_dims_;
+}
+
+bool GraphRuntime::create(Builtin which, const std::vector<int64_t>& dims,
+                          const std::vector<int64_t>& args, int64_t* tensor, std::string* error) {
+  auto t = std::make_shared<Tensor>();
+  Node n;
+  n.kind = NodeKind::Constant;
+  bool ok = false;
+  switch (which) {
+    case Builtin::Zeros: ok = zeros(dims, t.get(), error); n.label = "zeros"; break;
+    case Builtin::Ones: ok = ones(dims, t.get(), error); n.label = "ones"; break;
+    case Builtin::Rand:
+      if (args.size() != 1) {
+        *error = "rand expects a shape and a seed";
+        return false;
+      }
+      // Random data is an input, not a constant: folding a kernel over it would bake one
+      // sample into the program.
+      n.kind = NodeKind::Input;
+      n.label = "rand";
+      ok = tensor::rand(dims, args[0], t.get(), error);
+      break;
+    case Builtin::Arange:
+      if (dims.size() != 1) {
+        *error = "arange expects one length";
+        return false;
+      }
+      n.label = "arange";
+      ok = arange(dims[0], t.get(), error);
+      break;
+    default:
+      *error = std::string("'") + builtin_name(which) + "' does not create a tensor";
+      return false;
+  }
+  if (!ok) return false;
+  n.shape = t->shape;
+  n.value = std::move(t);
+  *tensor = add_node(std::move(n));
+  return true;
+}
+
+bool GraphRuntime::load(const std::string& path, int64_t* tensor, std::string* error) {
+  Tensor t;
+  if (!load_npy(path, &t, error)) return false;
+  *tensor = add_tensor(std::move(t), "load");
+  return true;
+}
+
+// ---- Kernel calls -----------------------------------------------------------------------
+
+bool GraphRuntime::call_kernel(const KernelDecl& kernel, const std::vector<int64_t>& args,
+                               int64_t* tensor, std::string* error) {
+  if (args.size() != kernel.params.size()) {
+    *error = "kernel '" + kernel.name + "' expects " + std::to_string(kernel.params.size()) +
+             " arguments, got " + std::to_string(args.size());
+    return false;
+  }
+  std::vector<std::vector<int64_t>> shapes;
+  for (int64_t a : args) {
+    if (!valid(a)) {
+      *error = "kernel '" + kernel.name + "': argument is not a tensor";
+      return false;
+    }
+    shapes.push_back(nodes_[size_t(a)].shape);
+  }
+  std::vector<int64_t> shape;
+  Diagnostic d;
+  if (!result_shape(kernel, shapes, &shape, &d)) {
+    *error = d.message;
+    return false;
+  }
+  Node n;
+  n.kind = NodeKind::Kernel;
+  n.label = kernel.name;
+  n.kernel = &kernel;
+  n.inputs = args;
+  n.shape = std::move(shape);
+  *tensor = add_node(std::move(n));
+  return true;
+}
+
+void GraphRuntime::set_schedule(const std::string& kernel_name, const std::string& text) {
+  if (text.empty()) schedules_.erase(kernel_name);
+  else schedules_[kernel_name] = text;
+}
+
+bool GraphRuntime::lower_node(const Node& n, std::shared_ptr<const tir::PrimFunc>* func,
+                              std::string* error) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (int64_t in : n.inputs) shapes.push_back(nodes_[size_t(in)].shape);
+  tir::PrimFunc f;
+  Diagnostic d;
+  if (!lower(*n.kernel, shapes, &f, &d)) {
+    *error = "kernel '" + n.label + "': " + d.message;
+    return false;
+  }
+  auto it = schedules_.find(n.label);
+  if (it != schedules_.end()) {
+    // Step by step rather than apply_text, so the error quotes the step that failed.
+    Schedule s(std::move(f));
+    size_t start = 0;
+    const std::string& text = it->second;
+    while (start <= text.size()) {
+      size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      std::string line = text.substr(start, end - start);
+      start = end + 1;
+      std::string step = line.substr(0, line.find('#'));
+      step.erase(0, step.find_first_not_of(" \t\r"));
+      step.erase(step.find_last_not_of(" \t\r") + 1);
+      if (step.empty()) continue;
+      std::string why;
+      if (!s.apply(step, &why)) {
+        *error = "schedule of kernel '" + n.label + "', step '" + step + "': " + why;
+        return false;
+      }
+    }
+    f = s.func();
+  }
+  *func = std::make_shared<const tir::PrimFunc>(std::move(f));
+  return true;
+}
+
+// ---- Evaluation -------------------------------------------------------------------------
+
+bool GraphRuntime::run_kernel(const Node& n, const std::vector<const Tensor*>& args, Tensor* out,
+                              std::string* error) {
+  if (device_ == Device::Ref) return tir::interpret(*n.func, args, out, error, interrupt_);
+  std::string key = std::to_string(threads_) + "\n" + tir::print_script(*n.func);
+  auto it = cpu_cache_.find(key);
+  if (it == cpu_cache_.end()) {
+    CpuOptions options;
+    options.threads = threads_;
+    std::unique_ptr<CpuKernel> k;
+    std::string why;
+    if (!compile_cpu(*n.func, options, &k, &why)) {
+      *error = "kernel '" + n.label + "': cpu code generation failed: " + why;
+      return false;
+    }
+    ++cpu_compilations_;
+    it = cpu_cache_.emplace(key, std::move(k)).first;
+  }
+  return it->second->run(args, out, error);
+}
+
+bool GraphRuntime::evaluate(int64_t tensor, std::string* error) {
+  if (!valid(tensor)) {
+    *error = "not a tensor";
+    return false;
+  }
+  if (nodes_[size_t(tensor)].value) return true;
+
+  // The pending nodes the request depends on. A node's inputs were created before it, so
+  // ascending ids are a topological order.
+  std::set<int64_t> needed, leaves;
+  std::vector<int64_t> stack = {tensor};
+  while (!stack.empty()) {
+    int64_t id = stack.back();
+    stack.pop_back();
+    const Node& n = nodes_[size_t(id)];
+    if (n.value) {
+      leaves.insert(id);
+      continue;
+    }
+    if (!needed.insert(id).second) continue;
+    for (int64_t in : n.inputs) stack.push_back(in);
+  }
+  std::set<int64_t> all = needed;
+  all.insert(leaves.begin(), leaves.end());
+
+  last_ = Evaluation{};
+  last_.device = device_;
+  auto fail = [&](const std::string& why) {
+    last_.ok = false;
+    last_.error = why;
+    *error = why;
+    return false;
+  };
+  Graph g;
+  g.outputs = {tensor};
+  for (int64_t id : all) {
+    Node n = nodes_[size_t(id)];
+    if (n.value) {
+      // Already computed: data fed in. A folded value stays a Constant.
+      if (n.kind == NodeKind::Kernel) n.kind = NodeKind::Input;
+      n.inputs.clear();
+      n.func.reset();
+      n.kernel = nullptr;
+    } else if (!lower_node(n, &n.func, error)) {
+      return fail(*error);
+    }
+    g.nodes.push_back(std::move(n));
+  }
+  last_.before = g;
+  if (passes_on_) {
+    for (const auto& pass : graph_passes()) {
+      PassStats st;
+      Graph next = pass.run(g, &st);
+      if (!st.error.empty()) return fail(st.error);
+      last_.passes.push_back({pass.name, st.changed, st.summary, next});
+      g = std::move(next);
+    }
+  }
+
+  std::unordered_map<int64_t, const Node*> by_id;
+  for (auto& n : g.nodes) {
+    by_id[n.id] = &n;
+    if (n.kind != NodeKind::Kernel) continue;
+    if (interrupt_ && interrupt_->load()) return fail("interrupted");
+    std::vector<const Tensor*> args;
+    for (int64_t in : n.inputs) {
+      const Node* src = by_id.count(in) ? by_id[in] : nullptr;
+      if (!src || !src->value) return fail("internal error: input %" + std::to_string(in) +
+                                           " of " + n.label + " has no value");
+      args.push_back(src->value.get());
+    }
+    auto out = std::make_shared<Tensor>();
+    std::string why;
+    if (!run_kernel(n, args, out.get(), &why)) return fail(why);
+    n.value = std::move(out);
+    last_.kernels.push_back(n.func);
+  }
+  last_.executed = g;
+
+  // Values go back to the table: every kernel that ran, and every constant folded on the
+  // way (even one a later fold made dead). A node fused away keeps no value: it never
+  // existed in memory.
+  auto store = [&](const Graph& from) {
+    for (const auto& n : from.nodes) {
+      Node& mine = nodes_[size_t(n.id)];
+      if (mine.value || !n.value) continue;
+      mine.value = n.value;
+      if (n.kind == NodeKind::Constant) mine.kind = NodeKind::Constant;
+    }
+  };
+  for (const auto& snap : last_.passes) store(snap.after);
+  store(g);
+  if (!nodes_[size_t(tensor)].value) return fail("internal error: the requested tensor was not computed");
+  return true;
+}
+
+std::shared_ptr<const Tensor> GraphRuntime::value(int64_t tensor, std::string* error) {
+  if (!evaluate(tensor, error)) return nullptr;
+  return nodes_[size_t(tensor)].value;
+}
+
+bool GraphRuntime::element(int64_t tensor, const std::vector<int64_t>& index, double* out,
+                           std::string* error) {
+  if (!valid(tensor)) {
+    *error = "not a tensor";
+    return false;
+  }
+  const auto& shape = nodes_[size_t(tensor)].shape;
+  if (index.size() != shape.size()) {
+    *error = "a tensor of shape " + shape_text(shape) + " needs " + std::to_string(shape.size()) +
+             " indices, got " + std::to_string(index.size());
+    return false;
+  }
+  int64_t flat = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (index[d] < 0 || index[d] >= shape[d]) {
+      *error = "index " + shape_text(index) + " is out of range for shape " + shape_text(shape);
+      return false;
+    }
+    flat = flat * shape[d] + index[d];
+  }
+  auto v = value(tensor, error);
+  if (!v) return false;
+  *out = double(v->data[size_t(flat)]);
+  return true;
+}
+
+bool GraphRuntime::sum_all(int64_t tensor, double* out, std::string* error) {
+  auto v = value(tensor, error);
+  if (!v) return false;
+  *out = tensor::sum_all(*v);
+  return true;
+}
+
+bool GraphRuntime::format(int64_t tensor, std::string* out, std::string* error) {
+  auto v = value(tensor, error);
+  if (!v) return false;
+  *out = format_tensor(*v);
+  return true;
+}
+
+bool GraphRuntime::save(int64_t tensor, const std::string& path, std::string* error) {
+  auto v = value(tensor, error);
+  if (!v) return false;
+  return save_npy(*v, path, error);
+}
+
+Graph GraphRuntime::pending_graph() const {
+  Graph g;
+  std::set<int64_t> used, leaves;
+  for (const auto& n : nodes_) {
+    if (n.value || n.kind != NodeKind::Kernel) continue;
+    for (int64_t in : n.inputs) {
+      used.insert(in);
+      if (nodes_[size_t(in)].value) leaves.insert(in);
+    }
+  }
+  for (const auto& n : nodes_) {
+    bool pending = !n.value && n.kind == NodeKind::Kernel;
+    if (!pending && !leaves.count(n.id)) continue;
+    Node copy = n;
+    if (!pending && copy.kind == NodeKind::Kernel) {
+      copy.kind = NodeKind::Input;
+      copy.inputs.clear();
+    }
+    g.nodes.push_back(std::move(copy));
+    if (pending && !used.count(n.id)) g.outputs.push_back(n.id);
+  }
+  return g;
+}
+
+}  // namespace descent::tensor

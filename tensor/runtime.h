@@ -1,0 +1,130 @@
+// GraphRuntime: the tensor layer behind the AST walker (lang/tensor_api.h).
+//
+// Tensor values are handles to nodes of one growing table. Creating a tensor (zeros, rand,
+// load) computes it at once: it is data. Calling a kernel only records a pending Kernel
+// node, with its shape checked and known. When a value is needed (t[i, j], sum_all, print,
+// save), the runtime
+//   1. cuts out the Graph of pending nodes the requested tensor depends on (graph.h),
+//   2. lowers each kernel for its argument shapes and applies the user's schedule, if any,
+//   3. runs the graph passes (fold_constants, fuse_elementwise, eliminate_dead_code),
+//      keeping a snapshot after each for the REPL's and the GUI's views,
+//   4. executes the kernels in order on the chosen device and stores each value back.
+// An intermediate that fusion folded into another kernel is never materialised, so it stays
+// pending: asking for it later computes it then.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lang/tensor_api.h"
+#include "tensor/cpu.h"
+#include "tensor/graph.h"
+
+namespace descent::tensor {
+
+// The prelude's source text (tensor/prelude.ds, compiled in): add, mul, relu, bias_add,
+// matmul, linear, linear_relu, softmax. A session parses it before the user's code.
+std::string_view prelude_source();
+
+enum class Device : uint8_t {
+  Ref,  // the reference interpreter (tir::interpret): slow, obviously right
+  Cpu,  // LLVM-compiled kernels (cpu.h), cached
+};
+const char* device_name(Device d);  // "ref", "cpu"
+
+// One graph pass as it ran during an evaluation.
+struct PassSnapshot {
+  std::string name;
+  bool changed = false;
+  std::string summary;
+  Graph after;
+};
+
+// What the last evaluation did, for the views (`:graph`, the GUI's graph pane).
+struct Evaluation {
+  Graph before;                       // the graph as the program built it (lowered)
+  std::vector<PassSnapshot> passes;   // empty when graph passes are off
+  Graph executed;                     // the graph that ran
+  std::vector<std::shared_ptr<const tir::PrimFunc>> kernels;  // in execution order
+  Device device = Device::Ref;
+  bool ok = true;
+  std::string error;
+};
+
+class GraphRuntime : public TensorRuntime {
+ public:
+  GraphRuntime();
+  ~GraphRuntime() override;
+
+  // ---- TensorRuntime ----
+  int64_t make_shape(const std::vector<int64_t>& dims) override;
+  const std::vector<int64_t>& shape_dims(int64_t shape_handle) const override;
+  bool create(Builtin which, const std::vector<int64_t>& dims, const std::vector<int64_t>& args,
+              int64_t* tensor, std::string* error) override;
+  bool call_kernel(const KernelDecl& kernel, const std::vector<int64_t>& args, int64_t* tensor,
+                   std::string* error) override;
+  const std::vector<int64_t>& tensor_dims(int64_t tensor) const override;
+  bool element(int64_t tensor, const std::vector<int64_t>& index, double* out,
+               std::string* error) override;
+  bool sum_all(int64_t tensor, double* out, std::string* error) override;
+  bool format(int64_t tensor, std::string* out, std::string* error) override;
+  bool load(const std::string& path, int64_t* tensor, std::string* error) override;
+  bool save(int64_t tensor, const std::string& path, std::string* error) override;
+
+  // ---- Options ----
+  void set_device(Device d) { device_ = d; }
+  Device device() const { return device_; }
+  void set_threads(int threads) { threads_ = threads; }
+  // A schedule (schedule.h text) applied to every lowering of this kernel; "" removes it.
+  // Checked when the kernel is evaluated: an illegal step for the shapes of that call is an
+  // evaluation error naming the kernel and the step.
+  void set_schedule(const std::string& kernel_name, const std::string& text);
+  const std::map<std::string, std::string>& schedules() const { return schedules_; }
+  void set_graph_passes(bool on) { passes_on_ = on; }
+  bool graph_passes_on() const { return passes_on_; }
+  void set_interrupt(const std::atomic<bool>* flag) { interrupt_ = flag; }
+
+  // Adds a tensor computed elsewhere (tests, the GUI) as an Input node.
+  int64_t add_tensor(Tensor t, const std::string& label = "tensor");
+  // The value, evaluating first if needed; null with *error on failure.
+  std::shared_ptr<const Tensor> value(int64_t tensor, std::string* error);
+  bool evaluate(int64_t tensor, std::string* error);
+
+  // ---- Views ----
+  // Every node not yet computed, with what it reads (outputs: none).
+  Graph pending_graph() const;
+  const Evaluation& last_evaluation() const { return last_; }
+  const std::vector<std::shared_ptr<const tir::PrimFunc>>& last_kernels() const {
+    return last_.kernels;
+  }
+  size_t num_tensors() const { return nodes_.size(); }
+  int cpu_compilations() const { return cpu_compilations_; }  // cache misses so far
+
+ private:
+  bool valid(int64_t tensor) const { return tensor >= 0 && size_t(tensor) < nodes_.size(); }
+  int64_t add_node(Node n);
+  bool lower_node(const Node& n, std::shared_ptr<const tir::PrimFunc>* func, std::string* error);
+  bool run_kernel(const Node& n, const std::vector<const Tensor*>& args, Tensor* out,
+                  std::string* error);
+
+  std::vector<Node> nodes_;  // index = handle = node id
+  std::vector<std::vector<int64_t>> shapes_;
+  std::vector<int64_t> no_dims_;  // what a bad handle's dims are
+  Device device_ = Device::Ref;
+  int threads_ = 0;
+  bool passes_on_ = true;
+  const std::atomic<bool>* interrupt_ = nullptr;
+  std::map<std::string, std::string> schedules_;
+  // Compiled kernels, keyed by the printed function and the thread count: the text is
+  // exactly what gets compiled, so a fused function (which belongs to no single kernel) or a
+  // changed schedule can never hit a stale entry.
+  std::map<std::string, std::unique_ptr<CpuKernel>> cpu_cache_;
+  int cpu_compilations_ = 0;
+  Evaluation last_;
+};
+
+}  // namespace descent::tensor

@@ -1,0 +1,321 @@
+// Tensors: aligned storage, shapes, creation, text, comparison (see tensor.h).
+#include "tensor/tensor.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace descent::tensor {
+
+// ---------------------------------------------------------------------------------------------
+// AlignedFloats
+//
+// The nothrow aligned operator new: a failed allocation leaves an empty buffer (size 0) that
+// the creation functions turn into an error value, instead of an exception escaping the library.
+
+namespace {
+
+constexpr std::align_val_t kAlign{64};
+
+float* allocate_floats(size_t n) {
+  if (n == 0) return nullptr;
+  if (n > SIZE_MAX / sizeof(float)) return nullptr;
+  return static_cast<float*>(::operator new(n * sizeof(float), kAlign, std::nothrow));
+}
+
+void free_floats(float* p) {
+  if (p) ::operator delete(p, kAlign);
+}
+
+}  // namespace
+
+AlignedFloats::AlignedFloats(size_t n) : data_(allocate_floats(n)), size_(data_ ? n : 0) {
+  if (data_) std::memset(data_, 0, size_ * sizeof(float));
+}
+
+AlignedFloats::AlignedFloats(const AlignedFloats& other)
+    : data_(allocate_floats(other.size_)), size_(data_ ? other.size_ : 0) {
+  if (data_) std::memcpy(data_, other.data_, size_ * sizeof(float));
+}
+
+AlignedFloats& AlignedFloats::operator=(const AlignedFloats& other) {
+  if (this == &other) return *this;
+  AlignedFloats copy(other);
+  *this = std::move(copy);
+  return *this;
+}
+
+AlignedFloats::AlignedFloats(AlignedFloats&& other) noexcept
+    : data_(other.data_), size_(other.size_) {
+  other.data_ = nullptr;
+  other.size_ = 0;
+}
+
+AlignedFloats& AlignedFloats::operator=(AlignedFloats&& other) noexcept {
+  if (this == &other) return *this;
+  free_floats(data_);
+  data_ = other.data_;
+  size_ = other.size_;
+  other.data_ = nullptr;
+  other.size_ = 0;
+  return *this;
+}
+
+AlignedFloats::~AlignedFloats() { free_floats(data_); }
+
+// ---------------------------------------------------------------------------------------------
+// Shapes
+
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::vector<int64_t> Tensor::strides() const {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
+  return s;
+}
+
+namespace {
+
+std::string format_shape(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+void set_error(std::string* error, std::string message) {
+  if (error) *error = std::move(message);
+}
+
+}  // namespace
+
+bool check_shape(const std::vector<int64_t>& shape, std::string* error) {
+  if (shape.empty()) {
+    set_error(error, "a tensor shape needs at least one dimension");
+    return false;
+  }
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 1) {
+      set_error(error, "dimension " + std::to_string(i) + " of shape " + format_shape(shape) +
+                           " is " + std::to_string(shape[i]) + "; every dimension must be >= 1");
+      return false;
+    }
+  }
+  // Divide before multiplying, so a product that would overflow int64 is caught too.
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d > kMaxElements / n) {
+      set_error(error, "shape " + format_shape(shape) + " has more than " +
+                           std::to_string(kMaxElements) + " elements (the tensor size limit)");
+      return false;
+    }
+    n *= d;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Creation
+
+namespace {
+
+// Every creation function funnels through here: shape check, then a zeroed allocation whose
+// failure is an error value.
+bool make(const std::vector<int64_t>& shape, Tensor* out, std::string* error) {
+  if (!check_shape(shape, error)) return false;
+  Tensor t;
+  t.shape = shape;
+  size_t n = static_cast<size_t>(t.numel());
+  t.data = AlignedFloats(n);
+  if (t.data.size() != n) {
+    set_error(error, "out of memory allocating a tensor of shape " + format_shape(shape));
+    return false;
+  }
+  *out = std::move(t);
+  return true;
+}
+
+}  // namespace
+
+bool zeros(const std::vector<int64_t>& shape, Tensor* out, std::string* error) {
+  return make(shape, out, error);
+}
+
+bool ones(const std::vector<int64_t>& shape, Tensor* out, std::string* error) {
+  return full(shape, 1.0f, out, error);
+}
+
+bool full(const std::vector<int64_t>& shape, float value, Tensor* out, std::string* error) {
+  if (!make(shape, out, error)) return false;
+  float* p = out->data.data();
+  for (size_t i = 0; i < out->data.size(); ++i) p[i] = value;
+  return true;
+}
+
+// The generator, so that anyone can reproduce rand(shape, seed) elsewhere (Python below):
+//
+//   SplitMix64 (Steele, Lea, Flood 2014; the seeder of xoshiro), state = seed as uint64.
+//   For each element in C order: one 64-bit draw z, then k = z >> 40 (the top 24 bits),
+//   u = k * 2^-24 (exact in f32: uniform on the 2^24-point grid of [0, 1)), value = 2u - 1
+//   (also exact: (k - 2^23) / 2^23), so every value lies in [-1, 1).
+//
+//   def rand(n, seed):
+//       M = (1 << 64) - 1
+//       s, out = seed & M, []
+//       for _ in range(n):
+//           s = (s + 0x9E3779B97F4A7C15) & M
+//           z = s
+//           z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M
+//           z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M
+//           z ^= z >> 31
+//           out.append(2.0 * (z >> 40) / 2**24 - 1.0)
+//       return np.array(out, dtype=np.float32).reshape(shape)
+//
+// Integer arithmetic only, so every machine and compiler produces the same bits.
+bool rand(const std::vector<int64_t>& shape, int64_t seed, Tensor* out, std::string* error) {
+  if (!make(shape, out, error)) return false;
+  uint64_t state = static_cast<uint64_t>(seed);
+  float* p = out->data.data();
+  for (size_t i = 0; i < out->data.size(); ++i) {
+    state += 0x9E3779B97F4A7C15ull;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    float u = static_cast<float>(z >> 40) * 0x1p-24f;
+    p[i] = 2.0f * u - 1.0f;
+  }
+  return true;
+}
+
+bool arange(int64_t n, Tensor* out, std::string* error) {
+  if (!make({n}, out, error)) return false;
+  float* p = out->data.data();
+  for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(i);
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text
+
+// The f32 twin of lang's format_float: the shortest digits that read back to the same f32
+// (std::to_chars on a float, not on the widened double, which would print 0.1f as
+// 0.10000000149011612), laid out as Python's repr lays out a float: plain notation for a
+// decimal exponent in [-4, 16), scientific otherwise, always with a '.' or an exponent.
+std::string format_f32(float v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  std::string sci(buf, res.ptr);
+  bool neg = sci[0] == '-';
+  if (neg) sci.erase(0, 1);
+  size_t e = sci.find('e');
+  int exp = std::atoi(sci.c_str() + e + 1);
+  std::string digits;
+  for (size_t i = 0; i < e; ++i)
+    if (sci[i] != '.') digits += sci[i];
+  std::string out = neg ? "-" : "";
+  int n = static_cast<int>(digits.size());
+  if (exp >= -4 && exp < 16) {
+    if (exp < 0) {
+      out += "0." + std::string(static_cast<size_t>(-exp - 1), '0') + digits;
+    } else if (exp + 1 >= n) {
+      out += digits + std::string(static_cast<size_t>(exp + 1 - n), '0') + ".0";
+    } else {
+      out += digits.substr(0, static_cast<size_t>(exp + 1)) + "." +
+             digits.substr(static_cast<size_t>(exp + 1));
+    }
+  } else {
+    out += digits.substr(0, 1);
+    if (n > 1) out += "." + digits.substr(1);
+    char eb[16];
+    std::snprintf(eb, sizeof eb, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+    out += eb;
+  }
+  return out;
+}
+
+std::string format_tensor(const Tensor& t) {
+  std::string s = "tensor(" + format_shape(t.shape) + ", [";
+  size_t n = t.data.size();
+  auto add = [&](size_t i, bool first) {
+    if (!first) s += ", ";
+    s += format_f32(t.data[i]);
+  };
+  if (n <= 6) {
+    for (size_t i = 0; i < n; ++i) add(i, i == 0);
+  } else {
+    for (size_t i = 0; i < 3; ++i) add(i, i == 0);
+    s += ", ...";
+    for (size_t i = n - 3; i < n; ++i) add(i, false);
+  }
+  return s + "])";
+}
+
+double sum_all(const Tensor& t) {
+  double s = 0.0;
+  for (size_t i = 0; i < t.data.size(); ++i) s += static_cast<double>(t.data[i]);
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparison
+
+namespace {
+
+// The multi-index of flat position `flat` in C order: the form a student can look up.
+std::string format_index(const Tensor& t, size_t flat) {
+  std::vector<int64_t> idx(t.shape.size(), 0);
+  uint64_t rest = flat;
+  for (size_t i = t.shape.size(); i-- > 0;) {
+    uint64_t d = t.shape[i] > 0 ? static_cast<uint64_t>(t.shape[i]) : 1;
+    idx[i] = static_cast<int64_t>(rest % d);
+    rest /= d;
+  }
+  return format_shape(idx);
+}
+
+bool close(float a, float b, double rtol) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  if (a == b) return true;  // also inf == inf
+  // An infinity is only close to itself: rtol * inf would accept any finite partner.
+  if (std::isinf(a) || std::isinf(b)) return false;
+  double da = a, db = b;
+  double scale = std::max({1.0, std::fabs(da), std::fabs(db)});
+  return std::fabs(da - db) <= rtol * scale;
+}
+
+}  // namespace
+
+bool allclose(const Tensor& a, const Tensor& b, double rtol, std::string* why) {
+  if (a.shape != b.shape) {
+    set_error(why, "shapes differ: " + format_shape(a.shape) + " vs " + format_shape(b.shape));
+    return false;
+  }
+  if (a.data.size() != b.data.size()) {
+    set_error(why, "element counts differ: " + std::to_string(a.data.size()) + " vs " +
+                       std::to_string(b.data.size()));
+    return false;
+  }
+  for (size_t i = 0; i < a.data.size(); ++i) {
+    if (!close(a.data[i], b.data[i], rtol)) {
+      set_error(why, "values differ at " + format_index(a, i) + ": " + format_f32(a.data[i]) +
+                         " vs " + format_f32(b.data[i]));
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace descent::tensor

@@ -1,0 +1,186 @@
+// test_tensor_prelude: every kernel of tensor/prelude.ds against the same computation
+// written as plain C++ loops, on both devices (the reference interpreter and LLVM-compiled
+// code). The prelude is what users read to learn the notation, so it must be right.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <memory>
+
+#include "lang/module.h"
+#include "lang/parser.h"
+#include "lang/sema.h"
+#include "tensor/runtime.h"
+
+using namespace descent;
+using namespace descent::tensor;
+
+namespace {
+
+// The prelude checked into a Module, and a runtime to call its kernels on.
+struct Prelude {
+  Module module;
+  std::shared_ptr<Program> program = std::make_shared<Program>();
+  GraphRuntime rt;
+
+  explicit Prelude(Device device = Device::Ref) {
+    std::vector<Diagnostic> d;
+    *program = parse(std::make_shared<SourceFile>("prelude.ds", std::string(prelude_source())), d);
+    REQUIRE_MESSAGE(d.empty(), (d.empty() ? "" : d[0].message));
+    REQUIRE(check(*program, module, {}, d));
+    module.programs.push_back(program);
+    rt.set_device(device);
+    rt.set_threads(1);
+  }
+
+  const KernelDecl& kernel(const std::string& name) {
+    int k = module.find_kernel(name);
+    REQUIRE_MESSAGE(k >= 0, name);
+    return *module.kernels[size_t(k)].decl;
+  }
+
+  // Calls a prelude kernel on tensors and returns the result's value.
+  Tensor call(const std::string& name, const std::vector<const Tensor*>& args) {
+    std::vector<int64_t> handles;
+    for (const Tensor* t : args) handles.push_back(rt.add_tensor(*t));
+    int64_t out = -1;
+    std::string error;
+    REQUIRE_MESSAGE(rt.call_kernel(kernel(name), handles, &out, &error), error);
+    auto v = rt.value(out, &error);
+    REQUIRE_MESSAGE(v, error);
+    return *v;
+  }
+
+  // The error message of a call that must fail at call time.
+  std::string call_error(const std::string& name, const std::vector<const Tensor*>& args) {
+    std::vector<int64_t> handles;
+    for (const Tensor* t : args) handles.push_back(rt.add_tensor(*t));
+    int64_t out = -1;
+    std::string error;
+    CHECK_FALSE(rt.call_kernel(kernel(name), handles, &out, &error));
+    return error;
+  }
+};
+
+Tensor random(std::vector<int64_t> shape, int64_t seed, float scale = 1) {
+  Tensor t;
+  std::string error;
+  REQUIRE(tensor::rand(shape, seed, &t, &error));
+  for (size_t i = 0; i < t.data.size(); ++i) t.data[i] *= scale;
+  return t;
+}
+
+// A tensor of `shape` whose element (i, j) is f(i, j), computed in double like a textbook.
+Tensor make2(int64_t n, int64_t m, const std::function<double(int64_t, int64_t)>& f) {
+  Tensor t;
+  std::string error;
+  REQUIRE(zeros({n, m}, &t, &error));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < m; ++j) t.data[size_t(i * m + j)] = float(f(i, j));
+  return t;
+}
+
+float at(const Tensor& t, int64_t i, int64_t j) { return t.data[size_t(i * t.shape[1] + j)]; }
+
+void check_close(const Tensor& got, const Tensor& want) {
+  std::string why;
+  CHECK_MESSAGE(allclose(got, want, 1e-4, &why), why);
+}
+
+const Device kDevices[] = {Device::Ref, Device::Cpu};
+
+}  // namespace
+
+TEST_CASE("prelude: parses, checks, and defines the documented kernels") {
+  Prelude p;
+  std::vector<std::string> names;
+  for (const auto& k : p.module.kernels) names.push_back(k.name);
+  CHECK(names == std::vector<std::string>{"add", "mul", "relu", "bias_add", "matmul", "linear",
+                                          "linear_relu", "softmax"});
+  CHECK(p.kernel("linear_relu").stages.size() == 1);  // fused by hand: one statement
+  CHECK(p.kernel("softmax").stages.size() == 4);
+}
+
+TEST_CASE("prelude: elementwise kernels against loops") {
+  for (Device dev : kDevices) {
+    INFO("device ", std::string(device_name(dev)));
+    Prelude p(dev);
+    Tensor a = random({5, 7}, 1), b = random({5, 7}, 2), bias = random({7}, 3);
+    check_close(p.call("add", {&a, &b}), make2(5, 7, [&](auto i, auto j) {
+                  return double(at(a, i, j)) + at(b, i, j);
+                }));
+    check_close(p.call("mul", {&a, &b}), make2(5, 7, [&](auto i, auto j) {
+                  return double(at(a, i, j)) * at(b, i, j);
+                }));
+    check_close(p.call("relu", {&a}), make2(5, 7, [&](auto i, auto j) {
+                  return std::max(0.0, double(at(a, i, j)));
+                }));
+    check_close(p.call("bias_add", {&a, &bias}), make2(5, 7, [&](auto i, auto j) {
+                  return double(at(a, i, j)) + bias.data[size_t(j)];
+                }));
+  }
+}
+
+TEST_CASE("prelude: matmul, linear and the hand-fused linear_relu against loops") {
+  for (Device dev : kDevices) {
+    INFO("device ", std::string(device_name(dev)));
+    Prelude p(dev);
+    Tensor A = random({6, 33}, 4), B = random({33, 9}, 5), W = random({9, 33}, 6);
+    check_close(p.call("matmul", {&A, &B}), make2(6, 9, [&](auto i, auto j) {
+                  double s = 0;
+                  for (int64_t r = 0; r < 33; ++r) s += double(at(A, i, r)) * at(B, r, j);
+                  return s;
+                }));
+    auto linear = [&](int64_t i, int64_t j) {
+      double s = 0;
+      for (int64_t r = 0; r < 33; ++r) s += double(at(A, i, r)) * at(W, j, r);
+      return s;
+    };
+    check_close(p.call("linear", {&A, &W}), make2(6, 9, linear));
+    Tensor lr = p.call("linear_relu", {&A, &W});
+    check_close(lr, make2(6, 9, [&](auto i, auto j) { return std::max(0.0, linear(i, j)); }));
+    // Random weights give both signs: relu really clipped something.
+    int clipped = 0;
+    for (size_t k = 0; k < lr.data.size(); ++k) clipped += lr.data[k] == 0.0f;
+    CHECK(clipped > 0);
+    CHECK(clipped < int(lr.data.size()));
+  }
+}
+
+TEST_CASE("prelude: softmax is row-wise, sums to 1, and survives large inputs") {
+  for (Device dev : kDevices) {
+    INFO("device ", std::string(device_name(dev)));
+    Prelude p(dev);
+    // Scaled by 1000: exp of the raw inputs would overflow f32 (above ~88.7).
+    for (float scale : {1.0f, 1000.0f}) {
+      INFO("scale ", scale);
+      Tensor x = random({4, 50}, 7, scale);
+      Tensor y = p.call("softmax", {&x});
+      check_close(y, make2(4, 50, [&](auto i, auto j) {
+                    double mx = -INFINITY, s = 0;
+                    for (int64_t c = 0; c < 50; ++c) mx = std::max(mx, double(at(x, i, c)));
+                    for (int64_t c = 0; c < 50; ++c) s += std::exp(double(at(x, i, c)) - mx);
+                    return std::exp(double(at(x, i, j)) - mx) / s;
+                  }));
+      for (int64_t i = 0; i < 4; ++i) {
+        double row = 0;
+        for (int64_t j = 0; j < 50; ++j) {
+          CHECK(std::isfinite(at(y, i, j)));
+          row += at(y, i, j);
+        }
+        CHECK(row == doctest::Approx(1.0).epsilon(1e-5));
+      }
+    }
+  }
+}
+
+TEST_CASE("prelude: mismatched shapes are call-time errors naming the kernel") {
+  Prelude p;
+  Tensor a = random({2, 3}, 1), b = random({3, 2}, 2), c = random({4, 3}, 3), v = random({4}, 4);
+  CHECK(p.call_error("add", {&a, &b}).find("'add'") != std::string::npos);
+  CHECK(p.call_error("matmul", {&a, &c}).find("'matmul'") != std::string::npos);
+  CHECK(p.call_error("linear", {&a, &b}).find("'linear'") != std::string::npos);
+  CHECK(p.call_error("bias_add", {&a, &v}).find("'bias_add'") != std::string::npos);
+  CHECK(p.call_error("relu", {&v}).find("'relu'") != std::string::npos);
+  CHECK(p.rt.pending_graph().nodes.empty());
+}
