@@ -463,20 +463,47 @@ class Codegen {
     emit_unrolled(s, s.var);
   }
 
+  // Buffers `s` touches (loads and stores) and buffers it allocates, anywhere inside it.
+  static void buffer_uses(const Stmt* s, std::set<int>* used, std::set<int>* allocated) {
+    if (!s) return;
+    std::function<void(const Expr&)> expr = [&](const Expr& e) {
+      if (e.kind == ExprKind::Load) used->insert(e.buffer);
+      for (const auto& a : e.args)
+        if (a) expr(*a);
+    };
+    if (s->kind == StmtKind::Store) used->insert(s->buffer);
+    if (s->kind == StmtKind::Allocate) allocated->insert(s->buffer);
+    for (const auto& i : s->indices)
+      if (i) expr(*i);
+    if (s->value) expr(*s->value);
+    if (s->predicate) expr(*s->predicate);
+    buffer_uses(s->init.get(), used, allocated);
+    buffer_uses(s->body.get(), used, allocated);
+    for (const auto& c : s->stmts) buffer_uses(c.get(), used, allocated);
+  }
+
   // The loop body becomes `void NAME_par_N(ptr ctx, i64 lo, i64 hi)`; ctx holds what the
   // body needs from outside: the enclosing variables and the buffers' addresses.
+  //
+  // Which buffers are shared follows the IR (and the interpreter): a buffer is private to
+  // one parallel iteration only when its Allocate lies inside the loop. A Local/Shared buffer
+  // with no Allocate lives for the whole function, so its storage is made here, in the
+  // caller, and passed by pointer like a global one: the cache_write accumulator filled by
+  // a parallel nest must be the one the writeback nest after it reads.
   void emit_parallel(const Stmt& s) {
     std::vector<std::string> vars;
     for (const auto& [name, v] : env_) vars.push_back(name);  // all Uniform outside vectors
-    std::vector<int> bufs;
-    for (size_t i = 0; i < buffer_ptr_.size(); ++i) {
-      if (!buffer_ptr_[i]) continue;
-      const tir::Buffer& buf = f_.buffers[i];
-      // A Local buffer that is not inside an Allocate is per function: the outlined body
-      // gets its own (per thread), not a pointer to the caller's.
-      if (buf.scope != tir::Scope::Global && !allocated_.count(static_cast<int>(i))) continue;
-      bufs.push_back(static_cast<int>(i));
+    std::set<int> used, allocated_inside;
+    buffer_uses(s.body.get(), &used, &allocated_inside);
+    for (int i : used) {
+      if (i < 0 || static_cast<size_t>(i) >= f_.buffers.size() || allocated_inside.count(i))
+        continue;
+      buffer_base(i);  // function-level storage, zero-filled at entry, if not made yet
     }
+    if (!error_.empty()) return;
+    std::vector<int> bufs;
+    for (size_t i = 0; i < buffer_ptr_.size(); ++i)
+      if (buffer_ptr_[i]) bufs.push_back(static_cast<int>(i));
     const size_t slots = vars.size() + bufs.size();
     llvm::Value* ctx;
     {

@@ -3,11 +3,9 @@
 #include "tensor/graph.h"
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <set>
 #include <unordered_map>
-#include <sstream>
 
 #include "tensor/schedule.h"
 
@@ -68,12 +66,15 @@ std::string graph_to_text(const Graph& g) {
 }
 
 std::string graph_to_dot(const Graph& g, const std::string& title) {
-  std::string s = "digraph \"" + title + "\" {\n  rankdir=TB;\n  node [fontname=\"monospace\"];\n";
+  std::string quoted;
+  for (char c : title) quoted += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+  std::string s = "digraph \"" + quoted + "\" {\n  rankdir=TB;\n  node [fontname=\"monospace\"];\n";
   for (const auto& n : g.nodes) {
     bool out = std::find(g.outputs.begin(), g.outputs.end(), n.id) != g.outputs.end();
     s += "  n" + std::to_string(n.id) + " [label=\"" + node_ref(n.id) + " " + n.label + "\"";
     if (n.kind == NodeKind::Kernel) s += ", shape=box";
-    else if (n.kind == NodeKind::Constant) s += ", shape=ellipse, style=filled, fillcolor=lightgrey";
+    else if (n.kind == NodeKind::Constant)
+      s += ", shape=ellipse, style=filled, fillcolor=lightgrey";
     else s += ", shape=ellipse";
     if (out) s += ", peripheries=2";
     s += "];\n";
@@ -209,10 +210,6 @@ std::string unique_name(const std::string& want, const std::set<std::string>& ta
   }
 }
 
-std::vector<std::string> block_name_list(const tir::PrimFunc& f) {
-  return sched::block_names(f);
-}
-
 // The loop to move a consumer under: walking from the outermost loop around the producer's
 // block inward, the last loop that a spatial axis uses before the first loop a reduce axis
 // uses. Below a reduce loop the producer's element is not final yet.
@@ -310,7 +307,7 @@ bool fuse_funcs(const tir::PrimFunc& producer, const std::vector<int64_t>& produ
   tir::StmtPtr ebody = tir::clone(*consumer.body);
   remap_stmt(*pbody, pmap);
   remap_stmt(*ebody, emap);
-  std::vector<std::string> pblocks = block_name_list(producer);
+  std::vector<std::string> pblocks = sched::block_names(producer);
   std::set<std::string> block_taken(pblocks.begin(), pblocks.end());
   std::string producer_block;  // the last block of P that writes its output
   {
@@ -318,15 +315,15 @@ bool fuse_funcs(const tir::PrimFunc& producer, const std::vector<int64_t>& produ
     for (const auto& site : tir::blocks(probe))
       if (stmt_writes(*site.block, producer.output)) producer_block = site.block->name;
   }
-  if (!producer_block.empty() && !block_taken.count(f.buffers[size_t(pmap[size_t(producer.output)])].name)) {
-    std::string renamed = f.buffers[size_t(pmap[size_t(producer.output)])].name;
+  const std::string& renamed = f.buffers[size_t(pmap[size_t(producer.output)])].name;
+  if (!producer_block.empty() && !block_taken.count(renamed)) {
     rename_blocks(*pbody, {{producer_block, renamed}});
     block_taken.erase(producer_block);
     block_taken.insert(renamed);
     producer_block = renamed;
   }
   std::map<std::string, std::string> erename;
-  for (const auto& b : block_name_list(consumer)) {
+  for (const auto& b : sched::block_names(consumer)) {
     std::string n = unique_name(b, block_taken);
     block_taken.insert(n);
     if (n != b) erename[b] = n;
@@ -348,13 +345,14 @@ bool fuse_funcs(const tir::PrimFunc& producer, const std::vector<int64_t>& produ
   }
 
   // Move E's block (there is one) inside P's innermost spatial loop.
-  std::vector<std::string> eblocks = block_name_list(consumer);
+  std::vector<std::string> eblocks = sched::block_names(consumer);
   if (eblocks.size() == 1 && !producer_block.empty()) {
     std::string eblock = erename.count(eblocks[0]) ? erename[eblocks[0]] : eblocks[0];
     tir::PrimFunc moved_f = f;
     std::string loop;
     for (const auto& site : tir::blocks(moved_f))
-      if (site.block->name == producer_block) loop = innermost_spatial_loop(*site.block, site.loops);
+      if (site.block->name == producer_block)
+        loop = innermost_spatial_loop(*site.block, site.loops);
     std::string err;
     if (!loop.empty() &&
         sched::reverse_compute_at(moved_f, eblock, producer_block + "." + loop, &err) &&

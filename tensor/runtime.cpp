@@ -284,7 +284,8 @@ bool GraphRuntime::evaluate(int64_t tensor, std::string* error) {
   };
   for (const auto& snap : last_.passes) store(snap.after);
   store(g);
-  if (!nodes_[size_t(tensor)].value) return fail("internal error: the requested tensor was not computed");
+  if (!nodes_[size_t(tensor)].value)
+    return fail("internal error: the requested tensor was not computed");
   return true;
 }
 

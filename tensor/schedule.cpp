@@ -547,9 +547,9 @@ void set_header(Stmt* l, const LoopHeader& h) {
   l->unroll_factor = h.unroll_factor;
 }
 
-bool reorder_impl(PrimFunc& g, const std::vector<Stmt*>& order,
-                  const std::vector<std::string>& names, std::string* error) {
-  const std::string what = "cannot reorder " + join(names) + ": ";
+// `what` starts every message ("cannot reorder i, k: ").
+bool reorder_impl(PrimFunc& g, const std::vector<Stmt*>& order, const std::string& what,
+                  std::string* error) {
   // The outermost named loop is the one that contains all the others.
   Stmt* outer = nullptr;
   for (Stmt* l : order) {
@@ -626,7 +626,7 @@ bool reorder(PrimFunc& f, const std::vector<std::string>& loops, std::string* er
       }
       order.push_back(ref.loop);
     }
-    return reorder_impl(g, order, loops, error);
+    return reorder_impl(g, order, "cannot reorder " + join(loops) + ": ", error);
   });
 }
 
@@ -652,8 +652,7 @@ bool tile(PrimFunc& f, const std::string& loop1, const std::string& loop2, int64
     Stmt* a_inner = only_child(a_outer);
     Stmt* b_inner = only_child(b_outer);
     std::vector<Stmt*> order = {a_outer, b_outer, a_inner, b_inner};
-    return reorder_impl(g, order, {a_outer->var, b_outer->var, a_inner->var, b_inner->var},
-                        error);
+    return reorder_impl(g, order, "cannot tile '" + loop1 + "' and '" + loop2 + "': ", error);
   });
 }
 

@@ -16,6 +16,7 @@
 // exactly the region its consumers read there (TVM's compute_at does the same with integer
 // sets); compacting a staging buffer means allocating only that box, per iteration of L.
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <set>
@@ -362,6 +363,38 @@ void remove_buffer(PrimFunc& g, int x) {
   g.buffers.erase(g.buffers.begin() + x);
 }
 
+// A staging buffer with an Allocate exists only inside it, and compact_buffers made its
+// indices relative to the loops around that Allocate (b_local[v0 - ax0, v1]). A block moved
+// or inlined to where no Allocate of such a buffer encloses it would read another nest's
+// loops under the same names, so the primitives that move blocks refuse that. Returns ""
+// when every block is inside the allocations it uses, else why not.
+std::string allocation_escape(PrimFunc& g) {
+  std::map<int, std::vector<Stmt*>> allocs;
+  std::function<void(Stmt*)> find = [&](Stmt* s) {
+    if (!s) return;
+    if (s->kind == StmtKind::Allocate) allocs[s->buffer].push_back(s);
+    find(s->init.get());
+    find(s->body.get());
+    for (StmtPtr& c : s->stmts) find(c.get());
+  };
+  find(g.body.get());
+  if (allocs.empty()) return "";
+  for (const tir::BlockSite& site : tir::blocks(g))
+    for (const auto& [x, where] : allocs) {
+      bool reads = block_reads(site.block, x), writes = block_writes(site.block, x);
+      if (!reads && !writes) continue;
+      if (std::any_of(where.begin(), where.end(),
+                      [&](Stmt* a) { return contains(a, site.block); }))
+        continue;
+      Stmt* home = parent_of(g, where[0]);
+      std::string at = home && home->kind == StmtKind::For ? " (under loop '" + home->var + "')"
+                                                           : "";
+      return "block '" + site.block->name + "' would " + (reads ? "read" : "write") + " '" +
+             g.buffers[x].name + "' outside its allocation" + at;
+    }
+  return "";
+}
+
 // A copy nest `for ax0, ax1, ...: block NAME: dst[v0, v1, ...] = src[v0, v1, ...]` over the
 // whole of a buffer's shape: what cache_read and cache_write start from.
 StmtPtr copy_nest(const std::string& name, int dst, int src, const std::vector<int64_t>& shape) {
@@ -625,10 +658,32 @@ void element_range(const Bound& b, const std::vector<const Stmt*>& outer, int64_
 // one-element dimension gets no loop at all: its binding is just the base. The old loops'
 // names are reused where free on the new path (`taken`), else ax0, ax1, ... The old
 // predicate spoke of loops that no longer exist; it came from splits, and the clamps added
-// here (binding < extent, binding >= 0) express exactly what it guarded.
+// here (binding < extent, binding >= 0) express what it guarded on one axis. A condition
+// that joins several axes (rfactor's partial-sum block keeps r_0 * 16 + r_1 < 72 when the
+// split does not divide, r_0 and r_1 bound one to one to its axes vr_0 and vr_1) is no
+// clamp: it is kept, rewritten onto the new loops through those axes.
 StmtPtr build_nest(StmtPtr block, const std::vector<const Bound*>& dims,
                    const std::vector<const Stmt*>& outer, std::set<std::string> taken) {
   for (const IterVar& iv : block->iters) taken.insert(iv.name);
+  std::map<std::string, size_t> plain;  // old loop -> the axis bound to exactly it
+  for (size_t k = 0; k < block->iters.size(); ++k) {
+    const IterVar& iv = block->iters[k];
+    if (iv.binding && iv.binding->kind == ExprKind::Var) plain[iv.binding->name] = k;
+  }
+  std::vector<ExprPtr> kept_conditions;
+  if (block->predicate) {
+    std::vector<const Expr*> parts;
+    conjuncts(*block->predicate, &parts);
+    for (const Expr* p : parts) {
+      bool all_plain = true, any_var = false;
+      visit_expr(*p, [&](const Expr& e) {
+        if (e.kind != ExprKind::Var) return;
+        any_var = true;
+        if (!plain.count(e.name)) all_plain = false;
+      });
+      if (all_plain && any_var) kept_conditions.push_back(tir::clone(*p));
+    }
+  }
   struct NewLoop {
     std::string name;
     int64_t extent;
@@ -666,6 +721,15 @@ StmtPtr build_nest(StmtPtr block, const std::vector<const Bound*>& dims,
     if (lo < 0) guards.push_back(tir::binary(Op::Ge, tir::clone(*iv.binding), tir::int_imm(0)));
     if (hi > iv.extent - 1)
       guards.push_back(tir::binary(Op::Lt, tir::clone(*iv.binding), tir::int_imm(iv.extent)));
+  }
+  if (!kept_conditions.empty()) {
+    std::map<std::string, const Expr*> onto;
+    for (const auto& [loop, k] : plain) onto[loop] = block->iters[k].binding.get();
+    std::vector<ExprPtr> rewritten;
+    for (const ExprPtr& c : kept_conditions)
+      rewritten.push_back(tir::simplify(*substitute_all(*c, onto)));
+    for (ExprPtr& g : guards) rewritten.push_back(std::move(g));
+    guards = std::move(rewritten);
   }
   block->predicate = conjunction(std::move(guards));
   StmtPtr s = std::move(block);
@@ -770,6 +834,7 @@ bool compute_at_impl(PrimFunc& g, const std::string& bname, const std::string& l
   else
     insert_next_to(g, body, std::move(moved), /*after=*/false);
   erase_stmt(g, nest);
+  if (std::string why = allocation_escape(g); !why.empty()) return fail(error, pre + why);
   compact_buffers(g);
   return true;
 }
@@ -887,6 +952,7 @@ bool reverse_compute_at_impl(PrimFunc& g, const std::string& bname, const std::s
   else
     insert_next_to(g, body, std::move(moved), /*after=*/true);
   erase_stmt(g, nest);
+  if (std::string why = allocation_escape(g); !why.empty()) return fail(error, pre + why);
   compact_buffers(g);
   return true;
 }
@@ -933,6 +999,26 @@ bool compute_inline_impl(PrimFunc& g, const std::string& bname, std::string* err
   Stmt* nest = own_nest(g, b);
   if (!nest) return fail(error, pre + "it shares its loops with other blocks");
 
+  // Its value may name loops directly (compacted indices do): those must be loops around
+  // every reader too, or the names would mean another nest's loops there.
+  std::vector<Stmt*> own_loops = loops_above(g, b);
+  std::set<std::string> loose;
+  visit_expr(*store->value, [&](const Expr& e) {
+    if (e.kind == ExprKind::Var && !find_iter(b, e.name)) loose.insert(e.name);
+  });
+  for (const tir::BlockSite& site : sites) {
+    if (site.block == b || !block_reads(site.block, x)) continue;
+    for (const std::string& v : loose) {
+      bool shared = std::any_of(site.loops.begin(), site.loops.end(), [&](Stmt* l) {
+        return l->var == v &&
+               std::find(own_loops.begin(), own_loops.end(), l) != own_loops.end();
+      });
+      if (!shared)
+        return fail(error, pre + "its value uses the loop '" + v + "', which does not enclose '" +
+                               site.block->name + "'");
+    }
+  }
+
   ExprPtr value = tir::clone(*store->value);
   std::vector<std::string> iter_names;
   for (int k : iter_of_dim) iter_names.push_back(b->iters[k].name);
@@ -949,6 +1035,7 @@ bool compute_inline_impl(PrimFunc& g, const std::string& bname, std::string* err
     });
   }
   erase_stmt(g, nest);
+  if (std::string why = allocation_escape(g); !why.empty()) return fail(error, pre + why);
   remove_buffer(g, x);
   return true;
 }
@@ -1180,6 +1267,60 @@ bool decompose_reduction_impl(PrimFunc& g, const std::string& bname, const std::
   for (const IterVar& iv : b->iters)
     if (iv.kind == IterKind::Spatial && iv.binding && uses_any(*iv.binding, dropped))
       return fail(error, pre + "its spatial axis '" + iv.name + "' depends on a reduce loop");
+  // The init nest runs once for every iteration of the copied loops, all before the first
+  // reduction step under LOOP. That is the block's own init (run where the reduce axes are
+  // 0) only if each iteration of those loops is a different output element: a loop that
+  // feeds no axis (compute_at recomputing a reduction per consumer iteration) or two loops
+  // reaching the same element (a sliding window) repeat the reduction, and a hoisted init
+  // would let the repeats pile up. Refused rather than placed lower: the user picked LOOP,
+  // and a loop inside the repeating one is the right place to name instead.
+  for (Stmt* l : copied) {
+    if (l->extent == 1) continue;
+    bool feeds = std::any_of(b->iters.begin(), b->iters.end(), [&](const IterVar& iv) {
+      return iv.kind == IterKind::Spatial && iv.binding && tir::uses_var(*iv.binding, l->var);
+    });
+    if (!feeds)
+      return fail(error, pre + "loop '" + l->var + "' feeds none of its axes, so it repeats the " +
+                             "reduction; the init would run only once for all the repeats " +
+                             "(decompose at a loop inside '" + l->var + "')");
+  }
+  {
+    // Each copied loop's step in the block's row-major output space; when the bindings are
+    // affine, distinct iterations reach distinct elements if the steps form a mixed radix
+    // (each larger than everything the smaller ones can add up to).
+    AccessEnv env;
+    for (Stmt* l : loops) env.outer.push_back(l);
+    std::map<std::string, int64_t> step;
+    int64_t stride = 1;
+    bool affine = true;
+    for (size_t k = b->iters.size(); k-- > 0 && affine;) {
+      const IterVar& iv = b->iters[k];
+      if (iv.kind != IterKind::Spatial) continue;
+      Bound form;
+      std::string why;
+      if (!iv.binding || !bound_of(*iv.binding, env, &form, &why)) {
+        affine = false;
+        break;
+      }
+      for (const auto& [v, c] : form.coeff) step[v] += c * stride;
+      stride *= iv.extent;
+    }
+    std::vector<std::pair<int64_t, Stmt*>> radix;
+    for (Stmt* l : copied)
+      if (l->extent > 1) radix.push_back({std::abs(step[l->var]), l});
+    std::sort(radix.begin(), radix.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    int64_t reach = 0;  // the largest offset the smaller steps add up to
+    for (size_t k = 0; affine && k < radix.size(); ++k) {
+      if (radix[k].first <= reach)
+        return fail(error, pre + (k ? "loops '" + radix[k - 1].second->var + "' and '" +
+                                          radix[k].second->var + "' reach"
+                                    : "loop '" + radix[k].second->var + "' reaches") +
+                               " the same element of it more than once, so its reduction " +
+                               "repeats; the init would run only once for all the repeats");
+      reach += radix[k].first * (radix[k].second->extent - 1);
+    }
+  }
 
   auto init = std::make_unique<Stmt>(StmtKind::Block);
   init->name = unique_block_name(g, bname + "_init");
@@ -1250,21 +1391,48 @@ bool rfactor_impl(PrimFunc& g, const std::string& bname, const std::string& lnam
   }
   if (reduce_iter < 0)
     return fail(error, pre + "'" + lname + "' does not bind a reduce axis of it");
-  // The reduce axis is vr = rest + c * r: the partial-sum block keeps `rest` as its reduce
-  // axis and gets r as a new spatial one. Its init still runs when rest is 0, which is once
-  // per partial sum.
+  // The reduce axis is vr = c0 + c * r + sum(c_k * l_k) over the other loops l_k it is
+  // bound to (r_0 when r was split). The partial-sum block gets r as a new spatial axis u
+  // and each l_k as a reduce axis of its own, vl_k over l_k's whole extent, and reads
+  // vr as c0 + c * u + sum(c_k * vl_k). Keeping one axis `vr` bound to the strided rest
+  // (r_0 * 16) would give it a 72-wide domain for 5 values: compute_at rebuilds loops
+  // from domains, and would then read past the end. Its init runs where every vl_k is 0,
+  // once per partial sum. Each axis must be dense, so the loops' ranges in the domain
+  // are what the block may be run over, split predicates included (they stay on loops).
   const IterVar& vr = b->iters[reduce_iter];
   AccessEnv env;
   for (Stmt* l : loops) env.outer.push_back(l);
   Bound form;
   std::string why;
-  if (!bound_of(*vr.binding, env, &form, &why) || !form.coeff.count(lv))
+  if (!bound_of(*vr.binding, env, &form, &why) || !form.coeff.count(lv) || form.lo != form.hi)
     return fail(error, pre + "the reduce axis '" + vr.name + "' is not affine in '" + lname + "'");
   int64_t c = form.coeff[lv];
-  ExprPtr rest = tir::simplify(*tir::substitute(*vr.binding, lv, *tir::int_imm(0)));
+  struct Part {
+    const Stmt* loop;
+    int64_t coeff;
+    std::string iter;
+  };
+  std::vector<Part> parts;  // the other loops, outermost first
+  for (Stmt* l : loops) {
+    auto it = form.coeff.find(l->var);
+    if (l == L.loop || it == form.coeff.end()) continue;
+    for (size_t k = 0; k < b->iters.size(); ++k)
+      if (int(k) != reduce_iter && b->iters[k].binding &&
+          tir::uses_var(*b->iters[k].binding, l->var))
+        return fail(error, pre + "loop '" + l->var + "' feeds both '" + vr.name + "' and '" +
+                               b->iters[k].name + "'");
+    parts.push_back({l, it->second, ""});
+  }
 
   std::string u = "v" + lv;
   while (find_iter(b, u)) u += "_rf";
+  std::set<std::string> iter_taken{u};
+  for (const IterVar& iv : b->iters) iter_taken.insert(iv.name);
+  for (Part& p : parts) {
+    p.iter = "v" + p.loop->var;
+    while (iter_taken.count(p.iter)) p.iter += "_rf";
+    iter_taken.insert(p.iter);
+  }
   int64_t ext = L.loop->extent;
 
   // The buffer of partial results: X's shape plus one dim for r.
@@ -1288,17 +1456,27 @@ bool rfactor_impl(PrimFunc& g, const std::string& bname, const std::string& lnam
     if (iv.kind != IterKind::Reduce) continue;
     if (int(k) != reduce_iter)
       rf->iters.push_back({iv.name, iv.extent, iv.kind, tir::clone(*iv.binding)});
-    else if (rest->kind == ExprKind::IntImm && rest->ival == 0)
+    else if (parts.empty())  // still a reduction (its init keeps its meaning): one step
       rf->iters.push_back({iv.name, 1, iv.kind, tir::int_imm(0)});
     else
-      rf->iters.push_back({iv.name, iv.extent, iv.kind, tir::clone(*rest)});
+      for (const Part& p : parts)
+        rf->iters.push_back({p.iter, p.loop->extent, iv.kind, tir::var(p.loop->var)});
   }
   if (b->predicate) rf->predicate = tir::clone(*b->predicate);
   rf->init = tir::clone(*b->init);
   rf->body = tir::clone(*b->body);
-  ExprPtr whole =
-      tir::binary(Op::Add, tir::var(vr.name),
-                  c == 1 ? tir::var(u) : tir::binary(Op::Mul, tir::var(u), tir::int_imm(c)));
+  auto term = [](const std::string& v, int64_t k) {
+    return k == 1 ? tir::var(v) : tir::binary(Op::Mul, tir::var(v), tir::int_imm(k));
+  };
+  ExprPtr whole = parts.empty() ? tir::var(vr.name) : nullptr;
+  for (const Part& p : parts)
+    whole = whole ? tir::binary(Op::Add, std::move(whole), term(p.iter, p.coeff))
+                  : term(p.iter, p.coeff);
+  if (!parts.empty() && form.lo != 0)
+    whole = tir::binary(Op::Add, std::move(whole), tir::int_imm(form.lo));
+  whole = tir::binary(Op::Add, std::move(whole), term(u, c));
+  if (parts.empty() && form.lo != 0)  // vr (one step, 0) + c0 + c * u
+    whole = tir::binary(Op::Add, std::move(whole), tir::int_imm(form.lo));
   std::map<std::string, const Expr*> with{{vr.name, whole.get()}};
   auto to_rf = [&](std::vector<ExprPtr>& idx) { idx.push_back(tir::var(u)); };
   for (Stmt* part : {rf->init.get(), rf->body.get()}) {

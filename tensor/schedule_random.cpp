@@ -42,6 +42,8 @@ struct LoopInfo {
   Stmt* child = nullptr;  // the loop directly (perfectly) inside, if any
   bool innermost = true;  // no loop anywhere inside
   int depth = 0;          // loops around it
+  bool serial = true;     // not yet parallel, vectorized, unrolled or bound
+  bool carries = false;   // some block's reduce iteration is bound through it
 };
 
 struct BlockInfo {
@@ -96,6 +98,7 @@ void build_view(const PrimFunc& original, View* v) {
     info.child = c && c->kind == StmtKind::For ? c : nullptr;
     info.innermost = sched::loops_under(l).size() == 1;
     info.depth = int(sched::loops_above(f, l).size());
+    info.serial = l->for_kind == tir::ForKind::Serial;
     v->loop_name[l] = info.name;
     v->loops.push_back(std::move(info));
   }
@@ -113,6 +116,9 @@ void build_view(const PrimFunc& original, View* v) {
                 info.reduce_loops.end())
           info.reduce_loops.push_back(l);
     }
+    for (Stmt* l : info.reduce_loops)
+      for (LoopInfo& li : v->loops)
+        if (li.loop == l) li.carries = true;
     v->blocks.push_back(std::move(info));
   }
 }
@@ -128,7 +134,10 @@ int64_t factor_for(std::mt19937_64& rng, int64_t extent) {
     if (extent % d == 0) divisors.push_back(d);
   uint64_t r = below(rng, 10);
   if (r < 5 && !divisors.empty()) return pick(rng, divisors);
-  if (r < 8 && extent > 2) return 2 + int64_t(below(rng, uint64_t(std::min<int64_t>(extent, 66) - 2)));
+  if (r < 8 && extent > 2) {
+    int64_t top = std::min<int64_t>(extent, 66);  // factors in [2, top)
+    return 2 + int64_t(below(rng, uint64_t(top - 2)));
+  }
   if (r < 9) return chance(rng, 50) ? 1 : extent;
   return extent + 1 + int64_t(below(rng, 8));
 }
@@ -157,22 +166,28 @@ std::vector<const LoopInfo*> loops_where(std::mt19937_64& rng, const View& v, in
 
 std::string gen_split(std::mt19937_64& rng, const View& v) {
   if (v.loops.empty()) return "";
-  const LoopInfo& l = pick(rng, v.loops);
+  auto cands = loops_where(rng, v, 90, [](const LoopInfo& x) { return x.serial; });
+  const LoopInfo& l = *pick(rng, cands);
   int64_t factor = factor_for(rng, l.loop->extent);
   std::string step = "split " + l.name + " " + std::to_string(factor);
   if (chance(rng, 15)) step += " as " + l.loop->var + "_out " + l.loop->var + "_in";
   return step;
 }
 
-std::vector<const LoopInfo*> with_child(const View& v) {
-  std::vector<const LoopInfo*> out;
+// Loops with a loop perfectly inside; usually only where both are still serial (most
+// primitives refuse to reshape a loop that already has a kind).
+std::vector<const LoopInfo*> with_child(std::mt19937_64& rng, const View& v) {
+  std::vector<const LoopInfo*> out, serial;
   for (const LoopInfo& l : v.loops)
-    if (l.child) out.push_back(&l);
-  return out;
+    if (l.child) {
+      out.push_back(&l);
+      if (l.serial && l.child->for_kind == tir::ForKind::Serial) serial.push_back(&l);
+    }
+  return serial.empty() || chance(rng, 10) ? out : serial;
 }
 
 std::string gen_tile(std::mt19937_64& rng, const View& v) {
-  std::vector<const LoopInfo*> cands = with_child(v);
+  std::vector<const LoopInfo*> cands = with_child(rng, v);
   if (cands.empty()) return "";
   const LoopInfo* l = pick(rng, cands);
   int64_t f1 = factor_for(rng, l->loop->extent);
@@ -182,7 +197,7 @@ std::string gen_tile(std::mt19937_64& rng, const View& v) {
 }
 
 std::string gen_reorder(std::mt19937_64& rng, const View& v) {
-  std::vector<const LoopInfo*> cands = with_child(v);
+  std::vector<const LoopInfo*> cands = with_child(rng, v);
   if (cands.empty()) return "";
   // The perfect chain below a random loop, then a random window of it, shuffled.
   std::vector<Stmt*> chain = {pick(rng, cands)->loop};
@@ -203,7 +218,7 @@ std::string gen_reorder(std::mt19937_64& rng, const View& v) {
 }
 
 std::string gen_fuse(std::mt19937_64& rng, const View& v) {
-  std::vector<const LoopInfo*> cands = with_child(v);
+  std::vector<const LoopInfo*> cands = with_child(rng, v);
   if (cands.empty()) return "";
   const LoopInfo* l = pick(rng, cands);
   std::string step = "fuse " + l->name + " " + nm(v, l->child);
@@ -213,19 +228,26 @@ std::string gen_fuse(std::mt19937_64& rng, const View& v) {
 
 std::string gen_unroll(std::mt19937_64& rng, const View& v) {
   if (v.loops.empty()) return "";
-  auto cands = loops_where(rng, v, 80, [](const LoopInfo& l) { return l.loop->extent <= 16; });
+  auto cands = loops_where(rng, v, 85, [](const LoopInfo& l) {
+    return l.serial && l.loop->extent <= 16;
+  });
   return "unroll " + pick(rng, cands)->name;
 }
 
 std::string gen_vectorize(std::mt19937_64& rng, const View& v) {
   if (v.loops.empty()) return "";
-  auto cands = loops_where(rng, v, 80, [](const LoopInfo& l) { return l.innermost; });
+  // SIMD lanes must be independent: innermost loops that carry no reduction.
+  auto cands = loops_where(rng, v, 85, [](const LoopInfo& l) {
+    return l.serial && l.innermost && !l.carries && l.loop->extent <= 64;
+  });
   return "vectorize " + pick(rng, cands)->name;
 }
 
 std::string gen_parallel(std::mt19937_64& rng, const View& v) {
   if (v.loops.empty()) return "";
-  auto cands = loops_where(rng, v, 70, [](const LoopInfo& l) { return l.depth == 0; });
+  auto cands = loops_where(rng, v, 80, [](const LoopInfo& l) {
+    return l.serial && !l.carries && l.depth <= 1;
+  });
   return "parallel " + pick(rng, cands)->name;
 }
 
@@ -251,29 +273,36 @@ std::vector<std::pair<const BlockInfo*, const BlockInfo*>> producer_consumer(con
 }
 
 // compute_at moves the producer under one of the consumer's loops; reverse_compute_at the
-// consumer under one of the producer's.
+// consumer under one of the producer's (one not already around the moved block). A
+// function with one block has nothing to fuse: usually "" then, so another primitive is
+// drawn.
 std::string gen_compute_at(std::mt19937_64& rng, const View& v, bool reverse) {
   const char* verb = reverse ? "reverse_compute_at " : "compute_at ";
   auto pairs = producer_consumer(v);
-  if (!pairs.empty() && chance(rng, 85)) {
+  if (!pairs.empty() && chance(rng, 90)) {
     auto [p, c] = pick(rng, pairs);
     const BlockInfo* moved = reverse ? c : p;
     const BlockInfo* target = reverse ? p : c;
-    if (!target->loops.empty())
-      return verb + moved->block->name + " " + nm(v, pick(rng, target->loops));
+    std::vector<Stmt*> loops;
+    for (Stmt* l : target->loops)
+      if (std::find(moved->loops.begin(), moved->loops.end(), l) == moved->loops.end())
+        loops.push_back(l);
+    if (!loops.empty()) return verb + moved->block->name + " " + nm(v, pick(rng, loops));
   }
-  if (v.blocks.empty() || v.loops.empty()) return "";
+  if (v.blocks.empty() || v.loops.empty() || chance(rng, 80)) return "";
   const std::string& block = pick(rng, v.blocks).block->name;
   return verb + block + " " + pick(rng, v.loops).name;
 }
 
+// Inlining wants an elementwise intermediate stage: no reduction, not the output.
 std::string gen_compute_inline(std::mt19937_64& rng, const View& v) {
   std::vector<const BlockInfo*> cands;
-  bool prefer = chance(rng, 80);
   for (const BlockInfo& b : v.blocks)
-    if (!prefer || (!b.reduce && !b.block->init)) cands.push_back(&b);
-  if (cands.empty())
+    if (!b.reduce && !b.block->init && !b.writes.count(v.f.output)) cands.push_back(&b);
+  if (cands.empty() || chance(rng, 10)) {
+    if (chance(rng, 70)) return "";
     for (const BlockInfo& b : v.blocks) cands.push_back(&b);
+  }
   if (cands.empty()) return "";
   return "compute_inline " + pick(rng, cands)->block->name;
 }
@@ -281,7 +310,10 @@ std::string gen_compute_inline(std::mt19937_64& rng, const View& v) {
 std::string gen_cache_read(std::mt19937_64& rng, const View& v) {
   if (v.blocks.empty()) return "";
   const BlockInfo& b = pick(rng, v.blocks);
-  std::vector<int> bufs(b.reads.begin(), b.reads.end());
+  // A buffer it reads but does not write (staging an accumulator is refused).
+  std::vector<int> bufs;
+  for (int x : b.reads)
+    if (!b.writes.count(x)) bufs.push_back(x);
   if (bufs.empty() || chance(rng, 10)) bufs.push_back(int(below(rng, v.f.buffers.size())));
   const std::string& buffer = v.f.buffers[size_t(pick(rng, bufs))].name;
   return "cache_read " + b.block->name + " " + buffer + " " + scope_word(rng);

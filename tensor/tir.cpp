@@ -468,8 +468,28 @@ struct Verifier {
   // Every name in scope on the current path, with its domain (loop extent or iter extent).
   std::vector<std::pair<std::string, int64_t>> scope;
   int guards = 0;  // enclosing Ifs and block predicates: bindings may overshoot under them
+  // Buffers that have an Allocate somewhere: they exist only inside it, so every access
+  // must lie under one (compacted indices are relative to the loops around that Allocate).
+  std::vector<bool> has_allocate;
+  std::vector<int> live;  // per buffer: how many of its Allocates enclose the current path
 
-  explicit Verifier(const PrimFunc& fn) : f(fn) {}
+  explicit Verifier(const PrimFunc& fn)
+      : f(fn), has_allocate(fn.buffers.size(), false), live(fn.buffers.size(), 0) {}
+
+  void find_allocates(const Stmt* s) {
+    if (!s) return;
+    if (s->kind == StmtKind::Allocate && s->buffer >= 0 && size_t(s->buffer) < f.buffers.size())
+      has_allocate[s->buffer] = true;
+    find_allocates(s->init.get());
+    find_allocates(s->body.get());
+    for (const auto& c : s->stmts) find_allocates(c.get());
+  }
+
+  bool in_scope(int buffer, const char* what, const std::string& where) {
+    if (!has_allocate[buffer] || live[buffer] > 0) return true;
+    return fail(std::string(what) + " '" + f.buffers[buffer].name + "' outside its allocation (in " +
+                where + ")");
+  }
 
   const std::pair<std::string, int64_t>* lookup(const std::string& name) const {
     for (auto it = scope.rbegin(); it != scope.rend(); ++it)
@@ -541,6 +561,7 @@ struct Verifier {
           return fail("load of '" + f.buffers[e.buffer].name + "' has " +
                       std::to_string(e.args.size()) + " indices but the buffer has rank " +
                       std::to_string(f.buffers[e.buffer].shape.size()) + " (in " + where + ")");
+        if (!in_scope(e.buffer, "load of", where)) return false;
         break;
       case ExprKind::Binary:
         if (e.args.size() != 2) return fail("binary '" + std::string(op_name(e.op)) +
@@ -611,6 +632,7 @@ struct Verifier {
           return fail("store to '" + b.name + "' has " + std::to_string(s->indices.size()) +
                       " indices but the buffer has rank " + std::to_string(b.shape.size()) +
                       " (in " + where + ")");
+        if (!in_scope(s->buffer, "store to", where)) return false;
         for (const auto& i : s->indices)
           if (!i || !expr(*i, where)) return i ? false : fail("missing index (in " + where + ")");
         if (!s->value) return fail("store to '" + b.name + "' without a value (in " + where + ")");
@@ -632,7 +654,12 @@ struct Verifier {
         if (s->buffer < 0 || size_t(s->buffer) >= f.buffers.size())
           return fail("allocation of buffer #" + std::to_string(s->buffer) +
                       " which does not exist");
-        return stmt(s->body.get(), where);
+        {
+          live[s->buffer]++;
+          bool ok = stmt(s->body.get(), where);
+          live[s->buffer]--;
+          return ok;
+        }
       case StmtKind::Barrier:
         return true;
     }
@@ -665,6 +692,7 @@ bool verify(const PrimFunc& f, std::string* error) {
     return false;
   }
   Verifier v(f);
+  v.find_allocates(f.body.get());
   if (!v.stmt(f.body.get(), "function '" + f.name + "'")) {
     if (error) *error = v.error;
     return false;

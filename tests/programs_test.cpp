@@ -21,11 +21,13 @@ std::string join_lines(const std::vector<std::string>& v) {
   return s;
 }
 
-void check_file(const fs::path& path, const std::string& engine) {
+void check_file(const fs::path& path, const std::string& engine,
+                const std::string& device = "ref") {
   std::string text = read_text(path.string());
   Expectation want = parse_expectations(text);
-  Actual got = run_program(text, path.filename().string(), engine);
-  INFO("engine ", engine, ", file ", path.filename().string(), "\n", got.message);
+  Actual got = run_program(text, path.filename().string(), engine, 0, device);
+  INFO("engine ", engine, ", device ", device, ", file ", path.filename().string(), "\n",
+       got.message);
   CHECK_MESSAGE(got.exit_code == want.exit_code, "exit code ", got.exit_code, ", expected ",
                 want.exit_code);
   CHECK_MESSAGE(got.output == want.output, "output:\n", join_lines(got.output), "expected:\n",
@@ -54,4 +56,17 @@ TEST_CASE("must-fail programs give their # exit: code and # error: lines on ever
       REQUIRE_MESSAGE(want.exit_code != 0, "a must-fail program needs # exit: 1 or 2");
       check_file(f, engine);
     }
+}
+
+// Tensor programs: kernels run on every tensor device (the reference interpreter and the
+// LLVM-compiled CPU code) and must print the same lines. Scalar engines other than ast hand
+// tensor code to the walker, so every engine must give the same output too.
+TEST_CASE("tensor programs print their # expect: lines on every device and engine") {
+  auto files = ds_files("tensor_programs");
+  REQUIRE(files.size() >= 8);
+  for (const auto& f : files) {
+    for (const auto& device : Session::devices()) check_file(f, "ast", device);
+    for (const auto& engine : Session::engines())
+      if (engine != "ast") check_file(f, engine, "ref");
+  }
 }

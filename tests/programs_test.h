@@ -63,9 +63,11 @@ struct Actual {
 };
 
 inline Actual run_program(const std::string& text, const std::string& name,
-                          const std::string& engine, uint64_t step_limit = 0) {
+                          const std::string& engine, uint64_t step_limit = 0,
+                          const std::string& device = "ref") {
   Session s;
   s.set_engine(engine);
+  s.set_device(device);
   std::string out;
   RunOptions opts;
   opts.out = [&](std::string_view t) { out += t; };

@@ -323,9 +323,9 @@ kernel conv2d(x: f32[10, 12], k: f32[3, 3]) -> f32[8, 10] {
   tir::PrimFunc g = s.func();
   check_same_result(f, g);
   CHECK(refusal(g, "tile j_p_fused_0_0 j_p_fused_0_1 2 3") ==
-        "cannot reorder j_p_fused_0_0_0, j_p_fused_0_1_0, j_p_fused_0_0_1, j_p_fused_0_1_1: "
-        "loops 'j_p_fused_0_1_0' and 'j_p_fused_0_0_1' each feed both a spatial and a reduce "
-        "axis of block 'out'; their order decides where its init runs");
+        "cannot tile 'j_p_fused_0_0' and 'j_p_fused_0_1': loops 'j_p_fused_0_0_1' and "
+        "'j_p_fused_0_1_0' each feed both a spatial and a reduce axis of block 'out'; their "
+        "order decides where its init runs");
   CHECK(refusal(g, "reorder j_p_fused_1 j_p_fused_0_0") ==
         "cannot reorder j_p_fused_1, j_p_fused_0_0: loops 'j_p_fused_0_0' and 'j_p_fused_1' "
         "each feed both a spatial and a reduce axis of block 'out'; their order decides where "

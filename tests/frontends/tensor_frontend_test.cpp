@@ -1,0 +1,216 @@
+// The tensor tier through the front ends: `descent kernel` (dumps, schedules, --check, bad
+// input) on the real binary, and the REPL's :kernel / :sched / :undo / :redo / :run /
+// :graph / :device in-process.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "apps/repl.h"
+#include "frontend_util.h"
+#include "pipeline/pipeline.h"
+
+using descent::Repl;
+using descent::Session;
+using fe::contains;
+using fe::describe;
+using fe::ProcResult;
+using fe::run_descent;
+namespace fs = std::filesystem;
+
+namespace {
+constexpr int kUsageError = 64;
+
+// A scratch file that disappears with the test.
+struct TempFile {
+  fs::path path;
+  TempFile(const std::string& name, const std::string& text)
+      : path(fs::temp_directory_path() / name) {
+    std::ofstream(path, std::ios::binary) << text;
+  }
+  ~TempFile() {
+    std::error_code ec;
+    fs::remove(path, ec);
+  }
+  std::string str() const { return path.string(); }
+};
+
+const char* kProgram =
+    "kernel mm_relu(A: f32[64, 64], B: f32[64, 64]) -> f32[64, 64] {\n"
+    "  Y[i, j] = sum(k) A[i, k] * B[k, j]\n"
+    "  C[i, j] = max(Y[i, j], 0.0)\n"
+    "  return C\n"
+    "}\n"
+    "x = rand([1, 300], 1)\n"
+    "w = rand([20, 300], 2)\n"
+    "y = relu(linear(x, w))\n"
+    "print(y.shape)\n"
+    "print(sum_all(y) > 0.0)\n";
+
+struct R {
+  Session session;
+  std::ostringstream out, err;
+  Repl repl{session, out, err};
+  std::string take_out() {
+    std::string s = out.str();
+    out.str("");
+    return s;
+  }
+  std::string take_err() {
+    std::string s = err.str();
+    err.str("");
+    return s;
+  }
+};
+}  // namespace
+
+TEST_SUITE("tensor front ends") {
+
+TEST_CASE("descent kernel --dump tir shows the lowered loop nest") {
+  TempFile f("descent_fe_kernel.ds", kProgram);
+  ProcResult r = run_descent({"kernel", f.str(), "mm_relu", "--dump", "tir"});
+  INFO(describe(r));
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "def mm_relu(A: T.Buffer((64, 64), \"float32\")"));
+  CHECK(contains(r.out, "for i, j, k in T.grid(64, 64, 64):"));
+  CHECK(contains(r.out, "vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])"));
+  CHECK(contains(r.out, "C[vi, vj] = T.max(Y[vi, vj], T.float32(0))"));
+}
+
+TEST_CASE("descent kernel: a schedule file changes the nest, --check runs it against the reference") {
+  TempFile f("descent_fe_kernel2.ds", kProgram);
+  TempFile s("descent_fe_kernel2.sched", "# split the matmul stage, vectorize the relu stage\nsplit Y.i 16\nvectorize C.j\n");
+  ProcResult dump = run_descent({"kernel", f.str(), "mm_relu", "--schedule", s.str(), "--dump", "tir"});
+  INFO(describe(dump));
+  CHECK(dump.exit_code == 0);
+  CHECK(contains(dump.out, "i_0"));
+  CHECK(contains(dump.out, "T.vectorized(64)"));
+  for (const char* backend : {"ref", "cpu"}) {
+    ProcResult run = run_descent({"kernel", f.str(), "mm_relu", "--schedule", s.str(),
+                                  "--backend", backend, "--check"});
+    INFO(describe(run));
+    CHECK(run.exit_code == 0);
+    CHECK(contains(run.out, "mm_relu on " + std::string(backend) + ": output [64, 64]"));
+    CHECK(contains(run.out, "matches the reference interpreter"));
+  }
+  ProcResult c = run_descent({"kernel", f.str(), "mm_relu", "--schedule", s.str(), "--dump", "c"});
+  CHECK(c.exit_code == 0);
+  CHECK(contains(c.out, "void mm_relu("));
+  ProcResult ir = run_descent({"kernel", f.str(), "mm_relu", "--schedule", s.str(), "--dump", "llvm-opt"});
+  CHECK(ir.exit_code == 0);
+  CHECK(contains(ir.out, "<64 x float>"));
+}
+
+TEST_CASE("descent kernel: prelude kernels take named dims from --dim") {
+  TempFile f("descent_fe_kernel3.ds", "print(1)\n");
+  ProcResult r = run_descent({"kernel", f.str(), "matmul", "--dim", "n=8", "--dim", "k=4",
+                              "--dim", "m=16", "--dump", "tir"});
+  INFO(describe(r));
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "A: T.Buffer((8, 4)"));
+  CHECK(contains(r.out, "B: T.Buffer((4, 16)"));
+}
+
+TEST_CASE("descent kernel --dump graph: linear then relu fuses") {
+  TempFile f("descent_fe_kernel4.ds", kProgram);
+  ProcResult r = run_descent({"kernel", f.str(), "mm_relu", "--dump", "graph"});
+  INFO(describe(r));
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "= linear(%0, %1)"));
+  CHECK(contains(r.out, "# after graph.fuse_elementwise (fused linear + relu -> linear_relu)"));
+  CHECK(contains(r.out, "= linear_relu(%0, %1)"));
+}
+
+TEST_CASE("descent kernel: bad input is a clear error, never a crash") {
+  TempFile f("descent_fe_kernel5.ds", kProgram);
+  TempFile bad("descent_fe_bad.sched", "split Y.i 16\nvectorize k\n");
+  ProcResult r = run_descent({"kernel", f.str(), "mm_relu", "--schedule", bad.str()});
+  INFO(describe(r));
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "line 2"));
+  CHECK(contains(r.err, "cannot vectorize 'k'"));
+  ProcResult nope = run_descent({"kernel", f.str(), "nope"});
+  CHECK(nope.exit_code == 2);
+  CHECK(contains(nope.err, "no kernel named 'nope'"));
+  CHECK(contains(nope.err, "mm_relu"));
+  ProcResult dim = run_descent({"kernel", f.str(), "matmul", "--dim", "n=0"});
+  CHECK(dim.exit_code == kUsageError);
+  ProcResult backend = run_descent({"kernel", f.str(), "mm_relu", "--backend", "tpu"});
+  CHECK(backend.exit_code == kUsageError);
+  CHECK(contains(backend.err, "unknown backend 'tpu'"));
+  ProcResult view = run_descent({"kernel", f.str(), "mm_relu", "--dump", "nope"});
+  CHECK(view.exit_code == kUsageError);
+  CHECK(contains(view.err, "unknown kernel view 'nope'"));
+}
+
+TEST_CASE("descent run: tensor code on another engine runs on the walker, with a note") {
+  TempFile f("descent_fe_kernel6.ds", kProgram);
+  ProcResult r = run_descent({"run", f.str(), "--engine", "jit"});
+  INFO(describe(r));
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "[1, 20]\ntrue\n");
+  CHECK(contains(r.err, "note: tensor code runs on the ast engine"));
+}
+
+TEST_CASE("REPL: select a kernel, schedule it step by step, undo, redo, run") {
+  R r;
+  r.repl.feed("kernel add2(a: f32[32, 8], b: f32[32, 8]) -> f32[32, 8] { out[i, j] = a[i, j] + b[i, j]; return out }");
+  CHECK(r.take_err() == "");
+  r.repl.feed(":kernel add2");
+  std::string nest = r.take_out();
+  CHECK(contains(nest, "for i, j in T.grid(32, 8):"));
+  r.repl.feed(":sched split i 8");
+  std::string split = r.take_out();
+  CHECK(contains(split, "for i_0, i_1, j in T.grid(4, 8, 8):"));
+  r.repl.feed(":sched vectorize i_1");  // not innermost: refused, nest unchanged
+  CHECK(contains(r.take_err(), "cannot vectorize 'i_1'"));
+  r.repl.feed(":sched vectorize j");
+  CHECK(contains(r.take_out(), "T.vectorized(8)"));
+  r.repl.feed(":trace-schedule");
+  CHECK(r.take_out() == "split i 8\nvectorize j\n");
+  r.repl.feed(":undo");
+  CHECK(r.take_out() == split);
+  r.repl.feed(":redo");
+  CHECK(contains(r.take_out(), "T.vectorized(8)"));
+  for (const char* device : {":run ref", ":run cpu"}) {
+    r.repl.feed(device);
+    std::string ran = r.take_out();
+    INFO(r.take_err());
+    CHECK(contains(ran, "matches the reference interpreter"));
+  }
+  r.repl.feed(":c");
+  CHECK(contains(r.take_out(), "void add2("));
+  // The schedule applies when scalar code calls the kernel, on the cpu device too.
+  r.repl.feed(":device cpu");
+  r.repl.feed("print(sum_all(add2(ones([32, 8]), ones([32, 8]))))");
+  CHECK(r.take_out() == "512.0\n");
+  CHECK(r.take_err() == "");
+}
+
+TEST_CASE("REPL: :graph shows the passes of the last evaluation, :device switches") {
+  R r;
+  r.repl.feed(":device");
+  CHECK(r.take_out() == "device: ref (devices: ref cpu)\n");
+  r.repl.feed(":device gpu");
+  CHECK(contains(r.take_err(), "unknown device 'gpu'"));
+  r.repl.feed("y = relu(linear(rand([1, 30], 1), rand([5, 30], 2)))");
+  r.repl.feed(":graph pending");
+  CHECK(contains(r.take_out(), "relu("));
+  r.repl.feed("print(y.shape)");
+  CHECK(r.take_out() == "[1, 5]\n");
+  r.repl.feed("sum_all(y)");
+  r.take_out();
+  r.repl.feed(":graph before");
+  CHECK(contains(r.take_out(), "= relu("));
+  r.repl.feed(":graph fuse_elementwise");
+  CHECK(contains(r.take_out(), "= linear_relu("));
+  r.repl.feed(":graph dot");
+  CHECK(contains(r.take_out(), "digraph"));
+  r.repl.feed(":graph nope");
+  CHECK(contains(r.take_err(), "unknown graph view 'nope'"));
+  r.repl.feed(":sched split i 2");
+  CHECK(contains(r.take_err(), "no kernel selected"));
+}
+
+}  // TEST_SUITE
