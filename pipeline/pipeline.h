@@ -186,6 +186,7 @@ class Session {
   std::atomic<bool> interrupt_{false};
   std::unique_ptr<tensor::GraphRuntime> tensors_;
   std::string kernel_name_;  // the selected kernel, or ""
+  int threads_ = 0;          // parallel loops of cpu kernels (0: every hardware thread)
   std::unique_ptr<tensor::Schedule> schedule_;
 };
 

@@ -33,7 +33,10 @@ bool Session::set_device(std::string_view name) {
 
 std::string Session::device() const { return tensor::device_name(tensors_->device()); }
 
-void Session::set_threads(int threads) { tensors_->set_threads(threads); }
+void Session::set_threads(int threads) {
+  threads_ = threads;
+  tensors_->set_threads(threads);
+}
 
 bool Session::select_kernel(const std::string& name, const std::map<std::string, int64_t>& dims,
                             std::string* error) {
@@ -163,6 +166,7 @@ Session::KernelRun Session::run_kernel(std::string_view device, bool check, uint
     }
   } else {
     tensor::CpuOptions opts;
+    opts.threads = threads_;
     std::unique_ptr<tensor::CpuKernel> k;
     auto t0 = Clock::now();
     if (!tensor::compile_cpu(f, opts, &k, &r.error)) return r;
