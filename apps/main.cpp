@@ -16,6 +16,7 @@
 
 #include "apps/repl.h"
 #include "bench/bench.h"
+#include "gpu/runtime.h"
 
 // libedit's readline-compatible interface; it is a C header.
 #include <editline/readline.h>
@@ -136,8 +137,8 @@ int kernel_command(Session& session, const std::string& file, const std::string&
     }
     dims[arg.substr(0, eq)] = v;
   }
-  if (backend != "ref" && backend != "cpu") {
-    fmt::print(stderr, "error: unknown backend '{}' (backends: ref, cpu)\n", backend);
+  if (backend != "ref" && backend != "cpu" && backend != "opencl") {
+    fmt::print(stderr, "error: unknown backend '{}' (backends: ref, cpu, opencl)\n", backend);
     return kUsageError;
   }
   if (repeats < 1) {
@@ -148,7 +149,11 @@ int kernel_command(Session& session, const std::string& file, const std::string&
   if (!read_file(file, &text)) return 2;
   bool graph = dump == "graph";
   // The graph only exists once the file's code has run (kernel calls build it lazily).
-  session.set_device(backend);
+  std::string device_error;
+  if ((graph || dump.empty()) && !session.set_device(backend, &device_error)) {
+    fmt::print(stderr, "error: {}\n", device_error);
+    return 1;
+  }
   session.set_threads(threads);
   RunOptions opts;
   opts.out = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); };
@@ -205,6 +210,7 @@ int kernel_command(Session& session, const std::string& file, const std::string&
   fmt::print("{} on {}: output [{}], sum {:.6g}, {:.3f} ms", name, backend, shape, r.checksum,
              r.seconds * 1e3);
   if (backend == "cpu") fmt::print(" (compile {:.1f} ms)", r.compile_seconds * 1e3);
+  if (backend == "opencl") fmt::print(" kernel time (build {:.1f} ms)", r.compile_seconds * 1e3);
   if (r.checked) fmt::print("; matches the reference interpreter");
   fmt::print("\n");
   return 0;
@@ -262,8 +268,10 @@ int main(int argc, char** argv) {
   kernelcmd->add_option("FILE", file, "the .ds file that defines the kernel (or uses the prelude's)")->required();
   kernelcmd->add_option("NAME", kernel_name, "the kernel")->required();
   kernelcmd->add_option("--schedule", schedule_file, "a schedule file (one step per line; docs/tensor.md)");
-  kernelcmd->add_option("--backend", backend, "ref (reference interpreter) or cpu (LLVM; default)");
-  kernelcmd->add_option("--dump", kernel_dump, "show instead of running: graph, tir, tir-original, c, llvm, llvm-opt, schedule");
+  kernelcmd->add_option("--backend", backend, "ref (reference interpreter), cpu (LLVM; default) or opencl");
+  kernelcmd->add_option("--dump", kernel_dump, "show instead of running: graph, tir, tir-original, c, llvm, llvm-opt, opencl, schedule");
+
+  auto* devicescmd = app.add_subcommand("devices", "list OpenCL platforms and devices (or say why there are none)");
   kernelcmd->add_flag("--check", check, "also run the reference interpreter on the same inputs; fail if they differ");
   kernelcmd->add_option("--dim", dim_args, "bind a named dim, e.g. --dim n=1024 (others default to 64)");
   kernelcmd->add_option("--threads", threads, "threads for parallel loops (default: all)");
@@ -347,6 +355,12 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "[{}] compile {:.3f} ms, run {:.3f} ms, {} steps\n", session.engine(),
                  o.compile_seconds * 1e3, o.run_seconds * 1e3, o.steps);
     return o.exit_code();
+  }
+  if (*devicescmd) {
+    std::string text = gpu::describe_devices();
+    if (!text.empty() && text.back() != '\n') text += '\n';
+    fmt::print("{}", text);
+    return 0;
   }
   if (*kernelcmd) return kernel_command(session, file, kernel_name, schedule_file, backend,
                                          kernel_dump, dim_args, check, threads, kernel_repeats, seed);

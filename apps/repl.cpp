@@ -38,16 +38,17 @@ const CommandHelp kCommands[] = {
     {":engine", "[NAME]", "show or choose the engine that runs input"},
     {":time", "", "toggle timing of each input"},
     {":load", "FILE", "compile and run a .ds file in this session"},
-    {":device", "[ref|cpu]", "show or choose where tensor kernels run (reference interpreter or LLVM)"},
+    {":device", "[ref|cpu|opencl]", "show or choose where tensor kernels run (reference interpreter, LLVM, OpenCL)"},
     {":graph", "[pending|before|PASS|executed] [dot]", "the tensor dataflow graph of the last evaluation"},
     {":kernel", "NAME [n=SIZE ...]", "lower a kernel to its loop nest for scheduling (named dims default to 64)"},
     {":tir", "[original]", "the selected kernel's loop nest (after the schedule)"},
     {":c", "", "the selected kernel's loop nest as C"},
+    {":opencl", "", "the selected kernel's loop nest as OpenCL C"},
     {":sched", "STEP", "apply a schedule step, e.g. :sched split i 32 (docs/tensor.md lists them)"},
     {":undo", "", "undo the last schedule step"},
     {":redo", "", "redo an undone schedule step"},
     {":trace-schedule", "", "the schedule steps in effect (replayable)"},
-    {":run", "[ref|cpu]", "run the selected kernel on random inputs and check it against the reference"},
+    {":run", "[ref|cpu|opencl]", "run the selected kernel on random inputs and check it against the reference"},
     {":quit", "", "leave (Ctrl-D works too)"},
 };
 
@@ -258,11 +259,11 @@ bool Repl::command(const std::string& line) {
     time_ = !time_;
     out_ << "timing " << (time_ ? "on" : "off") << '\n';
   } else if (cmd == ":device") {
-    if (w.size() < 2) {
-      out_ << "device: " << session_.device() << " (devices: ref cpu)\n";
-    } else if (!session_.set_device(w[1])) {
-      err_ << "error: unknown device '" << w[1] << "' (devices: ref cpu)\n";
-    }
+    std::string error;
+    if (w.size() < 2)
+      out_ << "device: " << session_.device() << " (devices: ref cpu opencl)\n";
+    else if (!session_.set_device(w[1], &error))
+      err_ << "error: " << error << '\n';
   } else if (cmd == ":graph") {
     Format f = Format::Text;
     std::string which = "executed";
@@ -296,8 +297,8 @@ bool Repl::command(const std::string& line) {
       if (ok && !session_.select_kernel(w[1], dims, &error)) err_ << "error: " << error << '\n';
       else if (ok) out_ << session_.kernel_view("tir").text;
     }
-  } else if (cmd == ":tir" || cmd == ":c") {
-    StageResult r = session_.kernel_view(cmd == ":c" ? "c" : w.size() > 1 && w[1] == "original" ? "tir-original" : "tir");
+  } else if (cmd == ":tir" || cmd == ":c" || cmd == ":opencl") {
+    StageResult r = session_.kernel_view(cmd == ":c" ? "c" : cmd == ":opencl" ? "opencl" : w.size() > 1 && w[1] == "original" ? "tir-original" : "tir");
     if (r.ok) out_ << r.text;
     else err_ << "error: " << r.text << '\n';
   } else if (cmd == ":sched") {

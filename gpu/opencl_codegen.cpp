@@ -1082,6 +1082,14 @@ bool generate_opencl(const PrimFunc& f, OpenCLProgram* out, std::string* error) 
     else st = Storage::LocalMem;
     g.storage.push_back(st);
   }
+  std::function<void(const Stmt*)> extents = [&](const Stmt* s) {
+    if (!s) return;
+    if (s->kind == StmtKind::For) largest = std::max(largest, s->extent);
+    extents(s->init.get());
+    extents(s->body.get());
+    for (const auto& k : s->stmts) extents(k.get());
+  };
+  extents(f.body.get());
   if (largest >= (int64_t(1) << 31)) g.idx = "long";
 
   // Kernels: one per top-level statement when the function binds loops (each may bind

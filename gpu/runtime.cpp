@@ -438,6 +438,7 @@ bool Context::fill_zero(DeviceBuffer& dst, double* seconds, std::string* error) 
 bool Context::build(const std::string& source, const std::string& options, Program* out,
                     double* seconds, std::string* error) {
   if (seconds) *seconds = 0;
+  std::lock_guard<std::mutex> lock(mutex_);
   std::string key = options + "\n" + source;
   auto hit = programs_.find(key);
   if (hit != programs_.end()) {
@@ -487,6 +488,7 @@ bool Context::launch(const Program& program, const std::string& name,
   if (!program.handle) return fail(error, "launch of kernel '" + name + "' from an unbuilt program");
   if (dims.dims < 1 || dims.dims > 3)
     return fail(error, "kernel '" + name + "': " + std::to_string(dims.dims) + " dimensions (1 to 3 allowed)");
+  std::lock_guard<std::mutex> lock(mutex_);
   cl_program p = static_cast<cl_program>(program.handle);
   cl_kernel k;
   auto cached = kernels_.find({program.handle, name});
@@ -564,11 +566,16 @@ bool Context::launch(const Program& program, const std::string& name,
 
 Context* default_context(std::string* error) {
   static std::once_flag once;
-  static std::unique_ptr<Context> context;
+  // Never destroyed: releasing OpenCL objects from a static destructor races the driver's
+  // own teardown at exit (some ICDs crash there); the process's end frees everything.
+  static Context* context = nullptr;
   static std::string open_error;
-  std::call_once(once, [] { Context::open(DeviceChoice{}, &context, &open_error); });
+  std::call_once(once, [] {
+    std::unique_ptr<Context> c;
+    if (Context::open(DeviceChoice{}, &c, &open_error)) context = c.release();
+  });
   if (!context) fail(error, open_error);
-  return context.get();
+  return context;
 }
 
 }  // namespace descent::gpu

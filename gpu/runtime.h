@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -145,6 +146,9 @@ class Context {
   void* context_ = nullptr;  // cl_context
   void* queue_ = nullptr;    // cl_command_queue
   void* device_ = nullptr;   // cl_device_id
+  // build() and launch() may be called from several threads (a REPL and a benchmark); the
+  // caches and the one command queue are used under this lock.
+  std::mutex mutex_;
   std::map<std::string, void*> programs_;  // options + '\n' + source -> cl_program
   std::map<std::pair<void*, std::string>, void*> kernels_;  // (program, name) -> cl_kernel
   size_t builds_ = 0;

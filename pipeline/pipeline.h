@@ -133,8 +133,11 @@ class Session {
   // device: "ref" (the reference interpreter, the default) or "cpu" (LLVM-compiled).
   tensor::GraphRuntime& tensors() { return *tensors_; }
   const tensor::GraphRuntime& tensors() const { return *tensors_; }
+  // Devices: "ref", "cpu", "opencl" (the default OpenCL device: a GPU where there is one,
+  // else PoCL on the CPU). Choosing opencl opens it; without a platform or device that fails
+  // with *error saying why, and the previous device stays.
   static std::vector<std::string> devices();
-  bool set_device(std::string_view name);  // false if unknown
+  bool set_device(std::string_view name, std::string* error = nullptr);
   std::string device() const;
   void set_threads(int threads);  // parallel loops of cpu kernels (0: every hardware thread)
 
@@ -151,7 +154,8 @@ class Session {
   bool schedule_redo();
   std::string schedule_trace() const;
   // Views of the selected kernel: "tir" (scheduled loop nest, TVMScript-like), "tir-original"
-  // (as lowered), "c" (the C loop nest), "llvm" / "llvm-opt" (the CPU backend's IR).
+  // (as lowered), "c" (the C loop nest), "llvm" / "llvm-opt" (the CPU backend's IR),
+  // "opencl" (the OpenCL C and its launch sizes).
   static const std::vector<StageInfo>& kernel_views();
   StageResult kernel_view(std::string_view view) const;
   // Runs the selected kernel on seeded random inputs on a device ("ref" or "cpu"); with

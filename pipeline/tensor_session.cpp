@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "gpu/opencl_codegen.h"
+#include "gpu/runtime.h"
 #include "pipeline/pipeline.h"
 #include "tensor/cpu.h"
 #include "tensor/lower.h"
@@ -22,16 +24,39 @@ StageResult fail(std::string text) { return StageResult{false, std::move(text), 
 StageResult okay(std::string text) { return StageResult{true, std::move(text), std::nullopt}; }
 }  // namespace
 
-std::vector<std::string> Session::devices() { return {"ref", "cpu"}; }
+std::vector<std::string> Session::devices() { return {"ref", "cpu", "opencl"}; }
 
-bool Session::set_device(std::string_view name) {
+namespace {
+// The OpenCL device as a tensor runtime backend: each kernel is generated, built (once per
+// process: the context caches programs) and run on the default device.
+bool run_on_opencl(const tir::PrimFunc& f, const std::vector<const tensor::Tensor*>& args,
+                   tensor::Tensor* out, std::string* error) {
+  gpu::Context* ctx = gpu::default_context(error);
+  if (!ctx) return false;
+  return gpu::run_opencl(f, *ctx, args, out, nullptr, error);
+}
+}  // namespace
+
+bool Session::set_device(std::string_view name, std::string* error) {
+  std::string scratch;
+  if (!error) error = &scratch;
   if (name == "ref") tensors_->set_device(tensor::Device::Ref);
   else if (name == "cpu") tensors_->set_device(tensor::Device::Cpu);
-  else return false;
+  else if (name == "opencl") {
+    if (!gpu::default_context(error)) return false;
+    tensors_->set_external("opencl", run_on_opencl);
+    tensors_->set_device(tensor::Device::External);
+  } else {
+    *error = "unknown device '" + std::string(name) + "' (devices: ref, cpu, opencl)";
+    return false;
+  }
   return true;
 }
 
-std::string Session::device() const { return tensor::device_name(tensors_->device()); }
+std::string Session::device() const {
+  if (tensors_->device() == tensor::Device::External) return tensors_->external_name();
+  return tensor::device_name(tensors_->device());
+}
 
 void Session::set_threads(int threads) {
   threads_ = threads;
@@ -114,6 +139,7 @@ const std::vector<StageInfo>& Session::kernel_views() {
       {"llvm", "LLVM IR the CPU backend generates for the scheduled loop nest"},
       {"llvm-opt", "the same after LLVM's -O3 pipeline (vector types, FMAs)"},
       {"schedule", "the schedule steps in effect (replayable)"},
+      {"opencl", "the scheduled loop nest as OpenCL C, with its launch sizes"},
   };
   return v;
 }
@@ -125,6 +151,12 @@ StageResult Session::kernel_view(std::string_view view) const {
   if (view == "tir-original") return okay(tir::print_script(schedule_->original()));
   if (view == "c") return okay(tir::print_c(f));
   if (view == "schedule") return okay(schedule_->trace());
+  if (view == "opencl") {
+    gpu::OpenCLProgram program;
+    std::string error;
+    if (!gpu::generate_opencl(f, &program, &error)) return fail(error);
+    return okay(gpu::print_opencl(f));
+  }
   if (view == "llvm" || view == "llvm-opt") {
     std::string ir, error;
     if (!tensor::emit_cpu_llvm(f, tensor::CpuOptions{}, view == "llvm-opt", &ir, &error))
@@ -143,8 +175,8 @@ Session::KernelRun Session::run_kernel(std::string_view device, bool check, uint
     r.error = "no kernel selected";
     return r;
   }
-  if (device != "ref" && device != "cpu") {
-    r.error = "unknown device '" + std::string(device) + "' (devices: ref, cpu)";
+  if (device != "ref" && device != "cpu" && device != "opencl") {
+    r.error = "unknown device '" + std::string(device) + "' (devices: ref, cpu, opencl)";
     return r;
   }
   const tir::PrimFunc& f = schedule_->func();
@@ -163,6 +195,18 @@ Session::KernelRun Session::run_kernel(std::string_view device, bool check, uint
       auto t0 = Clock::now();
       if (!tir::interpret(f, args, &out, &r.error, &interrupt_)) return r;
       times.push_back(seconds_since(t0));
+    }
+  } else if (device == "opencl") {
+    gpu::Context* ctx = gpu::default_context(&r.error);
+    if (!ctx) return r;
+    gpu::OpenCLProgram program;
+    if (!gpu::generate_opencl(f, &program, &r.error)) return r;
+    for (int i = 0; i < std::max(1, repeats); ++i) {
+      gpu::Timing t;
+      if (!gpu::run_program(f, program, *ctx, args, &out, &t, &r.error)) return r;
+      // The kernel's own time (profiling events), apart from building and transfers.
+      times.push_back(t.kernel_s);
+      if (i == 0) r.compile_seconds = t.build_s;
     }
   } else {
     tensor::CpuOptions opts;

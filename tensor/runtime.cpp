@@ -13,7 +13,9 @@ namespace descent::tensor {
 
 std::string_view prelude_source() { return kPreludeText; }
 
-const char* device_name(Device d) { return d == Device::Cpu ? "cpu" : "ref"; }
+const char* device_name(Device d) {
+  return d == Device::Cpu ? "cpu" : d == Device::External ? "external" : "ref";
+}
 
 GraphRuntime::GraphRuntime() = default;
 GraphRuntime::~GraphRuntime() = default;
@@ -175,6 +177,16 @@ bool GraphRuntime::lower_node(const Node& n, std::shared_ptr<const tir::PrimFunc
 bool GraphRuntime::run_kernel(const Node& n, const std::vector<const Tensor*>& args, Tensor* out,
                               std::string* error) {
   if (device_ == Device::Ref) return tir::interpret(*n.func, args, out, error, interrupt_);
+  if (device_ == Device::External) {
+    if (!external_) {
+      *error = "no external tensor device is set";
+      return false;
+    }
+    std::string why;
+    if (external_(*n.func, args, out, &why)) return true;
+    *error = "kernel '" + n.label + "' on " + external_name_ + ": " + why;
+    return false;
+  }
   std::string key = std::to_string(threads_) + "\n" + tir::print_script(*n.func);
   auto it = cpu_cache_.find(key);
   if (it == cpu_cache_.end()) {

@@ -14,6 +14,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,6 +34,7 @@ std::string_view prelude_source();
 enum class Device : uint8_t {
   Ref,  // the reference interpreter (tir::interpret): slow, obviously right
   Cpu,  // LLVM-compiled kernels (cpu.h), cached
+  External,  // a backend above this library (OpenCL, gpu/), plugged in with set_external()
 };
 const char* device_name(Device d);  // "ref", "cpu"
 
@@ -77,6 +79,15 @@ class GraphRuntime : public TensorRuntime {
 
   // ---- Options ----
   void set_device(Device d) { device_ = d; }
+  // A backend this library cannot depend on (gpu/ sits above tensor/): it runs one lowered
+  // kernel. set_device(Device::External) then uses it; device_name() reports `name`.
+  using KernelRunner = std::function<bool(const tir::PrimFunc&, const std::vector<const Tensor*>&,
+                                          Tensor*, std::string*)>;
+  void set_external(std::string name, KernelRunner runner) {
+    external_name_ = std::move(name);
+    external_ = std::move(runner);
+  }
+  const std::string& external_name() const { return external_name_; }
   Device device() const { return device_; }
   void set_threads(int threads) { threads_ = threads; }
   // A schedule (schedule.h text) applied to every lowering of this kernel; "" removes it.
@@ -119,6 +130,8 @@ class GraphRuntime : public TensorRuntime {
   bool passes_on_ = true;
   const std::atomic<bool>* interrupt_ = nullptr;
   std::map<std::string, std::string> schedules_;
+  std::string external_name_ = "external";
+  KernelRunner external_;
   // Compiled kernels, keyed by the printed function and the thread count: the text is
   // exactly what gets compiled, so a fused function (which belongs to no single kernel) or a
   // changed schedule can never hit a stale entry.

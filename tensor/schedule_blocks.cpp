@@ -363,6 +363,8 @@ void remove_buffer(PrimFunc& g, int x) {
   g.buffers.erase(g.buffers.begin() + x);
 }
 
+std::string outside_box(PrimFunc& g, Stmt* alloc, const tir::BlockSite& site, int x);
+
 // A staging buffer with an Allocate exists only inside it, and compact_buffers made its
 // indices relative to the loops around that Allocate (b_local[v0 - ax0, v1]). A block moved
 // or inlined to where no Allocate of such a buffer encloses it would read another nest's
@@ -383,9 +385,12 @@ std::string allocation_escape(PrimFunc& g) {
     for (const auto& [x, where] : allocs) {
       bool reads = block_reads(site.block, x), writes = block_writes(site.block, x);
       if (!reads && !writes) continue;
-      if (std::any_of(where.begin(), where.end(),
-                      [&](Stmt* a) { return contains(a, site.block); }))
+      auto inside = std::find_if(where.begin(), where.end(),
+                                 [&](Stmt* a) { return contains(a, site.block); });
+      if (inside != where.end()) {
+        if (std::string why = outside_box(g, *inside, site, x); !why.empty()) return why;
         continue;
+      }
       Stmt* home = parent_of(g, where[0]);
       std::string at = home && home->kind == StmtKind::For ? " (under loop '" + home->var + "')"
                                                            : "";
@@ -428,6 +433,9 @@ namespace {
 struct Bound {
   std::map<std::string, int64_t> coeff;
   int64_t lo = 0, hi = 0;
+  // The loops inside L reach every integer of [lo, hi] (j_1 does; 2 * j_1 does not). A
+  // producer's box is what it writes only when this holds in every dimension.
+  bool dense = true;
 };
 
 // How to read variables at one access: iteration variables through their bindings, loops
@@ -452,12 +460,14 @@ bool bound_binary(const Expr& e, const AccessEnv& env, Bound* out, std::string* 
       for (auto& [v, c] : b.coeff) out->coeff[v] += c;
       out->lo += b.lo;
       out->hi += b.hi;
+      out->dense = a.dense && b.dense;
       break;
     case Op::Sub:
       *out = a;
       for (auto& [v, c] : b.coeff) out->coeff[v] -= c;
       out->lo = a.lo - b.hi;
       out->hi = a.hi - b.lo;
+      out->dense = a.dense && b.dense;
       break;
     case Op::Mul: {
       if (is_const(a)) std::swap(a, b);
@@ -467,7 +477,8 @@ bool bound_binary(const Expr& e, const AccessEnv& env, Bound* out, std::string* 
           return false;
         }
         int64_t p[4] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
-        *out = {{}, std::min({p[0], p[1], p[2], p[3]}), std::max({p[0], p[1], p[2], p[3]})};
+        *out = {{}, std::min({p[0], p[1], p[2], p[3]}), std::max({p[0], p[1], p[2], p[3]}),
+                false};
         break;
       }
       int64_t c = b.lo;
@@ -475,6 +486,7 @@ bool bound_binary(const Expr& e, const AccessEnv& env, Bound* out, std::string* 
       for (auto& [v, k] : out->coeff) k *= c;
       out->lo = c >= 0 ? a.lo * c : a.hi * c;
       out->hi = c >= 0 ? a.hi * c : a.lo * c;
+      out->dense = a.lo == a.hi || c == 0 || (a.dense && (c == 1 || c == -1));
       break;
     }
     case Op::Div:
@@ -493,13 +505,15 @@ bool bound_binary(const Expr& e, const AccessEnv& env, Bound* out, std::string* 
         }
         int64_t c = b.lo;
         if (e.op == Op::Div)
-          *out = {{}, a.lo / c, a.hi / c};
+          *out = {{}, a.lo / c, a.hi / c, a.dense};
+        else if (a.hi < c)
+          *out = Bound{{}, a.lo, a.hi, a.dense};
         else
-          *out = a.hi < c ? Bound{{}, a.lo, a.hi} : Bound{{}, 0, c - 1};
+          *out = Bound{{}, 0, c - 1, a.dense && a.hi - a.lo + 1 >= c};
       } else if (e.op == Op::Min) {
-        *out = {{}, std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
+        *out = {{}, std::min(a.lo, b.lo), std::min(a.hi, b.hi), a.dense && b.dense};
       } else {
-        *out = {{}, std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
+        *out = {{}, std::max(a.lo, b.lo), std::max(a.hi, b.hi), a.dense && b.dense};
       }
       break;
     default:
@@ -545,7 +559,7 @@ bool bound_of(const Expr& e, const AccessEnv& env, Bound* out, std::string* why,
         Bound a;
         if (!bound_of(*e.args[0], env, &a, why, depth + 1)) return false;
         for (auto& [v, c] : a.coeff) c = -c;
-        *out = {a.coeff, -a.hi, -a.lo};
+        *out = {a.coeff, -a.hi, -a.lo, a.dense};
         return true;
       }
       break;
@@ -611,6 +625,9 @@ bool region_under(PrimFunc& g, Stmt* loop, int x, Access mode, Region* out, std:
                  "' do not share one base in dimension " + std::to_string(d);
           return false;
         }
+        // The union of two dense ranges is dense when they overlap or touch.
+        out->dims[d].dense = out->dims[d].dense && dims[d].dense &&
+                             dims[d].lo <= out->dims[d].hi + 1 && out->dims[d].lo <= dims[d].hi + 1;
         out->dims[d].lo = std::min(out->dims[d].lo, dims[d].lo);
         out->dims[d].hi = std::max(out->dims[d].hi, dims[d].hi);
       }
@@ -618,6 +635,43 @@ bool region_under(PrimFunc& g, Stmt* loop, int x, Access mode, Region* out, std:
   }
   if (!any) *why = "nothing under '" + loop->var + "' accesses '" + g.buffers[x].name + "'";
   return any;
+}
+
+// A compacted buffer holds, per execution of its Allocate, only the box compact_buffers
+// computed, indexed relative to the loops around the Allocate. A block moved within the
+// Allocate can still run instances that need other elements (compute_at rebuilding an axis
+// over its whole domain, under a loop the box was cut for): every index must stay in the
+// box for every iteration of the loops inside the Allocate. "" when it does (or when the
+// index is not affine: then nothing is claimed).
+std::string outside_box(PrimFunc& g, Stmt* alloc, const tir::BlockSite& site, int x) {
+  AccessEnv env;
+  env.block = site.block;
+  std::vector<Stmt*> around = loops_above(g, alloc);
+  for (Stmt* l : around) env.outer.push_back(l);
+  for (Stmt* l : site.loops)
+    if (std::find(around.begin(), around.end(), l) == around.end()) env.inner[l->var] = l->extent;
+  const std::vector<int64_t>& shape = g.buffers[x].shape;
+  std::vector<const std::vector<ExprPtr>*> accesses;
+  statement_exprs(site.block, [&](ExprPtr& root) {
+    visit_expr(*root, [&](const Expr& e) {
+      if (e.kind == ExprKind::Load && e.buffer == x) accesses.push_back(&e.args);
+    });
+  });
+  for (Stmt* st : stores_of(site.block))
+    if (st->buffer == x) accesses.push_back(&st->indices);
+  for (const std::vector<ExprPtr>* idx : accesses)
+    for (size_t d = 0; d < idx->size() && d < shape.size(); ++d) {
+      Bound b;
+      std::string why;
+      if (!bound_of(*(*idx)[d], env, &b, &why)) continue;
+      if (b.coeff.empty() && b.lo >= 0 && b.hi < shape[d]) continue;
+      Stmt* home = parent_of(g, alloc);
+      while (home && home->kind != StmtKind::For) home = parent_of(g, home);
+      return "block '" + site.block->name + "' would access '" + g.buffers[x].name +
+             "' outside the part of it allocated per iteration" +
+             (home ? " of '" + home->var + "'" : std::string());
+    }
+  return "";
 }
 
 // The symbolic start of a dimension, sum(coeff * v) + lo, in loop-nesting order.
@@ -658,32 +712,11 @@ void element_range(const Bound& b, const std::vector<const Stmt*>& outer, int64_
 // one-element dimension gets no loop at all: its binding is just the base. The old loops'
 // names are reused where free on the new path (`taken`), else ax0, ax1, ... The old
 // predicate spoke of loops that no longer exist; it came from splits, and the clamps added
-// here (binding < extent, binding >= 0) express what it guarded on one axis. A condition
-// that joins several axes (rfactor's partial-sum block keeps r_0 * 16 + r_1 < 72 when the
-// split does not divide, r_0 and r_1 bound one to one to its axes vr_0 and vr_1) is no
-// clamp: it is kept, rewritten onto the new loops through those axes.
+// here (binding < extent, binding >= 0) express exactly what it guarded. (A condition that
+// joins several axes cannot be a loop predicate: rfactor puts its own in the block body.)
 StmtPtr build_nest(StmtPtr block, const std::vector<const Bound*>& dims,
                    const std::vector<const Stmt*>& outer, std::set<std::string> taken) {
   for (const IterVar& iv : block->iters) taken.insert(iv.name);
-  std::map<std::string, size_t> plain;  // old loop -> the axis bound to exactly it
-  for (size_t k = 0; k < block->iters.size(); ++k) {
-    const IterVar& iv = block->iters[k];
-    if (iv.binding && iv.binding->kind == ExprKind::Var) plain[iv.binding->name] = k;
-  }
-  std::vector<ExprPtr> kept_conditions;
-  if (block->predicate) {
-    std::vector<const Expr*> parts;
-    conjuncts(*block->predicate, &parts);
-    for (const Expr* p : parts) {
-      bool all_plain = true, any_var = false;
-      visit_expr(*p, [&](const Expr& e) {
-        if (e.kind != ExprKind::Var) return;
-        any_var = true;
-        if (!plain.count(e.name)) all_plain = false;
-      });
-      if (all_plain && any_var) kept_conditions.push_back(tir::clone(*p));
-    }
-  }
   struct NewLoop {
     std::string name;
     int64_t extent;
@@ -721,15 +754,6 @@ StmtPtr build_nest(StmtPtr block, const std::vector<const Bound*>& dims,
     if (lo < 0) guards.push_back(tir::binary(Op::Ge, tir::clone(*iv.binding), tir::int_imm(0)));
     if (hi > iv.extent - 1)
       guards.push_back(tir::binary(Op::Lt, tir::clone(*iv.binding), tir::int_imm(iv.extent)));
-  }
-  if (!kept_conditions.empty()) {
-    std::map<std::string, const Expr*> onto;
-    for (const auto& [loop, k] : plain) onto[loop] = block->iters[k].binding.get();
-    std::vector<ExprPtr> rewritten;
-    for (const ExprPtr& c : kept_conditions)
-      rewritten.push_back(tir::simplify(*substitute_all(*c, onto)));
-    for (ExprPtr& g : guards) rewritten.push_back(std::move(g));
-    guards = std::move(rewritten);
   }
   block->predicate = conjunction(std::move(guards));
   StmtPtr s = std::move(block);
@@ -914,6 +938,7 @@ bool reverse_compute_at_impl(PrimFunc& g, const std::string& bname, const std::s
   std::vector<Bound> bounds(b->iters.size());
   std::vector<const Bound*> dims(b->iters.size(), nullptr);
   std::vector<const Stmt*> outer;
+  std::vector<ExprPtr> inherited;  // producers' conditions on the iteration of the loop
   for (int x : produced) {
     std::string xn = buffer_name(g, x);
     std::vector<int> iter_of_dim;
@@ -933,6 +958,47 @@ bool reverse_compute_at_impl(PrimFunc& g, const std::string& bname, const std::s
     Region r;
     std::string why;
     if (!region_under(g, L.loop, x, Access::Write, &r, &why)) return fail(error, pre + why);
+    // The consumer will read the whole box in each iteration, so the box must be exactly what
+    // the producers write there: not every other element (j_0 * 2 + j_1 under j_1), and not
+    // fewer than it because a predicate skips some (one that only clamps an axis to its
+    // extent is fine: the new nest clamps the same way).
+    for (size_t d = 0; d < r.dims.size(); ++d)
+      if (!r.dims[d].dense)
+        return fail(error, pre + "the elements of '" + xn + "' written in one iteration of '" +
+                               lname + "' do not form a box (dimension " + std::to_string(d) +
+                               " is strided)");
+    for (Stmt* w : under) {
+      if (!w->predicate || !block_writes(w, x)) continue;
+      std::set<std::string> inner;
+      for (Stmt* l : loops_under(L.loop))
+        if (l != L.loop && contains(l, w)) inner.insert(l->var);
+      std::vector<const Expr*> parts;
+      conjuncts(*w->predicate, &parts);
+      for (const Expr* c : parts) {
+        if (!uses_any(*c, inner)) {
+          // A condition on the iteration of the loop itself (i_1_0 * 2 + i_1_1 < 5 when the
+          // split of a split overshoots): where it skips the producer, the consumer must
+          // skip too, or it copies out elements nobody wrote.
+          inherited.push_back(tir::clone(*c));
+          continue;
+        }
+        bool clamp = false;
+        for (const IterVar& iv : w->iters) {
+          if (!iv.binding || c->kind != ExprKind::Binary || c->args.size() != 2) continue;
+          const Expr& lhs = *c->args[0];
+          const Expr& rhs = *c->args[1];
+          if (c->op == Op::Lt && rhs.kind == ExprKind::IntImm && rhs.ival == iv.extent &&
+              tir::equal(lhs, *iv.binding))
+            clamp = true;
+          if (c->op == Op::Ge && rhs.kind == ExprKind::IntImm && rhs.ival == 0 &&
+              tir::equal(lhs, *iv.binding))
+            clamp = true;
+        }
+        if (!clamp)
+          return fail(error, pre + "block '" + w->name + "' writes '" + xn + "' under a " +
+                                 "predicate that skips elements inside '" + lname + "'");
+      }
+    }
     outer = r.outer;
     for (size_t d = 0; d < iter_of_dim.size() && d < r.dims.size(); ++d) {
       int k = iter_of_dim[d];
@@ -945,6 +1011,17 @@ bool reverse_compute_at_impl(PrimFunc& g, const std::string& bname, const std::s
     }
   }
   StmtPtr moved = build_nest(tir::clone(*b), dims, outer, names_down_to(g, L.loop));
+  if (!inherited.empty()) {
+    Stmt* nb = blocks_under(moved.get())[0];
+    std::vector<ExprPtr> all;
+    for (ExprPtr& c : inherited) {
+      bool dup = false;
+      for (const ExprPtr& a : all) dup = dup || tir::equal(*a, *c);
+      if (!dup) all.push_back(std::move(c));
+    }
+    if (nb->predicate) all.push_back(std::move(nb->predicate));
+    nb->predicate = conjunction(std::move(all));
+  }
 
   Stmt* body = L.loop->body.get();
   if (body->kind == StmtKind::Seq)
@@ -1284,42 +1361,76 @@ bool decompose_reduction_impl(PrimFunc& g, const std::string& bname, const std::
                              "reduction; the init would run only once for all the repeats " +
                              "(decompose at a loop inside '" + l->var + "')");
   }
+  // A compacted accumulator exists only inside its Allocate: the init cannot go above it.
+  std::vector<Stmt*> init_writes;
+  stores_in(b->init.get(), &init_writes);
+  for (Stmt* st : init_writes)
+    for (Stmt* a = parent_of(g, b); a && a != L.loop; a = parent_of(g, a))
+      if (a->kind == StmtKind::Allocate && a->buffer == st->buffer) {
+        Stmt* home = parent_of(g, a);
+        while (home && home->kind != StmtKind::For) home = parent_of(g, home);
+        return fail(error, pre + "it accumulates in '" + buffer_name(g, st->buffer) +
+                               "', which is allocated inside '" + (home ? home->var : lname) +
+                               "': the init cannot move above that");
+      }
   {
-    // Each copied loop's step in the block's row-major output space; when the bindings are
-    // affine, distinct iterations reach distinct elements if the steps form a mixed radix
-    // (each larger than everything the smaller ones can add up to).
+    // Each copied loop's step through the elements the init stores to (row-major over the
+    // buffer, so compacted indices like C_local[vi - i, ...] count as what they are). When
+    // the indices are affine in the loops, distinct iterations reach distinct elements if
+    // the steps form a mixed radix: each larger than all the smaller ones can add up to.
     AccessEnv env;
+    env.block = b;
     for (Stmt* l : loops) env.outer.push_back(l);
     std::map<std::string, int64_t> step;
-    int64_t stride = 1;
     bool affine = true;
-    for (size_t k = b->iters.size(); k-- > 0 && affine;) {
-      const IterVar& iv = b->iters[k];
-      if (iv.kind != IterKind::Spatial) continue;
-      Bound form;
-      std::string why;
-      if (!iv.binding || !bound_of(*iv.binding, env, &form, &why)) {
-        affine = false;
-        break;
+    std::string buf;
+    std::vector<Stmt*> init_stores;
+    stores_in(b->init.get(), &init_stores);
+    for (Stmt* st : init_stores) {
+      const std::vector<int64_t>& shape = g.buffers[st->buffer].shape;
+      buf = buffer_name(g, st->buffer);
+      int64_t stride = 1;
+      for (size_t d = st->indices.size(); d-- > 0 && affine;) {
+        Bound form;
+        std::string why;
+        if (!bound_of(*st->indices[d], env, &form, &why) || form.lo != form.hi) {
+          affine = false;
+          break;
+        }
+        for (const auto& [v, k] : form.coeff) step[v] += k * stride;
+        stride *= d < shape.size() ? shape[d] : 1;
       }
-      for (const auto& [v, c] : form.coeff) step[v] += c * stride;
-      stride *= iv.extent;
+      break;  // one store is enough: every store of an init writes the same element
     }
     std::vector<std::pair<int64_t, Stmt*>> radix;
     for (Stmt* l : copied)
       if (l->extent > 1) radix.push_back({std::abs(step[l->var]), l});
-    std::sort(radix.begin(), radix.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::stable_sort(radix.begin(), radix.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
     int64_t reach = 0;  // the largest offset the smaller steps add up to
     for (size_t k = 0; affine && k < radix.size(); ++k) {
+      const std::string& v = radix[k].second->var;
+      if (radix[k].first == 0)
+        return fail(error, pre + "every iteration of loop '" + v + "' stores its init to the " +
+                               "same elements of '" + buf + "', so the loop repeats the " +
+                               "reduction; the init would run only once for all the repeats " +
+                               "(decompose at a loop inside '" + v + "')");
       if (radix[k].first <= reach)
-        return fail(error, pre + (k ? "loops '" + radix[k - 1].second->var + "' and '" +
-                                          radix[k].second->var + "' reach"
-                                    : "loop '" + radix[k].second->var + "' reaches") +
-                               " the same element of it more than once, so its reduction " +
-                               "repeats; the init would run only once for all the repeats");
+        return fail(error, pre + "loops '" + radix[k - 1].second->var + "' and '" + v +
+                               "' reach the same element of '" + buf + "' more than once, so " +
+                               "its reduction repeats; the init would run only once for all " +
+                               "the repeats");
       reach += radix[k].first * (radix[k].second->extent - 1);
     }
+    // Not affine (fused loops): the init must then store at exactly its iteration variables,
+    // whose bindings are one-to-one over the loops that fuse and split make.
+    if (!affine)
+      for (Stmt* st : init_stores) {
+        std::vector<int> m;
+        if (!indices_are_iters(b, raw(st->indices), &m))
+          return fail(error, pre + "its init's store to '" + buffer_name(g, st->buffer) +
+                                 "' is neither affine in the loops nor indexed by its axes");
+      }
   }
 
   auto init = std::make_unique<Stmt>(StmtKind::Block);
@@ -1332,6 +1443,8 @@ bool decompose_reduction_impl(PrimFunc& g, const std::string& bname, const std::
   StmtPtr nest = std::move(init);
   for (size_t k = copied.size(); k-- > 0;) nest = copy_loop(*copied[k], std::move(nest));
   insert_next_to(g, L.loop, std::move(nest), /*after=*/false);
+  // Above the Allocate of a compacted accumulator the init would write nowhere.
+  if (std::string why = allocation_escape(g); !why.empty()) return fail(error, pre + why);
   return true;
 }
 
@@ -1435,14 +1548,32 @@ bool rfactor_impl(PrimFunc& g, const std::string& bname, const std::string& lnam
   }
   int64_t ext = L.loop->extent;
 
-  // The buffer of partial results: X's shape plus one dim for r.
+  // The buffer of partial results: X's shape plus one dim for r, in X's scope. When X is a
+  // compacted accumulator (cache_write then compute_at: an Allocate per iteration of some
+  // loop, indexed relative to it), the partial sums live in the same Allocate: a global
+  // buffer indexed that way would be one buffer shared by every iteration, a race as soon
+  // as the loop runs in parallel.
   tir::Buffer rb = g.buffers[x];
   rb.name = unique_buffer_name(g, xn + "_rf");
   rb.role = tir::BufferRole::Temp;
-  rb.scope = tir::Scope::Global;
+  rb.scope = g.buffers[x].role == tir::BufferRole::Temp ? g.buffers[x].scope : tir::Scope::Global;
   rb.shape.push_back(ext);
   g.buffers.push_back(rb);
   int xr = int(g.buffers.size()) - 1;
+  std::function<void(StmtPtr&)> alloc_with_x = [&](StmtPtr& s) {
+    if (!s) return;
+    if (s->kind == StmtKind::Allocate && s->buffer == x) {
+      auto a = std::make_unique<Stmt>(StmtKind::Allocate);
+      a->buffer = xr;
+      a->body = std::move(s->body);
+      s->body = std::move(a);
+      return;
+    }
+    alloc_with_x(s->init);
+    alloc_with_x(s->body);
+    for (StmtPtr& c : s->stmts) alloc_with_x(c);
+  };
+  alloc_with_x(g.body);
 
   // The partial-sum block: where the old block was, under the same loops.
   auto rf = std::make_unique<Stmt>(StmtKind::Block);
@@ -1498,6 +1629,16 @@ bool rfactor_impl(PrimFunc& g, const std::string& bname, const std::string& lnam
       }
   }
 
+  // When the split did not divide, some combinations of the dense axes point past the end
+  // of the old reduce axis (vr_0 * 16 + vr_1 = 79 of 72). The loops' predicate skips them
+  // where the block stands, but it speaks of loops, and compute_at rebuilds loops from the
+  // axes' domains; so the update itself is guarded, in terms of the axes, wherever it goes.
+  int64_t top_value = form.lo + c * (ext - 1);
+  for (const Part& p : parts) top_value += p.coeff * (p.loop->extent - 1);
+  if (top_value > vr.extent - 1)
+    rf->body = tir::make_if(tir::binary(Op::Lt, tir::clone(*whole), tir::int_imm(vr.extent)),
+                            std::move(rf->body));
+
   // The final reduction of the partial results, right after the statement that holds only
   // the partial-sum block: under the loops it still shares (linear_relu's i, j), before any
   // block there that reads X.
@@ -1549,6 +1690,7 @@ bool rfactor_impl(PrimFunc& g, const std::string& bname, const std::string& lnam
 
   insert_next_to(g, top, std::move(nest), /*after=*/true);
   replace_stmt(g, b, std::move(rf));
+  if (std::string why = allocation_escape(g); !why.empty()) return fail(error, pre + why);
   return true;
 }
 

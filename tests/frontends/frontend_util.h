@@ -94,7 +94,8 @@ struct ProcResult {
 // One running `descent` (or other program) with all three standard streams on pipes.
 class Child {
  public:
-  explicit Child(const std::vector<std::string>& args) {
+  // env: extra NAME=VALUE settings for the child (e.g. OCL_ICD_VENDORS to hide OpenCL).
+  explicit Child(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
     ::signal(SIGPIPE, SIG_IGN);  // a child that died must not kill the test by SIGPIPE
     int in[2], out[2], err[2];
     if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
@@ -115,6 +116,7 @@ class Child {
       dup2(in[0], 0);
       dup2(out[1], 1);
       dup2(err[1], 2);
+      for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
       execv(argv[0], argv.data());
       _exit(127);
     }
@@ -284,10 +286,11 @@ class Child {
 };
 
 // Runs `descent ARGS...` with `input` on stdin (then EOF) and returns what happened.
-inline ProcResult run_descent(const std::vector<std::string>& args, const std::string& input = "") {
+inline ProcResult run_descent(const std::vector<std::string>& args, const std::string& input = "",
+                              const std::vector<std::string>& env = {}) {
   std::vector<std::string> argv = {DESCENT_BIN};
   argv.insert(argv.end(), args.begin(), args.end());
-  Child c(argv);
+  Child c(argv, env);
   c.write(input);
   return c.finish();
 }

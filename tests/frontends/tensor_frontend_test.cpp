@@ -191,7 +191,7 @@ TEST_CASE("REPL: select a kernel, schedule it step by step, undo, redo, run") {
 TEST_CASE("REPL: :graph shows the passes of the last evaluation, :device switches") {
   R r;
   r.repl.feed(":device");
-  CHECK(r.take_out() == "device: ref (devices: ref cpu)\n");
+  CHECK(r.take_out() == "device: ref (devices: ref cpu opencl)\n");
   r.repl.feed(":device gpu");
   CHECK(contains(r.take_err(), "unknown device 'gpu'"));
   r.repl.feed("y = relu(linear(rand([1, 30], 1), rand([5, 30], 2)))");
@@ -211,6 +211,50 @@ TEST_CASE("REPL: :graph shows the passes of the last evaluation, :device switche
   CHECK(contains(r.take_err(), "unknown graph view 'nope'"));
   r.repl.feed(":sched split i 2");
   CHECK(contains(r.take_err(), "no kernel selected"));
+}
+
+TEST_CASE("descent devices lists OpenCL devices, or says why there are none") {
+  ProcResult r = run_descent({"devices"});
+  INFO(describe(r));
+  CHECK(r.exit_code == 0);
+  CHECK((contains(r.out, "OpenCL C") || contains(r.out, "no OpenCL platform found")));
+  // No ICD at all: a plain explanation, and the CPU path keeps working.
+  TempFile f("descent_fe_nocl.ds", kProgram);
+  ProcResult none = run_descent({"devices"}, "", {"OCL_ICD_VENDORS=/nonexistent-descent-icd-dir"});
+  CHECK(none.exit_code == 0);
+  CHECK(contains(none.out, "no OpenCL platform found"));
+  CHECK(contains(none.out, "/nonexistent-descent-icd-dir"));
+  ProcResult run = run_descent({"kernel", f.str(), "mm_relu", "--backend", "opencl"}, "",
+                               {"OCL_ICD_VENDORS=/nonexistent-descent-icd-dir"});
+  CHECK(run.exit_code == 1);
+  CHECK(contains(run.err, "error: no OpenCL platform found"));
+  ProcResult cpu = run_descent({"kernel", f.str(), "mm_relu", "--backend", "cpu", "--check"}, "",
+                               {"OCL_ICD_VENDORS=/nonexistent-descent-icd-dir"});
+  CHECK(cpu.exit_code == 0);
+  CHECK(contains(cpu.out, "matches the reference interpreter"));
+}
+
+TEST_CASE("descent kernel --backend opencl runs the kernel through OpenCL and checks it") {
+  if (!contains(run_descent({"devices"}).out, "OpenCL C")) {
+    MESSAGE("no OpenCL device on this machine: install pocl-opencl-icd (CI has it)");
+    return;
+  }
+  TempFile f("descent_fe_cl.ds", kProgram);
+  TempFile s("descent_fe_cl.sched", "split C.i 16\nbind C.i_0 group.x\nbind C.i_1 local.x\n");
+  ProcResult r = run_descent({"kernel", f.str(), "mm_relu", "--schedule", s.str(), "--backend",
+                              "opencl", "--check"});
+  INFO(describe(r));
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "mm_relu on opencl: output [64, 64]"));
+  CHECK(contains(r.out, "matches the reference interpreter"));
+  ProcResult src = run_descent({"kernel", f.str(), "mm_relu", "--schedule", s.str(), "--dump", "opencl"});
+  CHECK(src.exit_code == 0);
+  CHECK(contains(src.out, "__kernel"));
+  CHECK(contains(src.out, "get_group_id(0)"));
+  CHECK(contains(src.out, "get_local_id(0)"));
+  // Tensor code in the REPL on the OpenCL device.
+  ProcResult repl = run_descent({}, ":device opencl\nprint(sum_all(add(ones([4, 4]), ones([4, 4]))))\n");
+  CHECK(repl.out == "32.0\n");
 }
 
 }  // TEST_SUITE

@@ -3,9 +3,12 @@
 // (PoCL in CI) against the reference interpreter (tensor::allclose, rtol 1e-4).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -75,15 +78,17 @@ gpu::Context& context() {
   return *c;
 }
 
-// Runs f on OpenCL and in the interpreter on the same random inputs; they must agree.
-gpu::Timing check_against_interpreter(const tir::PrimFunc& f, int64_t seed = 7) {
-  std::vector<Tensor> inputs;
+// Runs f on OpenCL and in the interpreter on the same inputs (random unless given); they
+// must agree.
+gpu::Timing check_against_interpreter(const tir::PrimFunc& f, int64_t seed = 7,
+                                      std::vector<Tensor> inputs = {}) {
   std::string error;
-  for (int p : f.params) {
-    Tensor t;
-    REQUIRE(tensor::rand(f.buffers[size_t(p)].shape, seed++, &t, &error));
-    inputs.push_back(std::move(t));
-  }
+  if (inputs.empty())
+    for (int p : f.params) {
+      Tensor t;
+      REQUIRE(tensor::rand(f.buffers[size_t(p)].shape, seed++, &t, &error));
+      inputs.push_back(std::move(t));
+    }
   std::vector<const Tensor*> args;
   for (const Tensor& t : inputs) args.push_back(&t);
   Tensor want, got;
@@ -93,6 +98,7 @@ gpu::Timing check_against_interpreter(const tir::PrimFunc& f, int64_t seed = 7) 
   REQUIRE_MESSAGE(gpu::run_opencl(f, context(), args, &got, &timing, &error), error);
   std::string why;
   CHECK_MESSAGE(tensor::allclose(want, got, 1e-4, &why), why);
+  if (std::getenv("DESCENT_GPU_DUMP")) std::printf("%s\n", gpu::print_opencl(f).c_str());
   if (std::getenv("DESCENT_GPU_TIMING"))
     std::printf("%-28s build %8.4f s  upload %8.6f s  kernel %8.6f s  download %8.6f s\n",
                 f.name.c_str(), timing.build_s, timing.upload_s, timing.kernel_s, timing.download_s);
@@ -360,6 +366,73 @@ TEST_CASE("matmul: naive, bound, shared tiles (serial and cooperative copies), r
   )"));
 }
 
+TEST_CASE("staging buffers: shared inside thread loops is private, shared for the whole function is global") {
+  tir::PrimFunc m = lowered(kMatmul, {{32, 24}, {24, 16}});
+  // compute_at under the thread loops: in the IR each work-item has its own copy.
+  tir::PrimFunc per_item = scheduled(m, R"(
+    split i 8
+    split j 8
+    reorder i_0 j_0 i_1 j_1 r
+    bind i_0 group.x
+    bind j_0 group.y
+    bind i_1 local.x
+    bind j_1 local.y
+    cache_read Y A shared
+    compute_at A_shared j_1
+  )");
+  std::string src = gpu::print_opencl(per_item);
+  CHECK(src.find("__local") == std::string::npos);
+  CHECK(src.find("float A_shared[24] = {0};  // shared in the IR, private here") != std::string::npos);
+  check_against_interpreter(per_item);
+  // No compute_at: the copy is its own nest (its own kernel) into a __global scratch buffer.
+  tir::PrimFunc whole = scheduled(m, R"(
+    split i 8
+    bind i_0 group.x
+    bind i_1 local.x
+    cache_read Y A shared
+  )");
+  gpu::OpenCLProgram p;
+  std::string error;
+  REQUIRE(gpu::generate_opencl(whole, &p, &error));
+  CHECK(p.kernels.size() == 2);
+  REQUIRE(p.scratch.size() == 1);
+  CHECK(whole.buffers[size_t(p.scratch[0])].name == "A_shared");
+  check_against_interpreter(whole);
+}
+
+TEST_CASE("max, min, exp, log, sqrt, abs, select and nan, scalar and vectorized") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor x, y;
+  std::string error;
+  REQUIRE(tensor::rand({64}, 3, &x, &error));
+  REQUIRE(tensor::rand({64}, 4, &y, &error));
+  x.data[0] = nan;
+  y.data[1] = nan;
+  x.data[2] = nan;
+  y.data[2] = nan;
+  const char* kernels[] = {
+      "kernel f(a: f32[n], b: f32[n]) -> f32[n] { c[i] = max(a[i], b[i]); return c }",
+      "kernel f(a: f32[n], b: f32[n]) -> f32[n] { c[i] = min(a[i], b[i]); return c }",
+      "kernel f(a: f32[n], b: f32[n]) -> f32[n] { c[i] = exp(a[i]) + log(abs(b[i])) * sqrt(abs(a[i])); return c }",
+      "kernel f(a: f32[n], b: f32[n]) -> f32[n] { c[i] = max(a[i], 0.0) - min(0.5, b[i]) / 3.0; return c }",
+  };
+  for (const char* k : kernels) {
+    CAPTURE(k);
+    tir::PrimFunc f = lowered(std::string(k) + "\n", {{64}, {64}});
+    check_against_interpreter(f, 0, {x, y});
+    tir::PrimFunc vec = scheduled(f, "split i 4\nbind i_0 group.x\nvectorize i_1");
+    CHECK(gpu::print_opencl(vec).find("vstore4(") != std::string::npos);
+    check_against_interpreter(vec, 0, {x, y});
+  }
+  // max keeps the interpreter's nan rule: max(nan, y) = nan, max(x, nan) = x.
+  tir::PrimFunc f = scheduled(lowered(std::string(kernels[0]) + "\n", {{64}, {64}}), "split i 4\nbind i_0 group.x\nvectorize i_1");
+  Tensor got;
+  REQUIRE(gpu::run_opencl(f, context(), {&x, &y}, &got, nullptr, &error));
+  CHECK(std::isnan(got.data[0]));
+  CHECK(got.data[1] == x.data[1]);
+  CHECK(std::isnan(got.data[2]));
+}
+
 TEST_CASE("unroll, parallel and a vectorized loop that is not contiguous") {
   tir::PrimFunc f = scheduled(lowered(kMatmul, {{32, 16}, {16, 32}}), R"(
     split i 4
@@ -512,4 +585,59 @@ TEST_CASE("one process: LLVM JIT, an OpenCL build, LLVM JIT again") {
   REQUIRE_MESSAGE(tensor::compile_cpu(f, {}, &k, &error), error);
   REQUIRE_MESSAGE(k->run({&a, &b}, &got, &error), error);
   CHECK_MESSAGE(tensor::allclose(want, got, 1e-4, &why), why);
+}
+
+// ---- the prelude's kernels and the benchmark's CPU schedules --------------------------------
+
+namespace {
+
+std::vector<tir::PrimFunc> prelude_kernels(const std::map<std::string, int64_t>& dims) {
+  auto program = std::make_shared<Program>();
+  std::vector<Diagnostic> diags;
+  Module module;
+  *program = parse(std::make_shared<SourceFile>("prelude.ds", read_file(DESCENT_SOURCE_DIR "/tensor/prelude.ds")),
+                   diags);
+  REQUIRE_MESSAGE(diags.empty(), diags[0].message);
+  REQUIRE(check(*program, module, {}, diags));
+  std::vector<tir::PrimFunc> out;
+  for (auto& s : program->body) {
+    if (s->kind != StmtKind::KernelDecl) continue;
+    tir::PrimFunc f;
+    Diagnostic d;
+    REQUIRE_MESSAGE(tensor::lower(*s->kernel, tensor::shapes_for(*s->kernel, dims, 24), &f, &d), d.message);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every prelude kernel, as lowered, on OpenCL") {
+  std::vector<tir::PrimFunc> kernels = prelude_kernels({{"n", 6}, {"m", 20}, {"k", 36}});
+  CHECK(kernels.size() >= 8);
+  for (const tir::PrimFunc& f : kernels) {
+    CAPTURE(f.name);
+    check_against_interpreter(f);
+  }
+}
+
+TEST_CASE("the CPU benchmark schedules run on OpenCL too (as one work-item)") {
+  struct Case {
+    const char* kernel;
+    const char* schedule;
+    std::map<std::string, int64_t> dims;
+  };
+  for (const Case& c : {Case{"matmul", "matmul.sched", {{"n", 64}, {"k", 48}, {"m", 96}}},
+                        Case{"linear_relu", "linear_relu.sched", {{"n", 1}, {"k", 96}, {"m", 20}}}}) {
+    CAPTURE(c.kernel);
+    tir::PrimFunc f;
+    for (tir::PrimFunc& k : prelude_kernels(c.dims))
+      if (k.name == c.kernel) f = k;
+    REQUIRE(f.body);
+    tir::PrimFunc s = scheduled(f, read_file(std::string(DESCENT_SOURCE_DIR "/bench/schedules/") + c.schedule).c_str());
+    // 32 lanes is wider than OpenCL's widest vector: those loops stay scalar loops.
+    CHECK(gpu::print_opencl(s).find("32 lanes is not an OpenCL vector width (2, 4, 8, 16); a scalar loop") !=
+          std::string::npos);
+    check_against_interpreter(s);
+  }
 }

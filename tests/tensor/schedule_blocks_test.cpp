@@ -733,11 +733,11 @@ TEST_CASE("rfactor: linear_relu's reduction split, factored and vectorized") {
   REQUIRE(ok(sched::rfactor(g, "out_acc", "r_1", &error), error));
   CHECK(outline(g) ==
         "for i(2) { for j(24) { for r_0(5) { for r_1(16) { "
-        "out_acc_rf(vi=i, vj=j, vr_1=r_1, vr:(r_0 * 16)) if (((r_0 * 16) + r_1) < 72) init } } "
+        "out_acc_rf(vi=i, vj=j, vr_1=r_1, vr_0:r_0) if (((r_0 * 16) + r_1) < 72) init } } "
         "for rf(16) { out_acc(vi=i, vj=j, vr_1:rf) init } out(vi=i, vj=j) } }");
   CHECK(block_body(g, "out_acc_rf") ==
         "out_acc_rf[vi, vj, vr_1] = 0; out_acc_rf[vi, vj, vr_1] = (out_acc_rf[vi, vj, vr_1] + "
-        "(x[vi, (vr + vr_1)] * w[vj, (vr + vr_1)]))");
+        "(x[vi, ((vr_0 * 16) + vr_1)] * w[vj, ((vr_0 * 16) + vr_1)]))");
   CHECK(block_body(g, "out_acc") ==
         "out_acc[vi, vj] = 0; out_acc[vi, vj] = (out_acc[vi, vj] + out_acc_rf[vi, vj, vr_1])");
   check_same_result(f, g);
@@ -846,7 +846,7 @@ TEST_CASE("text: vectorizing linear's reduction through rfactor") {
   PrimFunc g = scheduled(f, "split r 16\nrfactor out_acc r_1\nvectorize r_1\nparallel j");
   CHECK(outline(g) ==
         "for i(1) { for j(200) { for r_0(192) { for r_1(16) { "
-        "out_acc_rf(vi=i, vj=j, vr_1=r_1, vr:(r_0 * 16)) init } } "
+        "out_acc_rf(vi=i, vj=j, vr_1=r_1, vr_0:r_0) init } } "
         "for rf(16) { out_acc(vi=i, vj=j, vr_1:rf) init } out(vi=i, vj=j) } }");
   // Without the rfactor the same vectorize is refused with the way out.
   Schedule plain(f);
