@@ -1384,9 +1384,8 @@ bool decompose_reduction_impl(PrimFunc& g, const std::string& bname, const std::
     std::map<std::string, int64_t> step;
     bool affine = true;
     std::string buf;
-    std::vector<Stmt*> init_stores;
-    stores_in(b->init.get(), &init_stores);
-    for (Stmt* st : init_stores) {
+    if (!init_writes.empty()) {  // one store is enough: an init writes one element
+      const Stmt* st = init_writes[0];
       const std::vector<int64_t>& shape = g.buffers[st->buffer].shape;
       buf = buffer_name(g, st->buffer);
       int64_t stride = 1;
@@ -1400,7 +1399,6 @@ bool decompose_reduction_impl(PrimFunc& g, const std::string& bname, const std::
         for (const auto& [v, k] : form.coeff) step[v] += k * stride;
         stride *= d < shape.size() ? shape[d] : 1;
       }
-      break;  // one store is enough: every store of an init writes the same element
     }
     std::vector<std::pair<int64_t, Stmt*>> radix;
     for (Stmt* l : copied)
@@ -1425,7 +1423,7 @@ bool decompose_reduction_impl(PrimFunc& g, const std::string& bname, const std::
     // Not affine (fused loops): the init must then store at exactly its iteration variables,
     // whose bindings are one-to-one over the loops that fuse and split make.
     if (!affine)
-      for (Stmt* st : init_stores) {
+      for (Stmt* st : init_writes) {
         std::vector<int> m;
         if (!indices_are_iters(b, raw(st->indices), &m))
           return fail(error, pre + "its init's store to '" + buffer_name(g, st->buffer) +
@@ -1629,15 +1627,44 @@ bool rfactor_impl(PrimFunc& g, const std::string& bname, const std::string& lnam
       }
   }
 
-  // When the split did not divide, some combinations of the dense axes point past the end
-  // of the old reduce axis (vr_0 * 16 + vr_1 = 79 of 72). The loops' predicate skips them
-  // where the block stands, but it speaks of loops, and compute_at rebuilds loops from the
-  // axes' domains; so the update itself is guarded, in terms of the axes, wherever it goes.
+  // When a split of the reduce loop did not divide, some combinations of the dense axes are
+  // not steps of the reduction: past its end (vr_0 * 16 + vr_1 = 79 of 72), or, for a split
+  // of a split, a step that another combination also makes (r_in = 3 of 3 is the next
+  // r_out's r_in = 0). The loops' predicate skips them where the block stands, but it
+  // speaks of loops, and compute_at rebuilds loops from the axes' domains; so the update
+  // itself is guarded, in terms of the axes, wherever it goes: by each condition of the
+  // predicate on these loops only (each is now exactly an axis), and by the end.
+  std::vector<ExprPtr> guard;
+  auto add_guard = [&](ExprPtr c) {
+    c = tir::simplify(*c);
+    for (const ExprPtr& g2 : guard)
+      if (tir::equal(*g2, *c)) return;
+    guard.push_back(std::move(c));
+  };
+  if (b->predicate) {
+    std::map<std::string, ExprPtr> axis_of;
+    axis_of[lv] = tir::var(u);
+    for (const Part& p : parts) axis_of[p.loop->var] = tir::var(p.iter);
+    std::vector<const Expr*> conds;
+    conjuncts(*b->predicate, &conds);
+    for (const Expr* cond : conds) {
+      bool only_these = true, any = false;
+      visit_expr(*cond, [&](const Expr& e) {
+        if (e.kind != ExprKind::Var) return;
+        if (axis_of.count(e.name)) any = true;
+        else only_these = false;
+      });
+      if (!any || !only_these) continue;
+      std::map<std::string, const Expr*> onto;
+      for (const auto& [loop, axis] : axis_of) onto[loop] = axis.get();
+      add_guard(substitute_all(*cond, onto));
+    }
+  }
   int64_t top_value = form.lo + c * (ext - 1);
   for (const Part& p : parts) top_value += p.coeff * (p.loop->extent - 1);
   if (top_value > vr.extent - 1)
-    rf->body = tir::make_if(tir::binary(Op::Lt, tir::clone(*whole), tir::int_imm(vr.extent)),
-                            std::move(rf->body));
+    add_guard(tir::binary(Op::Lt, tir::clone(*whole), tir::int_imm(vr.extent)));
+  if (!guard.empty()) rf->body = tir::make_if(conjunction(std::move(guard)), std::move(rf->body));
 
   // The final reduction of the partial results, right after the statement that holds only
   // the partial-sum block: under the loops it still shares (linear_relu's i, j), before any

@@ -409,8 +409,8 @@ TEST_CASE("random_step: a function without loops still gets a (refused) step") {
 
 // ---- Bugs the random schedules found ------------------------------------------------------
 // Each is the shortest sequence found, asserting what must hold: every step either refuses
-// with a reason or keeps the result (and the CPU kernel agrees). They fail until the
-// primitive (or backend) is fixed; the big random test above fails with them.
+// with a reason or keeps the result (and the CPU kernel agrees). All are fixed now; they
+// stay as regression cases, with the exact refusals and results in regressions_test.cpp.
 
 std::string known_case(const char* kernel, const std::vector<std::string>& steps, bool cpu) {
   for (size_t i = 0; i < std::size(kKernels); ++i)
@@ -422,7 +422,7 @@ std::string known_case(const char* kernel, const std::vector<std::string>& steps
   return std::string("no kernel ") + kernel;
 }
 
-TEST_CASE("known primitive bug: a parallel loop and an unallocated local buffer (CPU backend)") {
+TEST_CASE("fixed primitive bug: a parallel loop and an unallocated local buffer (CPU backend)") {
   // The interpreter treats C_local as one buffer; the CPU backend gives the outlined
   // parallel body its own zeroed copy, so the writeback nest reads zeros. Either parallel
   // must refuse a loop that writes (or reads) a Local/Shared buffer used outside it, or the
@@ -431,7 +431,7 @@ TEST_CASE("known primitive bug: a parallel loop and an unallocated local buffer 
   CHECK(known_case("add", {"cache_read out a local", "parallel j"}, true) == "");
 }
 
-TEST_CASE("known primitive bug: decompose_reduction above a loop that repeats the reduction") {
+TEST_CASE("fixed primitive bug: decompose_reduction above a loop that repeats the reduction") {
   // After compute_at, block s is recomputed for every j of out's nest (its init runs each
   // time). decompose_reduction at j hoists the init out of j: it runs once per i while the
   // reduction runs 10 times, so s is 10x too large.
@@ -441,7 +441,7 @@ TEST_CASE("known primitive bug: decompose_reduction above a loop that repeats th
                    false) == "");
 }
 
-TEST_CASE("known primitive bug: rfactor of a split reduce loop, then compute_at reads outside") {
+TEST_CASE("fixed primitive bug: rfactor of a split reduce loop, then compute_at reads outside") {
   // rfactor C r_1 leaves C_rf's other reduce iter as vr = reduce(24, r_0 * 24) (a strided
   // binding over a 24-wide domain, indexed as vr + vr_1); compute_at rebuilds loops over
   // that domain (ax0 in 0..24), so A[vi, vr + vr_1] leaves A.
@@ -450,7 +450,7 @@ TEST_CASE("known primitive bug: rfactor of a split reduce loop, then compute_at 
                    false) == "");
 }
 
-TEST_CASE("known primitive bug: a block moved or inlined away from a compacted buffer it reads") {
+TEST_CASE("fixed primitive bug: a block moved or inlined away from a compacted buffer it reads") {
   // b_local is compacted into an Allocate inside one nest (indices relative to that nest's
   // ax0/ax1); compute_inline and compute_at then carry 'out' (which reads it) into another
   // nest, outside the allocation, where ax0/ax1 are different loops. tir::verify accepts the

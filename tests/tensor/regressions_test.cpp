@@ -367,3 +367,15 @@ TEST_CASE("rfactor's guard survives fuse and compute_at") {
   d.apply({"split p 2", "rfactor out p_0", "split p_1 2", "compute_at out_rf rf"});
   d.check_result(false);
 }
+
+TEST_CASE("rfactor of a split of a split: the guard keeps the duplicate steps out") {
+  // r = r_out * 3 + r_in, r_in split by 2 (r_in_0 * 2 + r_in_1 < 3): r_in = 3 would be the
+  // next r_out's first step. Guarding only the end (< 24) let C_rf count it twice once
+  // compute_at rebuilt the loops from the axes.
+  Case c = matmul();
+  c.apply({"split r 3 as r_out r_in", "tile r_out r_in 2 2", "rfactor C r_in_0"});
+  CHECK(tir::print_script(c.sched.func()).find("if vr_in_0 * 2 + vr_in_1 < 3 and ") !=
+        std::string::npos);
+  c.apply({"compute_at C_rf C.j"});
+  c.check_result(true);
+}
