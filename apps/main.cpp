@@ -16,6 +16,7 @@
 
 #include "apps/repl.h"
 #include "bench/bench.h"
+#include "bench/plot.h"
 #include "gpu/runtime.h"
 
 // libedit's readline-compatible interface; it is a C header.
@@ -280,12 +281,17 @@ int main(int argc, char** argv) {
 
   bench::BenchOptions bopts;
   bool quick = false;
-  auto* benchcmd = app.add_subcommand("bench", "time workloads on every engine (and Lua, Python)");
-  benchcmd->add_option("--suite", bopts.suite, "vm (engines vs Lua/Python/C), tensor (kernels vs OpenBLAS), or all");
+  std::string plot_file, plot_metric = "gflops";
+  auto* benchcmd = app.add_subcommand(
+      "bench", "time workloads on every engine (and Lua, Python, OpenBLAS); with no options, "
+               "everything at classroom sizes (a few minutes)");
+  auto* suite_opt = benchcmd->add_option("--suite", bopts.suite, "vm (engines vs Lua/Python/C), tensor (kernels on CPU and OpenCL vs OpenBLAS), or all (default)");
   benchcmd->add_option("--threads", bopts.threads, "tensor suite: thread counts to run at (repeatable; default 1 and 2)");
   benchcmd->add_option("--csv", bopts.csv, "also write the records as CSV");
   benchcmd->add_option("--json", bopts.json, "also write the records as JSON");
-  benchcmd->add_option("--repeats", bopts.repeats, "runs per cell; the median is reported (default 5)");
+  auto* repeats_opt = benchcmd->add_option("--repeats", bopts.repeats, "runs per cell; the median is reported (default 3, fewer for tensor cells slower than 1 s)");
+  benchcmd->add_option("--plot", plot_file, "also draw the tensor results as a bar chart (PNG) for a slide");
+  benchcmd->add_option("--plot-metric", plot_metric, "what the bars show: gflops (default) or time");
   benchcmd->add_option("--engine", bopts.engines, "only these engines or baselines (repeatable)");
   benchcmd->add_option("--workload", bopts.workloads, "only these workloads (repeatable)");
   benchcmd->add_flag("--quick", quick, "small sizes that finish in seconds");
@@ -367,9 +373,32 @@ int main(int argc, char** argv) {
   if (*benchcmd) {
     bopts.quick = quick;
     bopts.interrupt = &session.interrupt_flag();
-    bopts.progress = [](std::string_view line) { fmt::print(stderr, "{}\n", line); };
+    // Classroom defaults: everything, and few enough runs to finish in minutes. An explicit
+    // --repeats is taken as given (no time budget per cell).
+    if (suite_opt->count() == 0) bopts.suite = "all";
+    if (repeats_opt->count() == 0) {
+      bopts.repeats = 3;
+      bopts.cell_budget_s = 3.0;
+    }
+    if (!plot_file.empty() && plot_metric != "gflops" && plot_metric != "time") {
+      fmt::print(stderr, "error: unknown plot metric '{}' (metrics: gflops, time)\n", plot_metric);
+      return kUsageError;
+    }
+    // The progress bar ("[====>   ] 7/40 ...") redraws one line on a terminal; a log (not a
+    // tty) gets every update on its own line.
+    bool tty = isatty(STDERR_FILENO);
+    bool bar_shown = false;
+    bopts.progress = [tty, &bar_shown](std::string_view line) {
+      bool bar = !line.empty() && line[0] == '[';
+      if (tty && bar_shown) fmt::print(stderr, "\r\033[K");
+      if (tty && bar) fmt::print(stderr, "{}", line);
+      else fmt::print(stderr, "{}\n", line);
+      bar_shown = tty && bar;
+      std::fflush(stderr);
+    };
     std::string error;
     auto records = bench::run_benchmarks(bopts, &error);
+    if (bar_shown) fmt::print(stderr, "\r\033[K");
     if (!error.empty() && records.empty()) {
       fmt::print(stderr, "error: {}\n", error);
       return kUsageError;
@@ -383,6 +412,16 @@ int main(int argc, char** argv) {
       fmt::print("{}{}", program_records.empty() ? "" : "\n",
                  bench::format_tensor_table(tensor_records));
     if (!error.empty()) fmt::print(stderr, "error: {}\n", error);
+    if (!plot_file.empty()) {
+      bench::PlotOptions popts;
+      popts.metric = plot_metric;
+      std::string plot_error;
+      if (!bench::write_plot(records, plot_file, popts, &plot_error)) {
+        fmt::print(stderr, "error: {}\n", plot_error);
+        return 1;
+      }
+      fmt::print(stderr, "wrote {}\n", plot_file);
+    }
     return bench::all_ok(records) ? 0 : 1;
   }
   if (*dump) {

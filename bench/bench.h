@@ -86,6 +86,10 @@ struct BenchOptions {
   // and where the shipped schedules are (empty: this source tree's bench/schedules).
   std::vector<int> threads = {1, 2};
   std::string schedules_dir;
+  // Tensor suite: when > 0, a cell whose untimed first run took longer than
+  // cell_budget_s / repeats gets fewer timed runs (at least one), so a naive 1024^3 matmul
+  // (seconds per run) does not hold a classroom run up for minutes. 0: always `repeats`.
+  double cell_budget_s = 0;
 };
 
 struct BenchRecord {
@@ -122,6 +126,9 @@ struct BenchRecord {
   double gflops = std::numeric_limits<double>::quiet_NaN();
   double gbs = std::numeric_limits<double>::quiet_NaN();
   double roof_fraction = std::numeric_limits<double>::quiet_NaN();
+  // Tensor suite: the cell could not run here and that is not a failure (no OpenCL device,
+  // no schedule file for the column); `note` says why. all_ok() ignores skipped records.
+  bool skipped = false;
 };
 
 // Runs the suite. Returns the records of the cells that ran (a failing cell is a record with
@@ -153,14 +160,25 @@ bool write_json(const std::string& path, const std::vector<BenchRecord>& records
                 std::string* error);
 
 // The tensor suite alone (run_benchmarks calls it for "tensor" and "all"): kernels from the
-// prelude, lowered, scheduled with bench/schedules/<workload>.sched and compiled by the CPU
-// backend, against OpenBLAS at each thread count; every output checked against OpenBLAS (and
-// the reference interpreter at quick scale). Baseline: "openblas".
+// prelude, lowered, and run on the columns (engines) ref, cpu-naive, cpu-sched (with
+// bench/schedules/<workload>.sched, else <kernel>.sched), opencl-naive, opencl-sched (with
+// <workload>.opencl.sched, else <kernel>.opencl.sched) and the workload's baseline:
+// "openblas" (sgemm; sgemv + relu) or "cpp" (a plain C++ loop, for vector_add and softmax).
+// The CPU columns and the baseline run at each thread count; ref once on one thread; the
+// OpenCL columns once, on the default device (threads = its compute units). Every output is
+// checked against the reference interpreter where it runs (quick scale, and small workloads
+// at full scale), else against the baseline's. A column that cannot run here (no OpenCL
+// device; no .opencl.sched file) gives skipped records that say why, not failures.
+// Progress lines that start with '[' are the progress bar ("[=====>    ]  7/40 ..."): one
+// per cell start and end, which a terminal front end may redraw in place.
 std::vector<BenchRecord> run_tensor_benchmarks(const BenchOptions& options, std::string* error);
-// The tensor workloads' names ("matmul", "linear_relu").
+// The tensor workloads' names ("vector_add", "matmul_128", ..., "softmax").
 std::vector<std::string> tensor_workloads();
-// One row per tensor record: workload, engine, threads, median, GFLOP/s, GB/s, % of roof,
-// time relative to OpenBLAS, check; followed by the measured roofline.
+// The tensor columns, in table order.
+std::vector<std::string> tensor_engines();
+// One row per tensor record: workload, engine, threads, median, compile time, GFLOP/s, GB/s,
+// % of roof, time relative to the workload's baseline, check; then the notes of the failed
+// and skipped cells.
 std::string format_tensor_table(const std::vector<BenchRecord>& records);
 std::string schedules_dir();
 

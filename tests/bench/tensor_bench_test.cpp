@@ -1,7 +1,8 @@
 // The tensor suite of `descent bench` at quick scale: every column runs and is checked
 // (against the reference interpreter at this scale), the rates and roof fractions are
-// filled in, a broken schedule fails its cell with the reason, bad options are errors.
-// Nothing here asserts how fast anything is.
+// filled in, a column that cannot run here is a skipped record that says why, a broken
+// schedule fails its cell with the reason, the progress bar counts every cell, bad options
+// are errors. Nothing here asserts how fast anything is.
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "bench/bench.h"
+#include "gpu/runtime.h"
 
 using namespace descent::bench;
 namespace fs = std::filesystem;
@@ -25,32 +27,116 @@ BenchOptions quick_tensor() {
   o.threads = {1, 2};
   return o;
 }
+
+bool is_opencl(const BenchRecord& r) { return r.engine.rfind("opencl", 0) == 0; }
+
+// A schedules directory holding copies of the shipped CPU schedules only.
+fs::path cpu_schedules_only(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& e : fs::directory_iterator(schedules_dir())) {
+    std::string f = e.path().filename().string();
+    if (f.size() > 6 && f.substr(f.size() - 6) == ".sched" && f.find(".opencl.") == std::string::npos)
+      fs::copy_file(e.path(), dir / f);
+  }
+  return dir;
+}
 }  // namespace
 
 TEST_CASE("tensor suite: every workload on every column, checked, with rates") {
   std::string error;
-  auto records = run_benchmarks(quick_tensor(), &error);
+  std::vector<std::string> progress;
+  BenchOptions o = quick_tensor();
+  o.progress = [&](std::string_view line) { progress.emplace_back(line); };
+  auto records = run_benchmarks(o, &error);
   CHECK(error.empty());
-  // 2 workloads x (ref once + 3 columns x 2 thread counts)
-  REQUIRE(records.size() == 2 * (1 + 3 * 2));
+  CHECK(tensor_workloads() == std::vector<std::string>{"vector_add", "matmul_128", "matmul_512",
+                                                        "matmul_1024", "linear_relu", "softmax"});
+  // 6 workloads x (ref once + cpu-naive and cpu-sched at 2 thread counts + the 2 OpenCL
+  // columns once + the baseline at 2 thread counts)
+  REQUIRE(records.size() == 6 * (1 + 2 * 2 + 2 + 2));
+  bool have_device = !descent::gpu::device_names().empty();
+  int opencl_naive_ran = 0;
   for (const auto& r : records) {
     INFO(r.workload, " on ", r.engine, " x", r.threads, ": ", r.note);
     CHECK(r.suite == "tensor");
+    std::string base = r.workload == "vector_add" || r.workload == "softmax" ? "cpp" : "openblas";
+    CHECK(r.baseline == base);
+    CHECK(r.engine != (base == "cpp" ? "openblas" : "cpp"));
+    if (r.skipped) {
+      // Only the OpenCL columns may be skipped: without a device, or (opencl-sched) without
+      // a schedule file for this workload.
+      CHECK(is_opencl(r));
+      CHECK_FALSE(r.checksum_ok);
+      CHECK(r.note.find("skipped: ") == 0);
+      if (have_device) CHECK(r.engine == "opencl-sched");
+      if (have_device) CHECK(r.note.find("no schedule file") != std::string::npos);
+      continue;
+    }
     CHECK(r.checksum_ok);
+    CHECK(r.expected == "matches the reference interpreter");
     CHECK(r.runs == 1);
     CHECK(r.threads >= 1);
     CHECK(r.gflops > 0);
     CHECK(std::isfinite(r.gflops));
     CHECK(r.gbs > 0);
-    CHECK(r.roof_fraction > 0);
-    CHECK(r.baseline == "openblas");
+    if (r.engine == "opencl-naive") ++opencl_naive_ran;
+    if (!is_opencl(r)) CHECK(r.roof_fraction > 0);
     if (r.engine != "ref") CHECK(std::isfinite(r.ratio_vs_baseline));
-    if (r.engine == "openblas") CHECK(r.ratio_vs_baseline == doctest::Approx(1.0));
+    if (r.engine == base) CHECK(r.ratio_vs_baseline == doctest::Approx(1.0));
+    // Build time apart from run time: every compiled column records its compile time.
+    if (r.engine.find("naive") != std::string::npos || r.engine.find("sched") != std::string::npos)
+      CHECK(r.compile_s > 0);
+    else
+      CHECK(std::isnan(r.compile_s));
   }
+  CHECK(opencl_naive_ran == (have_device ? 6 : 0));
+  CHECK(all_ok(records));
+
   std::string table = format_tensor_table(records);
   CHECK(table.find("cpu-sched") != std::string::npos);
   CHECK(table.find("GFLOP/s") != std::string::npos);
+  CHECK(table.find("compile") != std::string::npos);
+  CHECK(table.find("time/base: median / the baseline's median (cpp for softmax, vector_add; "
+                   "openblas for linear_relu, matmul_1024, matmul_128, matmul_512)") !=
+        std::string::npos);
   CHECK(table.find("FAILED") == std::string::npos);
+
+  // The progress bar: one line when each cell starts and one when it ends, counting up to
+  // the total.
+  std::vector<std::string> bar;
+  for (const auto& l : progress)
+    if (!l.empty() && l[0] == '[') bar.push_back(l);
+  REQUIRE(bar.size() == 2 * records.size());
+  CHECK(bar.front().find("[>                       ]  0/54 vector_add on ref x1 ...") == 0);
+  CHECK(bar.back().find("[========================] 54/54 softmax on cpp x2: median ") == 0);
+}
+
+TEST_CASE("tensor suite: a missing OpenCL schedule skips its cell, a missing CPU one fails") {
+  fs::path dir = cpu_schedules_only("descent-tensor-sched-missing");
+  fs::remove(dir / "softmax.sched");
+  BenchOptions o = quick_tensor();
+  o.schedules_dir = dir.string();
+  o.engines = {"cpu-sched", "opencl-sched"};
+  o.workloads = {"softmax"};
+  o.threads = {1};
+  auto records = run_benchmarks(o, nullptr);
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].engine == "cpu-sched");
+  CHECK_FALSE(records[0].checksum_ok);
+  CHECK_FALSE(records[0].skipped);
+  CHECK(records[0].note.find("no schedule file") != std::string::npos);
+  CHECK(records[0].note.find("softmax.sched") != std::string::npos);
+  CHECK(records[1].engine == "opencl-sched");
+  CHECK(records[1].skipped);
+  CHECK(records[1].note.find("skipped: ") == 0);
+  CHECK_FALSE(all_ok(records));  // the CPU cell failed
+  CHECK(all_ok({records[1]}));   // a skipped cell alone is not a failure
+  std::string table = format_tensor_table(records);
+  CHECK(table.find("skipped") != std::string::npos);
+  CHECK(table.find("FAILED") != std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("tensor suite: CSV and JSON carry threads, gflops and the roof fraction") {
@@ -70,21 +156,26 @@ TEST_CASE("tensor suite: CSV and JSON carry threads, gflops and the roof fractio
   auto doc = nlohmann::json::parse(to_json(records));
   CHECK(doc["records"][0]["threads"] == 1);
   CHECK(doc["records"][0]["gflops"].get<double>() > 0);
+  CHECK(doc["records"][0]["compile_s"].get<double>() > 0);
+  CHECK(doc["records"][0]["skipped"] == false);
+  CHECK(doc["records"][1]["kind"] == "library");
 }
 
 TEST_CASE("tensor suite: an illegal shipped schedule fails its cell with the reason") {
+  // matmul_128 has no schedule of its own: it falls back to the kernel's, matmul.sched.
   fs::path dir = fs::temp_directory_path() / "descent-tensor-sched-test";
   fs::create_directories(dir);
   std::ofstream(dir / "matmul.sched") << "split i 32\nvectorize r   # a reduction: refused\n";
-  std::ofstream(dir / "linear_relu.sched") << "";
   BenchOptions o = quick_tensor();
   o.schedules_dir = dir.string();
   o.engines = {"cpu-sched"};
   o.threads = {1};
-  o.workloads = {"matmul"};
+  o.workloads = {"matmul_128"};
   auto records = run_benchmarks(o, nullptr);
   REQUIRE(records.size() == 1);
   CHECK_FALSE(records[0].checksum_ok);
+  CHECK_FALSE(records[0].skipped);
+  CHECK(records[0].note.find("matmul.sched") != std::string::npos);
   CHECK(records[0].note.find("line 2") != std::string::npos);
   CHECK(records[0].note.find("vectorize") != std::string::npos);
   fs::remove_all(dir);
@@ -95,11 +186,13 @@ TEST_CASE("tensor suite: bad options are errors, not records") {
   BenchOptions o = quick_tensor();
   o.engines = {"gpu"};
   CHECK(run_benchmarks(o, &error).empty());
-  CHECK(error.find("unknown tensor engine 'gpu'") != std::string::npos);
+  CHECK(error == "unknown tensor engine 'gpu' (engines: ref, cpu-naive, cpu-sched, "
+                 "opencl-naive, opencl-sched, openblas, cpp)");
   o = quick_tensor();
   o.workloads = {"conv9d"};
   CHECK(run_benchmarks(o, &error).empty());
-  CHECK(error.find("no workload 'conv9d'") != std::string::npos);
+  CHECK(error == "no workload 'conv9d' in suite 'tensor' (workloads: vector_add, matmul_128, "
+                 "matmul_512, matmul_1024, linear_relu, softmax)");
   o = quick_tensor();
   o.threads = {0};
   CHECK(run_benchmarks(o, &error).empty());
