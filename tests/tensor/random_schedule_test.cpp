@@ -25,6 +25,8 @@
 #include "lang/module.h"
 #include "lang/parser.h"
 #include "lang/sema.h"
+#include "gpu/opencl_codegen.h"
+#include "gpu/runtime.h"
 #include "tensor/cpu.h"
 #include "tensor/lower.h"
 #include "tensor/schedule.h"
@@ -105,8 +107,19 @@ struct KindCount {
   int applied = 0, rejected = 0, junk_applied = 0, junk_rejected = 0;
 };
 
+// The OpenCL device, if this machine has one (PoCL in CI): schedules that are compiled for the
+// CPU also run there. Null (and the OpenCL part skipped) where there is no platform.
+gpu::Context* opencl_context() {
+  static gpu::Context* ctx = [] {
+    std::string ignored;
+    return gpu::default_context(&ignored);
+  }();
+  return ctx;
+}
+
 struct Stats {
   int schedules = 0, steps = 0, applied = 0, compiles = 0, failures = 0;
+  int opencl_runs = 0, opencl_refused = 0;
   std::map<std::string, KindCount> by_kind;
   std::map<std::string, int> reasons;  // why plausible steps were refused (first words)
 };
@@ -203,6 +216,22 @@ std::string check_steps(const Subject& sub, const std::vector<std::string>& step
     Tensor got;
     if (!k->run(sub.args, &got, &error)) return "the CPU kernel failed: " + error;
     if (!allclose(sub.expected, got, 1e-4, &error)) return "wrong CPU result: " + error;
+    // The same schedule through OpenCL (PoCL in CI). Generation may refuse what OpenCL C
+    // cannot express, with a reason; whatever it generates must run and be right.
+    if (gpu::Context* ctx = opencl_context()) {
+      gpu::OpenCLProgram program;
+      std::string why;
+      if (!gpu::generate_opencl(s.func(), &program, &why)) {
+        if (why.empty()) return "OpenCL generation refused without a reason";
+        if (stats) ++stats->opencl_refused;
+      } else {
+        if (stats) ++stats->opencl_runs;
+        Tensor cl;
+        if (!gpu::run_program(s.func(), program, *ctx, sub.args, &cl, nullptr, &why))
+          return "the OpenCL kernel failed: " + why;
+        if (!allclose(sub.expected, cl, 1e-4, &why)) return "wrong OpenCL result: " + why;
+      }
+    }
   }
   // Undo all the way back, then redo all the way forward.
   size_t n = s.num_applied();
@@ -285,8 +314,10 @@ TEST_CASE("random schedules keep every kernel's result, refuse cleanly, and repl
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (env_int("DESCENT_RANDOM_STATS", 0)) {
-    std::printf("%d schedules, %d steps (%d applied), %d CPU compiles, %.2f s\n",
-                stats.schedules, stats.steps, stats.applied, stats.compiles, seconds);
+    std::printf("%d schedules, %d steps (%d applied), %d CPU compiles, %d OpenCL runs "
+                "(%d refused by OpenCL generation), %.2f s\n",
+                stats.schedules, stats.steps, stats.applied, stats.compiles, stats.opencl_runs,
+                stats.opencl_refused, seconds);
     std::printf("%-20s %8s %8s %8s %8s\n", "primitive", "applied", "refused", "junk ok",
                 "junk ref");
     for (const auto& [kind, c] : stats.by_kind)
