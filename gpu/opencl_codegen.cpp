@@ -18,6 +18,8 @@
 #include <set>
 #include <sstream>
 
+#include "tensor/schedule.h"
+
 namespace descent::gpu {
 
 using tir::Buffer;
@@ -303,10 +305,40 @@ struct Linear {
 struct ExprGen;
 void linearize(const ExprGen& g, const Expr& e, int64_t scale, Linear* out);
 
+// Private arrays that every access reads or writes N lanes at a time, at offsets that are
+// multiples of N, are declared as arrays of floatN: `float16 C_local[4]` accessed as
+// C_local[i_1], not `float C_local[64]` accessed through vload16/vstore16. The difference is
+// what the OpenCL compiler can keep in registers: LLVM promotes an array of vectors indexed
+// by constants (after unrolling) to vector registers, but a float array read and written
+// through vloadN is left in memory, and each step of a matmul's reduction then goes
+// through the stack (half the speed on PoCL). Which arrays qualify is learned by generating
+// the kernel once and looking at every access (see VecUse); the second generation uses it.
+struct VecUse {
+  std::map<int, int> seen;    // private buffer -> lanes of every access so far, or -1
+  std::map<int, int> layout;  // the buffers declared as arrays of floatN, and N
+
+  void note(int buffer, int lanes) {
+    auto it = seen.find(buffer);
+    if (it == seen.end()) seen[buffer] = lanes;
+    else if (it->second != lanes) it->second = -1;
+  }
+  int lanes(int buffer) const {
+    auto it = layout.find(buffer);
+    return it == layout.end() ? 0 : it->second;
+  }
+};
+
 struct ExprGen {
   const PrimFunc& f;
   std::set<std::string>* helpers;  // the ds_* helper functions the program needs
   const VecCtx* vec = nullptr;
+  VecUse* vec_use = nullptr;                  // private buffers' access widths
+  const std::vector<Storage>* storage = nullptr;
+
+  bool is_private(int buffer) const {
+    return storage && buffer >= 0 && size_t(buffer) < storage->size() &&
+           (*storage)[size_t(buffer)] == Storage::Private;
+  }
 
   std::string vtype() const { return "float" + std::to_string(vec->width); }
 
@@ -336,6 +368,10 @@ struct ExprGen {
     if (flat.type != ScalarType::Int) return operand(flat, min_prec);
     Linear lin;
     linearize(*this, flat, 1, &lin);
+    return print_linear(lin, min_prec);
+  }
+
+  static std::string print_linear(const Linear& lin, int min_prec) {
     std::string s;
     int terms = 0;
     for (const auto& [atom, c] : lin.terms) {
@@ -355,6 +391,43 @@ struct ExprGen {
     return s;
   }
 
+  // The address of element `flat` of a buffer, for vloadN/vstoreN: `B + (r * 64 + j)`, or
+  // just `B` at index 0.
+  std::string pointer(int buffer, const Expr& flat) const {
+    std::string i = scalar().index(flat, 5);
+    std::string name = cname(f.buffers[size_t(buffer)].name);
+    return i == "0" ? name : name + " + " + i;
+  }
+
+  // The generator for index expressions: scalar, same bookkeeping.
+  ExprGen scalar() const { return ExprGen{f, helpers, nullptr, vec_use, storage}; }
+
+  // base / lanes as printed index text when every term and the constant of base is a
+  // multiple of lanes (then `C_local + i_1 * 16` is element i_1 of a float16 array).
+  std::optional<std::string> vector_element(const Expr& base, int lanes) const {
+    Linear lin;
+    linearize(scalar(), base, 1, &lin);
+    Linear div;
+    for (const auto& [atom, c] : lin.terms) {
+      if (c % lanes != 0) return std::nullopt;
+      if (c != 0) div.add(atom, c / lanes);
+    }
+    if (lin.constant % lanes != 0) return std::nullopt;
+    div.constant = lin.constant / lanes;
+    return print_linear(div, 0);
+  }
+
+  // A private buffer's access of `lanes` lanes (0: one scalar) at flat lane-0 index base:
+  // recorded for the layout decision; the element text when the buffer has vector layout.
+  std::optional<std::string> private_vector(int buffer, const Expr& base, int lanes) const {
+    if (!is_private(buffer) || !vec_use) return std::nullopt;
+    std::optional<std::string> element = lanes ? vector_element(base, lanes) : std::nullopt;
+    vec_use->note(buffer, element ? lanes : -1);
+    if (element && vec_use->lanes(buffer) == lanes)
+      return cname(f.buffers[size_t(buffer)].name) + "[" + *element + "]";
+    return std::nullopt;
+  }
+
   std::string access(int buffer, const std::vector<ExprPtr>& idx) const {
     const Buffer& b = f.buffers[size_t(buffer)];
     ExprPtr flat = flat_index(b, idx);
@@ -362,10 +435,11 @@ struct ExprGen {
       // Contiguous in the lane (checked before choosing the vector form): the lane-0
       // address, then vloadN of width consecutive floats.
       ExprPtr base = tir::simplify(*tir::substitute(*flat, vec->lane, *tir::int_imm(0)));
-      return "vload" + std::to_string(vec->width) + "(0, " + cname(b.name) + " + " +
-             ExprGen{f, helpers}.index(*base, 5) + ")";
+      if (auto e = private_vector(buffer, *base, vec->width)) return *e;
+      return "vload" + std::to_string(vec->width) + "(0, " + pointer(buffer, *base) + ")";
     }
-    return cname(b.name) + "[" + ExprGen{f, helpers}.index(*flat, 0) + "]";
+    private_vector(buffer, *flat, 0);
+    return cname(b.name) + "[" + scalar().index(*flat, 0) + "]";
   }
 
   std::string print(const Expr& e) const {
@@ -654,9 +728,14 @@ struct Gen {
 
   explicit Gen(const PrimFunc& fn) : f(fn) {}
 
-  ExprGen eg(const VecCtx* v = nullptr) { return ExprGen{f, &helpers, v}; }
+  VecUse vec_use;
+  ExprGen eg(const VecCtx* v = nullptr) { return ExprGen{f, &helpers, v, &vec_use, &storage}; }
+
+  // Copies of an unrolled body after the first repeat no comment lines: said once is enough.
+  bool quiet = false;
 
   void line(int depth, const std::string& s) {
+    if (quiet && s.compare(0, 2, "//") == 0) return;
     out << std::string(size_t(depth) * 2, ' ') << s << "\n";
   }
 
@@ -746,11 +825,15 @@ struct Gen {
     for (const Stmt* c : items) {
       if (c->kind == StmtKind::Allocate) {
         const Buffer& b = f.buffers[size_t(c->buffer)];
-        if (storage[size_t(c->buffer)] == Storage::Private)
-          line(depth, "float " + cname(b.name) + "[" + std::to_string(numel(b)) + "] = {0};  // " +
-                          (b.scope == Scope::Shared ? "shared in the IR, private here: allocated "
-                                                      "inside a local.* loop, one per work-item"
-                                                    : "local: private to the work-item"));
+        std::string where = b.scope == Scope::Shared ? "shared in the IR, private here: allocated "
+                                                       "inside a local.* loop, one per work-item"
+                                                     : "local: private to the work-item";
+        if (int lanes = vec_use.lanes(c->buffer))
+          line(depth, "float" + std::to_string(lanes) + " " + cname(b.name) + "[" +
+                          std::to_string(numel(b) / lanes) + "] = {0};  // " + where +
+                          "; only ever used " + std::to_string(lanes) + " lanes at a time");
+        else if (storage[size_t(c->buffer)] == Storage::Private)
+          line(depth, "float " + cname(b.name) + "[" + std::to_string(numel(b)) + "] = {0};  // " + where);
         continue;
       }
       if (sync) {
@@ -807,7 +890,13 @@ struct Gen {
       if (!error.empty()) return false;
       line(depth, "// vectorize " + s->var + ": " + why + "; a scalar loop");
     }
-    if (s->for_kind == ForKind::Unrolled) line(depth, "#pragma unroll");
+    if (s->for_kind == ForKind::Unrolled) {
+      std::string why;
+      if (unrolled(s, depth, &why)) return error.empty();
+      if (!error.empty()) return false;
+      line(depth, "// unroll " + s->var + ": " + why + "; left to the OpenCL compiler");
+      line(depth, "#pragma unroll");
+    }
     if (s->for_kind == ForKind::Parallel)
       line(depth, "// parallel " + s->var + ": serial inside one work-item (bind it to use the device)");
     line(depth, "for (" + idx + " " + v + " = 0; " + v + " < " + n + "; ++" + v + ") {");
@@ -823,6 +912,55 @@ struct Gen {
     }
     line(depth, "}");
     return true;
+  }
+
+  // An unrolled loop as straight-line code: the body once per iteration with the loop
+  // variable replaced by its value, so every index into a private array is a constant and
+  // the array can live in registers whatever the OpenCL compiler's unroller decides. False
+  // with *why when the loop is left to `#pragma unroll`: too long, or it needs barriers
+  // between iterations, or its body declares variables (which the copies would repeat).
+  bool unrolled(const Stmt* s, int depth, std::string* why) {
+    constexpr int64_t kMaxCopies = 32;
+    if (s->extent > kMaxCopies) {
+      *why = std::to_string(s->extent) + " iterations are more than " + std::to_string(kMaxCopies) +
+             " copies of the body";
+      return false;
+    }
+    bool declares = false;
+    std::function<void(const Stmt*)> visit = [&](const Stmt* x) {
+      if (!x) return;
+      if (x->kind == StmtKind::Allocate || x->kind == StmtKind::Barrier ||
+          (x->kind == StmtKind::For && x->for_kind == ForKind::Bound))
+        declares = true;
+      visit(x->init.get());
+      visit(x->body.get());
+      for (const auto& k : x->stmts) visit(k.get());
+    };
+    visit(s->body.get());
+    if (declares) {
+      *why = "its body allocates, binds or synchronises";
+      return false;
+    }
+    if (shared_point()) {
+      Accesses body = accesses(s->body.get());
+      bool global = false;
+      if (conflict(body, body, storage, launch_locals, &global)) {
+        *why = "its iterations need barriers between them";
+        return false;
+      }
+    }
+    line(depth, "// unrolled " + s->var + ": the body for " + s->var + " = 0.." +
+                    std::to_string(s->extent - 1));
+    bool was_quiet = quiet;
+    bool ok = true;
+    for (int64_t v = 0; v < s->extent && ok; ++v) {
+      StmtPtr copy = tir::clone(*s->body);
+      tensor::sched::substitute_loop_var(copy.get(), s->var, *tir::int_imm(v));
+      ok = stmt(copy.get(), depth);
+      quiet = true;
+    }
+    quiet = was_quiet;
+    return ok;
   }
 
   // The guard that makes a store to visible memory happen once: work-item 0 of every
@@ -935,10 +1073,10 @@ struct Gen {
     }
     VecCtx vc{s->var, w};
     std::string vt = "float" + std::to_string(w);
+    // The lane variable never appears in the text (every use of it is a lane of a vector),
+    // so it is not declared.
     line(depth, "// vectorized " + s->var + ": " + std::to_string(w) + " lanes as one " + vt);
-    line(depth, "{");
-    line(depth + 1, "const " + idx + " " + cname(s->var) + " = 0;  // lane 0; vloadN/vstoreN cover the rest");
-    int in = depth + 1;
+    int in = depth;
     if (pred) {
       line(in, "if (" + eg().print(*pred) + ") {");
       ++in;
@@ -949,8 +1087,12 @@ struct Gen {
       ExprPtr base = tir::simplify(*tir::substitute(*flat, s->var, *tir::int_imm(0)));
       ExprGen g = eg(&vc);
       std::string value = g.is_vec(*x->value) ? g.print(*x->value) : "(" + vt + ")(" + g.print(*x->value) + ")";
+      if (auto element = g.private_vector(x->buffer, *base, w)) {
+        line(d, prefix + *element + " = " + value + ";");
+        return;
+      }
       line(d, prefix + store_guard(x->buffer) + "vstore" + std::to_string(w) + "(" + value + ", 0, " +
-                  cname(b.name) + " + " + eg().index(*base, 5) + ");");
+                  eg().pointer(x->buffer, *base) + ");");
     };
     if (ist) {
       if (!init_cond.empty()) emit(ist, in, "if (" + init_cond + ") ");
@@ -958,7 +1100,6 @@ struct Gen {
     }
     emit(st, in, "");
     if (pred) line(in - 1, "}");
-    line(depth, "}");
     return true;
   }
 
@@ -1161,7 +1302,22 @@ bool generate_opencl(const PrimFunc& f, OpenCLProgram* out, std::string* error) 
     // The statements as one sequence, so barriers go between them where needed.
     Stmt top(StmtKind::Seq);
     for (const Stmt* s : k.stmts) top.stmts.push_back(tir::clone(*s));
+    std::string decls = g.out.str();
     bool ok = g.seq(&top, 1, true);
+    // Private arrays only ever accessed as whole aligned vectors: generate again with them
+    // declared as arrays of vectors (see VecUse).
+    bool again = false;
+    for (const auto& [b, lanes] : g.vec_use.seen)
+      if (lanes > 0 && !g.vec_use.layout.count(b)) {
+        g.vec_use.layout[b] = lanes;
+        again = true;
+      }
+    if (ok && again) {
+      g.out.str("");
+      g.out << decls;
+      g.in_scope.clear();
+      ok = g.seq(&top, 1, true);
+    }
     if (!ok) return fail(error, "cannot generate OpenCL for '" + f.name + "': " + g.error);
     body << "\n// " << describe_launch(L) << "\n";
     body << "__kernel __attribute__((reqd_work_group_size(" << L.locals[0] << ", " << L.locals[1]

@@ -34,7 +34,12 @@
 //   - Vectorized loops of 2, 4, 8 or 16 iterations whose body is one store with contiguous
 //     accesses (index coefficient 1 in the last dimension, loads either contiguous or
 //     loop-invariant) become floatN arithmetic with vloadN/vstoreN; any other vectorized loop
-//     stays a scalar loop with a comment saying why. Unrolled loops get #pragma unroll.
+//     stays a scalar loop with a comment saying why. A private array that is only ever
+//     accessed N aligned lanes at a time is declared as floatN elements (`float16
+//     C_local[16]`, used as C_local[3]), which the OpenCL compiler keeps in registers.
+//   - Unrolled loops of up to 32 iterations become straight-line code, the body once per
+//     iteration with the loop variable replaced by its value (so private arrays are indexed
+//     by constants); longer ones, and bodies that declare or synchronise, get #pragma unroll.
 //     Parallel loops (a CPU notion) run serially inside the work-item.
 //   - max(a, b) is (b > a) ? b : a, not fmax (whose nan rule differs from the interpreter's).
 #pragma once

@@ -33,7 +33,7 @@ tir::PrimFunc lowered(const std::string& text, const std::vector<std::vector<int
   std::vector<Diagnostic> diags;
   Module module;
   *program = parse(std::make_shared<SourceFile>("t.ds", text), diags);
-  REQUIRE_MESSAGE(diags.empty(), diags[0].message);
+  REQUIRE_MESSAGE(diags.empty(), (diags.empty() ? "" : diags[0].message));
   REQUIRE_MESSAGE(check(*program, module, {}, diags), (diags.empty() ? "" : diags[0].message));
   KernelDecl* kernel = nullptr;
   for (auto& s : program->body)
@@ -446,9 +446,78 @@ TEST_CASE("unroll, parallel and a vectorized loop that is not contiguous") {
     parallel i_0
   )");
   std::string src = gpu::print_opencl(f);
-  CHECK(src.find("#pragma unroll") != std::string::npos);
+  // Four copies of the body, r_1 replaced by 0..3: straight-line code, no loop.
+  CHECK(src.find("// unrolled r_1: the body for r_1 = 0..3") != std::string::npos);
+  CHECK(src.find("#pragma unroll") == std::string::npos);
+  CHECK(src.find("r_0 * 4 + 3]") != std::string::npos);
   CHECK(src.find("// parallel i_0: serial inside one work-item") != std::string::npos);
   CHECK(src.find("// vectorize i_1: the store to 'Y' is not contiguous in the lane; a scalar loop") != std::string::npos);
+  check_against_interpreter(f);
+}
+
+TEST_CASE("unroll: long loops and loops that allocate are left to #pragma unroll") {
+  tir::PrimFunc longer = scheduled(lowered(kMatmul, {{8, 128}, {128, 8}}), R"(
+    split r 64
+    bind i group.x
+    unroll r_1
+  )");
+  std::string src = gpu::print_opencl(longer);
+  CHECK(src.find("// unroll r_1: 64 iterations are more than 32 copies of the body; left to the OpenCL compiler\n"
+                 "      #pragma unroll\n"
+                 "      for (int r_1 = 0; r_1 < 64; ++r_1) {") != std::string::npos);
+  check_against_interpreter(longer);
+  // The accumulator is allocated inside j: copies of the body would declare it twice.
+  tir::PrimFunc allocates = scheduled(lowered(kMatmul, {{8, 16}, {16, 8}}), R"(
+    cache_write Y local
+    reverse_compute_at Y_writeback j
+    unroll j
+  )");
+  src = gpu::print_opencl(allocates);
+  CHECK(src.find("// unroll j: its body allocates, binds or synchronises; left to the OpenCL compiler") != std::string::npos);
+  check_against_interpreter(allocates);
+}
+
+TEST_CASE("golden: a 4 x 16 register block, private accumulators as float16 values") {
+  tir::PrimFunc f = scheduled(lowered(kMatmul, {{16, 32}, {32, 64}}), R"(
+    tile i j 4 16
+    reorder i_0 j_0 r i_1 j_1
+    cache_write Y local
+    reverse_compute_at Y_writeback j_0
+    decompose_reduction Y r
+    bind i_0 group.y
+    bind j_0 local.x
+    vectorize Y.j_1
+    vectorize Y_init.j_1
+    vectorize Y_writeback.ax1
+    unroll Y.i_1
+    unroll Y_init.i_1
+    unroll Y_writeback.ax0
+  )");
+  std::string src = gpu::print_opencl(f);
+  check_golden("matmul_register_block.cl", src);
+  // Every access to Y_local is a whole float16 at a constant index: no vload16 from it.
+  CHECK(src.find("float16 Y_local[4] = {0};") != std::string::npos);
+  CHECK(src.find("Y_local[3] = Y_local[3] + ") != std::string::npos);
+  CHECK(src.find("vload16(0, Y_local") == std::string::npos);
+  CHECK(count(src, "vstore16(Y_local[") == 4);
+  check_against_interpreter(f);
+}
+
+TEST_CASE("a private array also read lane by lane stays a float array") {
+  // The writeback is not vectorized: it reads Y_local one float at a time, so the array
+  // cannot be one of float16s, and the vectorized update goes through vload16/vstore16.
+  tir::PrimFunc f = scheduled(lowered(kMatmul, {{8, 16}, {16, 32}}), R"(
+    split j 16
+    reorder i j_0 r j_1
+    cache_write Y local
+    reverse_compute_at Y_writeback j_0
+    decompose_reduction Y r
+    bind i group.x
+    vectorize Y.j_1
+  )");
+  std::string src = gpu::print_opencl(f);
+  CHECK(src.find("float Y_local[16] = {0};") != std::string::npos);
+  CHECK(src.find("vstore16(vload16(0, Y_local) + ") != std::string::npos);
   check_against_interpreter(f);
 }
 
@@ -597,7 +666,7 @@ std::vector<tir::PrimFunc> prelude_kernels(const std::map<std::string, int64_t>&
   Module module;
   *program = parse(std::make_shared<SourceFile>("prelude.ds", read_file(DESCENT_SOURCE_DIR "/tensor/prelude.ds")),
                    diags);
-  REQUIRE_MESSAGE(diags.empty(), diags[0].message);
+  REQUIRE_MESSAGE(diags.empty(), (diags.empty() ? "" : diags[0].message));
   REQUIRE(check(*program, module, {}, diags));
   std::vector<tir::PrimFunc> out;
   for (auto& s : program->body) {
@@ -638,6 +707,61 @@ TEST_CASE("the CPU benchmark schedules run on OpenCL too (as one work-item)") {
     // 32 lanes is wider than OpenCL's widest vector: those loops stay scalar loops.
     CHECK(gpu::print_opencl(s).find("32 lanes is not an OpenCL vector width (2, 4, 8, 16); a scalar loop") !=
           std::string::npos);
+    check_against_interpreter(s);
+  }
+}
+
+// bench/schedules/*.opencl.sched: what the OpenCL columns of `descent bench --suite tensor`
+// replay, at sizes small enough for a test (the files' splits divide these dims).
+TEST_CASE("the OpenCL benchmark schedules: matmul's register block and vector add") {
+  std::string dir = DESCENT_SOURCE_DIR "/bench/schedules/";
+  tir::PrimFunc mm;
+  for (tir::PrimFunc& k : prelude_kernels({{"n", 64}, {"k", 40}, {"m", 256}}))
+    if (k.name == "matmul") mm = k;
+  REQUIRE(mm.body);
+  tir::PrimFunc s = scheduled(mm, read_file(dir + "matmul.opencl.sched").c_str());
+  std::string src = gpu::print_opencl(s);
+  CHECK(src.find("float16 C_local[16] = {0};") != std::string::npos);
+  CHECK(src.find("C_local[15] = C_local[15] + ") != std::string::npos);
+  CHECK(src.find("#pragma unroll") == std::string::npos);
+  CHECK(src.find("barrier(") == std::string::npos);
+  CHECK(count(src, "vstore16(C_local[") == 16);
+  gpu::OpenCLProgram p;
+  std::string error;
+  REQUIRE(gpu::generate_opencl(s, &p, &error));
+  REQUIRE(p.kernels.size() == 1);
+  CHECK(gpu::describe_launch(p.kernels[0]) == "kernel matmul: global (16, 4) local (8, 1) = 8 work-groups of 8 work-items");
+  check_against_interpreter(s);
+
+  for (int64_t m : {int64_t(8192), int64_t(4000), int64_t(1100)}) {
+    CAPTURE(m);
+    tir::PrimFunc add;
+    for (tir::PrimFunc& k : prelude_kernels({{"n", 1}, {"m", m}}))
+      if (k.name == "add") add = k;
+    REQUIRE(add.body);
+    tir::PrimFunc v = scheduled(add, read_file(dir + "vector_add.opencl.sched").c_str());
+    src = gpu::print_opencl(v);
+    // 4000 leaves the last group partly idle (guarded); 1100 is not a multiple of 16, so the
+    // guarded lanes stay a scalar loop. Both still correct.
+    CHECK((src.find("vstore16(vload16(0, a + ") != std::string::npos) == (m % 16 == 0));
+    check_against_interpreter(v);
+  }
+}
+
+TEST_CASE("the OpenCL benchmark schedules: linear_relu and softmax") {
+  std::string dir = DESCENT_SOURCE_DIR "/bench/schedules/";
+  for (const char* name : {"linear_relu", "softmax"}) {
+    CAPTURE(name);
+    tir::PrimFunc f;
+    for (tir::PrimFunc& k : prelude_kernels({{"n", 3}, {"k", 96}, {"m", 40}}))
+      if (k.name == name) f = k;
+    REQUIRE(f.body);
+    tir::PrimFunc s = scheduled(f, read_file(dir + name + ".opencl.sched").c_str());
+    gpu::OpenCLProgram p;
+    std::string error;
+    REQUIRE_MESSAGE(gpu::generate_opencl(s, &p, &error), error);
+    // Each is one kernel: linear_relu's rows of w and softmax's rows are independent.
+    CHECK(p.kernels.size() == 1);
     check_against_interpreter(s);
   }
 }

@@ -25,9 +25,6 @@ void mm_relu_1(__global const float* restrict A, __global const float* restrict 
   const int i_1 = (int)get_local_id(0);  // i_1 in 0..4: local.x
   for (int j_0 = 0; j_0 < 16; ++j_0) {
     // vectorized j_1: 4 lanes as one float4
-    {
-      const int j_1 = 0;  // lane 0; vloadN/vstoreN cover the rest
-      vstore4(ds_max4(vload4(0, Y + (i_0 * 256 + i_1 * 64 + j_0 * 4)), (float4)(0.0f)), 0, C + (i_0 * 256 + i_1 * 64 + j_0 * 4));
-    }
+    vstore4(ds_max4(vload4(0, Y + (i_0 * 256 + i_1 * 64 + j_0 * 4)), (float4)(0.0f)), 0, C + (i_0 * 256 + i_1 * 64 + j_0 * 4));
   }
 }
