@@ -90,10 +90,55 @@ const std::vector<TensorWorkload>& all_workloads() {
   return w;
 }
 
+// The hand-written OpenCL matmul (bench/opencl/matmul_4x16.cl: a 4 x 16 register block per
+// work-item, float16 accumulators), run on the same inputs as the generated kernels: issue 6's
+// yardstick for the scheduled OpenCL matmul. Times are the kernel's profiling-event times.
+bool run_hand_matmul(gpu::Context& cl, const std::vector<tensor::Tensor>& in,
+                     const std::vector<int64_t>& out_shape, int repeats, tensor::Tensor* out,
+                     std::vector<double>* times, double* build_s, std::string* error) {
+  int64_t n = in[0].shape[0], k = in[0].shape[1], m = in[1].shape[1];
+  if (n % 4 || m % 16) {
+    *error = "matmul_4x16.cl needs n % 4 == 0 and m % 16 == 0";
+    return false;
+  }
+  std::string path = (fs::path(schedules_dir()) / ".." / "opencl" / "matmul_4x16.cl").string();
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    *error = "cannot read " + path;
+    return false;
+  }
+  std::stringstream source;
+  source << file.rdbuf();
+  gpu::Program program;
+  if (!cl.build(source.str(), "", &program, build_s, error)) return false;
+  gpu::DeviceBuffer a, b, c;
+  size_t abytes = size_t(n * k) * 4, bbytes = size_t(k * m) * 4, cbytes = size_t(n * m) * 4;
+  if (!cl.alloc(abytes, &a, error) || !cl.alloc(bbytes, &b, error) || !cl.alloc(cbytes, &c, error) ||
+      !cl.write(a, in[0].data.data(), abytes, nullptr, error) ||
+      !cl.write(b, in[1].data.data(), bbytes, nullptr, error))
+    return false;
+  gpu::LaunchDims dims;
+  dims.dims = 2;
+  dims.global[0] = m / 16;
+  dims.global[1] = n / 4;
+  dims.local[0] = std::min<int64_t>(16, m / 16);
+  dims.local[1] = 1;
+  std::vector<gpu::KernelArg> args = {{&a, 0}, {&b, 0}, {&c, 0}, {nullptr, int32_t(n)},
+                                      {nullptr, int32_t(k)}, {nullptr, int32_t(m)}};
+  for (int i = 0; i < repeats + 1; ++i) {  // the first launch is the warm-up
+    double s = 0;
+    if (!cl.launch(program, "matmul_4x16", args, dims, &s, error)) return false;
+    if (i > 0) times->push_back(s);
+  }
+  out->shape = out_shape;
+  out->data = tensor::AlignedFloats(size_t(n * m));
+  return cl.read(c, out->data.data(), cbytes, nullptr, error);
+}
+
 const std::vector<std::string>& engine_list() {
   static const std::vector<std::string> e = {"ref",          "cpu-naive",    "cpu-sched",
-                                             "opencl-naive", "opencl-sched", "openblas",
-                                             "cpp"};
+                                             "opencl-naive", "opencl-sched", "opencl-hand",
+                                             "openblas", "cpp"};
   return e;
 }
 
@@ -263,6 +308,9 @@ std::vector<BenchRecord> run_tensor_benchmarks(const BenchOptions& o, std::strin
         if (wanted(e)) cells.push_back({wi, e, t});
     for (const char* e : {"opencl-naive", "opencl-sched"})
       if (wanted(e)) cells.push_back({wi, e, 0});
+    // The hand-written OpenCL yardstick exists for matmul only (bench/opencl/matmul_4x16.cl).
+    if (w.kernel == std::string("matmul") && wanted("opencl-hand"))
+      cells.push_back({wi, "opencl-hand", 0});
     for (int t : o.threads)
       if (wanted(w.baseline)) cells.push_back({wi, w.baseline, t});
   }
@@ -484,6 +532,9 @@ std::vector<BenchRecord> run_tensor_benchmarks(const BenchOptions& o, std::strin
                          o.repeats, &times);
         }
       }
+    } else if (cell.engine == "opencl-hand") {
+      if (!cl) skip = "no OpenCL device: " + cl_error;
+      else ok = run_hand_matmul(*cl, inputs, out_shape, o.repeats, &out, &times, &r.compile_s, &problem);
     } else {
       bool scheduled = cell.engine == "opencl-sched";
       if (!cl) {

@@ -55,7 +55,8 @@ TEST_CASE("tensor suite: every workload on every column, checked, with rates") {
                                                         "matmul_1024", "linear_relu", "softmax"});
   // 6 workloads x (ref once + cpu-naive and cpu-sched at 2 thread counts + the 2 OpenCL
   // columns once + the baseline at 2 thread counts)
-  REQUIRE(records.size() == 6 * (1 + 2 * 2 + 2 + 2));
+  // + opencl-hand for the three matmul workloads
+  REQUIRE(records.size() == 6 * (1 + 2 * 2 + 2 + 2) + 3);
   bool have_device = !descent::gpu::device_names().empty();
   int opencl_naive_ran = 0;
   for (const auto& r : records) {
@@ -88,6 +89,8 @@ TEST_CASE("tensor suite: every workload on every column, checked, with rates") {
     // Build time apart from run time: every compiled column records its compile time.
     if (r.engine.find("naive") != std::string::npos || r.engine.find("sched") != std::string::npos)
       CHECK(r.compile_s > 0);
+    else if (r.engine == "opencl-hand")
+      CHECK(r.compile_s >= 0);  // the program build (0 when PoCL's cache already had it)
     else
       CHECK(std::isnan(r.compile_s));
   }
@@ -109,8 +112,8 @@ TEST_CASE("tensor suite: every workload on every column, checked, with rates") {
   for (const auto& l : progress)
     if (!l.empty() && l[0] == '[') bar.push_back(l);
   REQUIRE(bar.size() == 2 * records.size());
-  CHECK(bar.front().find("[>                       ]  0/54 vector_add on ref x1 ...") == 0);
-  CHECK(bar.back().find("[========================] 54/54 softmax on cpp x2: median ") == 0);
+  CHECK(bar.front().find("[>                       ]  0/57 vector_add on ref x1 ...") == 0);
+  CHECK(bar.back().find("[========================] 57/57 softmax on cpp x2: median ") == 0);
 }
 
 TEST_CASE("tensor suite: a missing OpenCL schedule skips its cell, a missing CPU one fails") {
@@ -187,7 +190,7 @@ TEST_CASE("tensor suite: bad options are errors, not records") {
   o.engines = {"gpu"};
   CHECK(run_benchmarks(o, &error).empty());
   CHECK(error == "unknown tensor engine 'gpu' (engines: ref, cpu-naive, cpu-sched, "
-                 "opencl-naive, opencl-sched, openblas, cpp)");
+                 "opencl-naive, opencl-sched, opencl-hand, openblas, cpp)");
   o = quick_tensor();
   o.workloads = {"conv9d"};
   CHECK(run_benchmarks(o, &error).empty());
