@@ -63,15 +63,7 @@ double call_math(Builtin b, double x) {
   }
 }
 
-std::string format_float(double f) {
-  if (std::isnan(f)) return "nan";
-  if (std::isinf(f)) return f > 0 ? "inf" : "-inf";
-  // Shortest round-trip digits and exponent, from std::to_chars in scientific form:
-  // "d.ddde[+-]XX". Then lay them out as Python's repr does: plain notation when the
-  // decimal exponent is in [-4, 16), scientific otherwise.
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, f, std::chars_format::scientific);
-  std::string sci(buf, res.ptr);
+std::string repr_layout(std::string sci) {
   bool neg = sci[0] == '-';
   if (neg) sci.erase(0, 1);
   size_t e = sci.find('e');
@@ -98,6 +90,16 @@ std::string format_float(double f) {
     out += eb;
   }
   return out;
+}
+
+std::string format_float(double f) {
+  if (std::isnan(f)) return "nan";
+  if (std::isinf(f)) return f > 0 ? "inf" : "-inf";
+  // Shortest round-trip digits and exponent, from std::to_chars in scientific form, then
+  // Python's layout.
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, f, std::chars_format::scientific);
+  return repr_layout(std::string(buf, res.ptr));
 }
 
 std::string format_value(Value v, Type t) {

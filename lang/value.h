@@ -71,6 +71,10 @@ double call_math(Builtin b, double x);
 // Python's repr() of a float: the shortest text that reads back to the same double, with a
 // ".0" or an exponent so it never looks like an int ("3.0", "1e+20", "inf", "nan").
 std::string format_float(double f);
+// The layout half of it, shared with the f32 printer of the tensor tier: takes std::to_chars
+// scientific output ("-1.5e+20", finite) and lays it out as Python's repr: plain notation for a
+// decimal exponent in [-4, 16), scientific otherwise, always with a '.' or an exponent.
+std::string repr_layout(std::string scientific);
 // A value as print shows it.
 std::string format_value(Value v, Type t);
 

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <new>
 
+#include "lang/value.h"
+
 namespace descent::tensor {
 
 // ---------------------------------------------------------------------------------------------
@@ -217,33 +219,7 @@ std::string format_f32(float v) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[64];
   auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-  std::string sci(buf, res.ptr);
-  bool neg = sci[0] == '-';
-  if (neg) sci.erase(0, 1);
-  size_t e = sci.find('e');
-  int exp = std::atoi(sci.c_str() + e + 1);
-  std::string digits;
-  for (size_t i = 0; i < e; ++i)
-    if (sci[i] != '.') digits += sci[i];
-  std::string out = neg ? "-" : "";
-  int n = static_cast<int>(digits.size());
-  if (exp >= -4 && exp < 16) {
-    if (exp < 0) {
-      out += "0." + std::string(static_cast<size_t>(-exp - 1), '0') + digits;
-    } else if (exp + 1 >= n) {
-      out += digits + std::string(static_cast<size_t>(exp + 1 - n), '0') + ".0";
-    } else {
-      out += digits.substr(0, static_cast<size_t>(exp + 1)) + "." +
-             digits.substr(static_cast<size_t>(exp + 1));
-    }
-  } else {
-    out += digits.substr(0, 1);
-    if (n > 1) out += "." + digits.substr(1);
-    char eb[16];
-    std::snprintf(eb, sizeof eb, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
-    out += eb;
-  }
-  return out;
+  return repr_layout(std::string(buf, res.ptr));
 }
 
 std::string format_tensor(const Tensor& t) {
