@@ -128,15 +128,9 @@ int kernel_command(Session& session, const std::string& file, const std::string&
                    const std::string& dump, const std::vector<std::string>& dim_args, bool check,
                    int threads, int repeats, uint64_t seed) {
   std::map<std::string, int64_t> dims;
-  for (const auto& arg : dim_args) {
-    auto eq = arg.find('=');
-    char* end = nullptr;
-    long long v = eq == std::string::npos ? 0 : std::strtoll(arg.c_str() + eq + 1, &end, 10);
-    if (eq == std::string::npos || eq == 0 || !end || *end || v < 1) {
-      fmt::print(stderr, "error: --dim takes NAME=SIZE with SIZE >= 1, not '{}'\n", arg);
-      return kUsageError;
-    }
-    dims[arg.substr(0, eq)] = v;
+  if (std::string error; !Session::parse_dims(dim_args, &dims, &error)) {
+    fmt::print(stderr, "error: --dim: {}\n", error);
+    return kUsageError;
   }
   if (backend != "ref" && backend != "cpu" && backend != "opencl") {
     fmt::print(stderr, "error: unknown backend '{}' (backends: ref, cpu, opencl)\n", backend);

@@ -281,19 +281,9 @@ bool Repl::command(const std::string& line) {
       else out_ << "kernel: " << session_.selected_kernel() << '\n';
     } else {
       std::map<std::string, int64_t> dims;
-      bool ok = true;
-      for (size_t i = 2; i < w.size() && ok; ++i) {
-        auto eq = w[i].find('=');
-        char* end = nullptr;
-        long long v = eq == std::string::npos ? 0 : std::strtoll(w[i].c_str() + eq + 1, &end, 10);
-        if (eq == std::string::npos || eq == 0 || !end || *end || v < 1) {
-          err_ << "error: dims are NAME=SIZE with SIZE >= 1, not '" << w[i] << "'\n";
-          ok = false;
-        } else {
-          dims[w[i].substr(0, eq)] = v;
-        }
-      }
       std::string error;
+      bool ok = Session::parse_dims({w.begin() + 2, w.end()}, &dims, &error);
+      if (!ok) err_ << "error: " << error << '\n';
       if (ok && !session_.select_kernel(w[1], dims, &error)) err_ << "error: " << error << '\n';
       else if (ok) out_ << session_.kernel_view("tir").text;
     }

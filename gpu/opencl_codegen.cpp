@@ -156,25 +156,8 @@ void buffers_used(const Stmt* s, std::set<int>* out) {
 }
 
 // Block iteration variables vanish: every use becomes its binding (as in tir::print_c).
-ExprPtr bind_expr(const Expr& e, const Stmt* block) {
-  ExprPtr r = tir::clone(e);
-  for (const auto& it : block->iters)
-    if (it.binding) r = tir::substitute(*r, it.name, *it.binding);
-  return tir::simplify(*r);
-}
-
-void bind_stmt(Stmt* s, const Stmt* block) {
-  if (!s) return;
-  for (auto& i : s->indices)
-    if (i) i = bind_expr(*i, block);
-  if (s->value) s->value = bind_expr(*s->value, block);
-  if (s->predicate) s->predicate = bind_expr(*s->predicate, block);
-  for (auto& it : s->iters)
-    if (it.binding) it.binding = bind_expr(*it.binding, block);
-  bind_stmt(s->init.get(), block);
-  bind_stmt(s->body.get(), block);
-  for (auto& k : s->stmts) bind_stmt(k.get(), block);
-}
+ExprPtr bind_expr(const Expr& e, const Stmt* block) { return tir::inline_bindings(e, *block); }
+void bind_stmt(Stmt* s, const Stmt* block) { tir::inline_bindings(s, *block); }
 
 // The row-major flat index of an access, simplified.
 ExprPtr flat_index(const Buffer& b, const std::vector<ExprPtr>& idx) {

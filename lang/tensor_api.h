@@ -2,7 +2,7 @@
 //
 // The lang library sits below tensor/ (DESIGN.md: dependencies point one way), so the AST
 // walker cannot call the tensor library directly. Instead it talks to this interface, which
-// the tensor layer implements (tensor/graph.h: GraphRuntime) and the Session hands to the
+// the tensor layer implements (tensor/runtime.h: GraphRuntime) and the Session hands to the
 // engine in RunOptions. Tensor and Shape values are int64 handles into the runtime; the
 // runtime owns the data, so a tensor held in a REPL global outlives the line that made it.
 //

@@ -147,6 +147,10 @@ class Session {
   // calls the kernel.
   bool select_kernel(const std::string& name, const std::map<std::string, int64_t>& dims,
                      std::string* error);
+  // "n=1024" words (the CLI's --dim, the REPL's :kernel arguments) -> dims; false with
+  // *error naming the first bad word.
+  static bool parse_dims(const std::vector<std::string>& words,
+                         std::map<std::string, int64_t>* dims, std::string* error);
   const std::string& selected_kernel() const { return kernel_name_; }
   bool schedule_step(std::string_view step, std::string* error);  // one step
   bool schedule_text(std::string_view text, std::string* error);  // a whole schedule file

@@ -2,7 +2,9 @@
 // with its schedule, and the dataflow graph views. Every front end (CLI `descent kernel`, the
 // REPL's :kernel/:sched/:graph, the visualizer) goes through these.
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 
 #include "gpu/opencl_codegen.h"
 #include "gpu/runtime.h"
@@ -61,6 +63,23 @@ std::string Session::device() const {
 void Session::set_threads(int threads) {
   threads_ = threads;
   tensors_->set_threads(threads);
+}
+
+bool Session::parse_dims(const std::vector<std::string>& words,
+                         std::map<std::string, int64_t>* dims, std::string* error) {
+  for (const auto& w : words) {
+    auto eq = w.find('=');
+    char* end = nullptr;
+    errno = 0;
+    long long v = eq == std::string::npos ? 0 : std::strtoll(w.c_str() + eq + 1, &end, 10);
+    if (eq == std::string::npos || eq == 0 || eq + 1 == w.size() || !end || *end || errno ||
+        v < 1) {
+      *error = "dims are NAME=SIZE with SIZE >= 1, not '" + w + "'";
+      return false;
+    }
+    (*dims)[w.substr(0, eq)] = v;
+  }
+  return true;
 }
 
 bool Session::select_kernel(const std::string& name, const std::map<std::string, int64_t>& dims,

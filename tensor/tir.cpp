@@ -700,4 +700,24 @@ bool verify(const PrimFunc& f, std::string* error) {
   return true;
 }
 
+ExprPtr inline_bindings(const Expr& e, const Stmt& block) {
+  ExprPtr r = clone(e);
+  for (const auto& it : block.iters)
+    if (it.binding) r = substitute(*r, it.name, *it.binding);
+  return simplify(*r);
+}
+
+void inline_bindings(Stmt* s, const Stmt& block) {
+  if (!s) return;
+  for (auto& i : s->indices)
+    if (i) i = inline_bindings(*i, block);
+  if (s->value) s->value = inline_bindings(*s->value, block);
+  if (s->predicate) s->predicate = inline_bindings(*s->predicate, block);
+  for (auto& it : s->iters)
+    if (it.binding) it.binding = inline_bindings(*it.binding, block);
+  inline_bindings(s->init.get(), block);
+  inline_bindings(s->body.get(), block);
+  for (auto& k : s->stmts) inline_bindings(k.get(), block);
+}
+
 }  // namespace descent::tir

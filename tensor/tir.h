@@ -109,6 +109,9 @@ ExprPtr substitute(const Expr& e, const std::string& name, const Expr& with);
 // with 0 <= b < c known from loop extents is left alone: kept simple and always exact).
 ExprPtr simplify(const Expr& e);
 bool uses_var(const Expr& e, const std::string& name);
+// Block iteration variables replaced by their bindings (then simplified): what every backend
+// that has no notion of blocks (C, OpenCL) does to a block's statements.
+ExprPtr inline_bindings(const Expr& e, const struct Stmt& block);
 bool equal(const Expr& a, const Expr& b);  // structural
 
 // ---- Statements ----------------------------------------------------------------------
@@ -179,6 +182,8 @@ StmtPtr make_store(int buffer, std::vector<ExprPtr> indices, ExprPtr value);
 StmtPtr make_seq(std::vector<StmtPtr> stmts);
 StmtPtr make_if(ExprPtr cond, StmtPtr body);
 StmtPtr clone(const Stmt& s);
+// The same for every expression of a statement tree, in place.
+void inline_bindings(Stmt* s, const Stmt& block);
 
 // ---- Functions -----------------------------------------------------------------------
 

@@ -364,30 +364,11 @@ struct CPrinter {
   }
 
   // Block iteration variables vanish in C: every use becomes its binding.
-  static ExprPtr bind(const Expr& e, const Stmt* block) {
-    ExprPtr r = clone(e);
-    for (const auto& it : block->iters)
-      if (it.binding) r = substitute(*r, it.name, *it.binding);
-    return simplify(*r);
-  }
-
+  static ExprPtr bind(const Expr& e, const Stmt* block) { return inline_bindings(e, *block); }
   static StmtPtr bind(const Stmt& s, const Stmt* block) {
     StmtPtr c = clone(s);
-    rewrite(c.get(), block);
+    inline_bindings(c.get(), *block);
     return c;
-  }
-
-  static void rewrite(Stmt* s, const Stmt* block) {
-    if (!s) return;
-    for (auto& i : s->indices)
-      if (i) i = bind(*i, block);
-    if (s->value) s->value = bind(*s->value, block);
-    if (s->predicate) s->predicate = bind(*s->predicate, block);
-    for (auto& it : s->iters)
-      if (it.binding) it.binding = bind(*it.binding, block);
-    rewrite(s->init.get(), block);
-    rewrite(s->body.get(), block);
-    for (auto& k : s->stmts) rewrite(k.get(), block);
   }
 
   static const char* thread_call(const std::string& tag) {

@@ -3,6 +3,8 @@
 // (PoCL in CI) against the reference interpreter (tensor::allclose, rtol 1e-4).
 #include <doctest/doctest.h>
 
+#include "tests/golden.h"
+
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -60,15 +62,7 @@ std::string read_file(const std::string& path) {
 }
 
 void check_golden(const std::string& name, const std::string& actual) {
-  std::string path = std::string(DESCENT_TESTS_DIR) + "/gpu/golden/" + name;
-  const char* update = std::getenv("DESCENT_UPDATE_GOLDEN");
-  if (update && std::string(update) == "1") {
-    std::ofstream(path, std::ios::binary) << actual;
-    return;
-  }
-  std::string want = read_file(path);
-  INFO("golden file: " << path << " (DESCENT_UPDATE_GOLDEN=1 rewrites it)");
-  CHECK(want == actual);
+  descent::testing::check_golden_file("gpu/golden/" + name, actual);
 }
 
 gpu::Context& context() {

@@ -4,6 +4,8 @@
 // C99, and every lowering error is checked word for word with its location.
 #include <doctest/doctest.h>
 
+#include "tests/golden.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -76,15 +78,7 @@ std::string read_file(const std::string& path) {
 }
 
 void check_golden(const std::string& name, const std::string& actual) {
-  std::string path = std::string(DESCENT_TESTS_DIR) + "/tensor/golden/" + name;
-  const char* update = std::getenv("DESCENT_UPDATE_GOLDEN");
-  if (update && std::string(update) == "1") {
-    std::ofstream(path, std::ios::binary) << actual;
-    return;
-  }
-  std::string want = read_file(path);
-  INFO("golden file: " << path << " (DESCENT_UPDATE_GOLDEN=1 rewrites it)");
-  CHECK(want == actual);
+  descent::testing::check_golden_file("tensor/golden/" + name, actual);
 }
 
 // The printed C must be valid C99: compile it with the system compiler when there is one.

@@ -7,6 +7,8 @@
 // inputs. Every refusal is checked with its exact message and an unchanged function.
 #include <doctest/doctest.h>
 
+#include "tests/golden.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -339,18 +341,8 @@ void check_refused(PrimFunc& f, const std::function<bool(PrimFunc&, std::string*
 // Golden TVMScript, once the printer exists: tests/tensor/golden/blocks_NAME.tir.
 // DESCENT_UPDATE_GOLDEN=1 rewrites the files.
 void check_golden(const PrimFunc& f, const std::string& name) {
-  std::string text = tir::print_script(f);
-  if (text.rfind("# print_script: not written yet", 0) == 0) return;
-  std::string path = std::string(DESCENT_TESTS_DIR) + "/tensor/golden/blocks_" + name + ".tir";
-  if (std::getenv("DESCENT_UPDATE_GOLDEN")) {
-    std::ofstream(path) << text;
-    return;
-  }
-  std::ifstream in(path);
-  REQUIRE_MESSAGE(in.good(), "missing golden " << path << " (run with DESCENT_UPDATE_GOLDEN=1)");
-  std::stringstream want;
-  want << in.rdbuf();
-  CHECK(text == want.str());
+  descent::testing::check_golden_file("tensor/golden/blocks_" + name + ".tir",
+                                      tir::print_script(f));
 }
 
 bool ok(bool r, const std::string& error) {

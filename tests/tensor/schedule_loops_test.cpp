@@ -4,6 +4,8 @@
 // the same numbers before and after on random inputs. Every refusal is checked word for word.
 #include <doctest/doctest.h>
 
+#include "tests/golden.h"
+
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -87,16 +89,7 @@ void check_same_result(const tir::PrimFunc& before, const tir::PrimFunc& after) 
 
 // Compares against tests/tensor/golden/NAME.tir; DESCENT_UPDATE_GOLDEN=1 rewrites it.
 void check_golden(const std::string& name, const std::string& text) {
-  std::string path = std::string(DESCENT_TESTS_DIR) + "/tensor/golden/" + name + ".tir";
-  if (const char* u = std::getenv("DESCENT_UPDATE_GOLDEN"); u && std::string(u) == "1") {
-    std::ofstream(path, std::ios::binary) << text;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE_MESSAGE(in.good(), (std::string("missing golden ") + path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  CHECK(ss.str() == text);
+  descent::testing::check_golden_file("tensor/golden/" + name + ".tir", text);
 }
 
 // Applies a schedule text; the transformed function must match the golden and compute
