@@ -14,6 +14,12 @@ struct TreeNode {
   std::string type;  // the checked type, empty before semantic analysis
   bool leaf = false;  // s-expressions print a leaf as its atom alone: x, 15
   SourceLoc loc;
+  // One past the last character of the node's source (offset/line/col), so a front end can
+  // highlight the whole range [loc, end); invalid where it is not known.
+  SourceLoc end;
+  // Extra text for display where the head and atom do not say it all: a loop's range
+  // ("0..64"), a block's iteration variables.
+  std::string detail;
   std::vector<TreeNode> kids;
 };
 

@@ -47,11 +47,31 @@ struct PassInfo {
   std::string summary;  // e.g. "folded 3 expressions"
 };
 
+// The structured form of a graph-shaped view (the tensor dataflow graph), for front ends
+// that lay it out themselves; DOT is the same data for Graphviz.
+struct GraphData {
+  struct Node {
+    int64_t id = -1;
+    std::string label;   // "matmul", "linear_relu", "rand"
+    std::string kind;    // "const", "input", "kernel"
+    std::string shape;   // "[1, 200]"
+    bool output = false; // someone asked for this value
+  };
+  struct Edge {
+    int64_t from = -1, to = -1;  // node ids: `from` is an input of `to`
+    std::string label;           // the shape the edge carries
+  };
+  std::vector<Node> nodes;  // topological order
+  std::vector<Edge> edges;
+};
+
 struct StageResult {
   bool ok = false;
   std::string text;               // the view, or (when !ok) why it is not available
-  std::optional<TreeNode> tree;   // for tree-shaped stages
+  std::optional<TreeNode> tree;   // for tree-shaped stages (ast, the loop nest of "tir")
+  std::optional<GraphData> graph; // for graph-shaped views (graph_view)
 };
+
 
 // What happened to one input.
 struct Outcome {
@@ -72,6 +92,51 @@ struct Comparison {
   std::string engine;
   std::string output;
   Outcome outcome;  // steps: statements for ast, instructions for the VMs
+};
+
+// One row of a bytecode listing, addressable by (function, pc) so a debugger can point at it.
+struct CodeLine {
+  std::string function;  // the chunk or function: "<script>", "fib"
+  int pc = -1;           // stack: byte offset; reg: instruction index; -1: a header/blank row
+  std::string text;      // the row as the disassembler prints it
+  SourceLoc loc;         // the source of the instruction (invalid on header rows)
+};
+
+// Live intervals of one function's virtual registers and where the allocator put each.
+struct LiveRange {
+  std::string value;     // the virtual register: "v3" (or the variable it holds: "v3 n")
+  int start = 0, end = 0;  // instruction indices of the virtual code, end inclusive
+  std::string location;  // "r2", or a spill slot "s1"
+  bool spilled = false;
+};
+struct LiveFunction {
+  std::string function;
+  int num_instructions = 0;
+  std::vector<LiveRange> ranges;  // sorted by start
+};
+
+// One executed instruction of a recorded run: the step debugger's frames.
+struct TraceStep {
+  std::string function;     // where the instruction is
+  int pc = -1;              // as in CodeLine::pc
+  std::string instruction;  // disassembled
+  SourceLoc loc;            // its source
+  int depth = 0;            // call depth after it (0: top level)
+  // State after it ran. Stack VM: the current frame's operand stack, bottom first.
+  std::vector<std::string> stack;
+  // Register VM: the current frame's registers and spill slots holding a known value,
+  // (location, value) in location order: ("r0", "15"), ("s1", "2.5").
+  std::vector<std::pair<std::string, std::string>> registers;
+  size_t output_size = 0;   // bytes of Recording::output printed by the time it ran
+  std::string error;        // the runtime error this instruction raised, if any
+};
+struct Recording {
+  std::string engine;              // "stack" or "reg"
+  std::vector<TraceStep> steps;
+  std::string output;              // everything the run printed
+  bool truncated = false;          // stopped after max_steps
+  Outcome outcome;                 // how the run ended (a runtime error is in the last step)
+  std::string error;               // why nothing could be recorded (no input, tensor code, ...)
 };
 
 class Session {
@@ -112,6 +177,7 @@ class Session {
   Outcome submit(std::string source, std::string name, const RunOptions& options);
 
   // Stage views of the last input (also of one that failed to compile, as far as it got).
+  // "ast" and "ast-folded" fill StageResult::tree, each node with its source range [loc, end).
   static const std::vector<StageInfo>& stages();
   StageResult stage(std::string_view name, Format format = Format::Text) const;
   // Passes that ran on the last input, in order, and each one's before/after view.
@@ -126,6 +192,20 @@ class Session {
 
   // Read access for front ends that draw the data structures themselves.
   const Module& module() const { return module_; }
+
+  // ---- Structured views for front ends that draw (the visualizer) ------------------------
+  // The last input's source and tokens (null / empty before any input).
+  const SourceFile* last_source() const;
+  const std::vector<Token>& last_tokens() const;
+  // A bytecode stage ("stack", "stack-fused", "reg", "reg-alloc", "reg-fused") as rows; the
+  // rows' text joined with newlines is what stage() shows. Empty when it has no bytecode.
+  std::vector<CodeLine> listing(std::string_view stage) const;
+  // The register allocator's live intervals for every function of the last input.
+  std::vector<LiveFunction> live_ranges() const;
+  // Runs the last input again on "stack" or "reg" from the globals it started from, and
+  // records every instruction (at most max_steps; then `truncated`). The session's globals
+  // are left as they were. Tensor code cannot be recorded (it runs on the ast engine).
+  Recording record(std::string_view engine, size_t max_steps = 100000);
 
   // ---- The tensor layer (tensor/) ------------------------------------------------------
   // Tensor code in scalar programs (kernel calls, rand, sum_all, ...) runs on the ast
@@ -160,6 +240,15 @@ class Session {
   // Views of the selected kernel: "tir" (scheduled loop nest, TVMScript-like), "tir-original"
   // (as lowered), "c" (the C loop nest), "llvm" / "llvm-opt" (the CPU backend's IR),
   // "opencl" (the OpenCL C and its launch sizes).
+  // "tir" and "tir-original" also fill StageResult::tree with the loop nest:
+  //   head "func"  atom: the kernel's name; kids: its allocations and nests
+  //   head "alloc" atom: the buffer and its shape and scope ("C_local[4, 16] local")
+  //   head "for"   atom: the loop variable ("i_0"), type: its kind ("serial", "parallel",
+  //                "vectorized", "unrolled", "bound"), detail: "0..64" or the thread axis
+  //   head "block" atom: the block's name, detail: its iteration variables and bindings
+  //   head "init"  the reduction's init statement(s) as kids
+  //   head "if"    atom: the predicate
+  //   head "stmt"  atom: one statement as the TVMScript printer writes it (a leaf)
   static const std::vector<StageInfo>& kernel_views();
   StageResult kernel_view(std::string_view view) const;
   // Runs the selected kernel on seeded random inputs on a device ("ref" or "cpu"); with
@@ -175,7 +264,8 @@ class Session {
   };
   KernelRun run_kernel(std::string_view device, bool check, uint64_t seed = 1, int repeats = 1);
   // The dataflow graph: "pending" (built but not computed yet), or what the last evaluation
-  // did: "before" (as built), a graph pass's name (its result), "executed".
+  // did: "before" (as built), a graph pass's name (its result), "executed". Also fills
+  // StageResult::graph.
   StageResult graph_view(std::string_view which, Format format = Format::Text) const;
 
  private:

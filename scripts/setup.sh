@@ -11,7 +11,7 @@ PACKAGES=(
   llvm-15-dev clang-15                  # LLVM backend (one libLLVM-15 in the process)
   libfmt-dev libcli11-dev nlohmann-json3-dev doctest-dev libedit-dev
   ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers pocl-opencl-icd clinfo
-  libimgui-dev libglfw3-dev libstb-dev   # the visualizer
+  libimgui-dev libglfw3-dev libstb-dev libx11-dev fonts-dejavu-core   # the visualizer
   xvfb xauth libgl1-mesa-dri             # headless GUI tests
   libopenblas-dev lua5.4 python3         # benchmark references only
   graphviz                               # `dot` draws the DOT views (AST, graphs)

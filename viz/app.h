@@ -1,0 +1,87 @@
+// The visualizer's window: GLFW + OpenGL 3 + Dear ImGui, the editor on the left and one
+// pane per stage in tabs on the right.
+//
+//   std::string err;
+//   auto app = App::create(AppOptions{}, &err);   // a window (or a hidden one)
+//   app->document().load("examples/tour.ds", &err);
+//   app->select_pane("stack", &err);
+//   app->act("stack step 3", &err);                // what the Step button does, three times
+//   app->screenshot("out.png", &err);
+//
+// Nothing here prints or exits: descent-viz (main.cpp) does.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "viz/document.h"
+#include "viz/pane.h"
+
+struct GLFWwindow;
+
+namespace descent::viz {
+
+struct AppOptions {
+  int width = 1280, height = 800;  // the window (and screenshot) size in pixels
+  bool hidden = false;   // render off screen (screenshots, tests): no window appears
+  float font_size = 16;  // pixels; larger for a projector
+  bool dark = false;     // the dark theme (the light one reads better projected)
+};
+
+struct Image {
+  int width = 0, height = 0;
+  std::vector<uint8_t> rgb;  // rows top to bottom, 3 bytes a pixel
+};
+
+class App {
+ public:
+  static std::unique_ptr<App> create(const AppOptions& options, std::string* error);
+  ~App();
+
+  Document& document() { return doc_; }
+  const std::vector<std::unique_ptr<Pane>>& panes() const { return panes_; }
+  Pane* pane(std::string_view name);
+  // Shows the pane in the right-hand tabs ("source" widens the editor to the whole window).
+  bool select_pane(std::string_view name, std::string* error);
+  const std::string& selected_pane() const { return selected_; }
+
+  // A scripted command: "PANE VERB ARGS..." (see Pane::Act), or "pane NAME", or
+  // "open FILE". Runs after any pending pipeline run has finished.
+  bool act(std::string_view command, std::string* error);
+
+  // One frame: poll the document, draw every visible pane, render.
+  void frame();
+  // Waits for the pipeline, then renders a few frames so the layout settles.
+  void settle(int frames = 4);
+  Image capture();  // the last frame's pixels
+  bool screenshot(const std::string& path, std::string* error);
+
+  // The interactive loop, until the window is closed.
+  void run();
+
+ private:
+  App() = default;
+  void draw();
+  void draw_menu();
+  void draw_status();
+
+  AppOptions options_;
+  GLFWwindow* window_ = nullptr;
+  void* imgui_ = nullptr;  // ImGuiContext
+  unsigned fbo_ = 0, color_rb_ = 0;
+  Document doc_;
+  std::vector<std::unique_ptr<Pane>> panes_;
+  std::string selected_ = "ast";
+  bool select_request_ = true;   // make the tab bar switch to selected_ on the next frame
+  float split_ = 0.38f;          // the editor's share of the width
+  std::string status_message_;
+  bool show_open_ = false, show_save_ = false;
+  char path_buf_[512] = {};
+};
+
+// Writes an RGB image as PNG.
+bool write_png(const std::string& path, const Image& image, std::string* error);
+
+}  // namespace descent::viz

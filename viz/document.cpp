@@ -1,0 +1,158 @@
+#include "viz/document.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace descent::viz {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+constexpr double kDebounceSeconds = 0.35;  // a pause in typing, not every keystroke
+constexpr size_t kMaxOutput = 1 << 20;     // keep the first MiB a program prints
+}  // namespace
+
+Document::Document() : session_(std::make_unique<Session>()) {}
+
+Document::~Document() {
+  if (worker_.joinable()) {
+    if (next_session_) next_session_->interrupt_flag().store(true);
+    worker_.join();
+  }
+}
+
+void Document::set_text(std::string text, bool debounce) {
+  if (text == text_ && generation_ > 0) return;
+  text_ = std::move(text);
+  modified_ = true;
+  pending_ = true;
+  pending_since_ = debounce ? Clock::now() : Clock::time_point{};
+}
+
+bool Document::load(const std::string& path, std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *error = "cannot open '" + path + "'";
+    return false;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  path_ = path;
+  set_text(ss.str(), false);
+  modified_ = false;
+  return true;
+}
+
+bool Document::save(const std::string& path, std::string* error) {
+  // Write beside it and rename, so a failed write never loses the file that was there.
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out || !(out << text_) || !out.flush()) {
+      *error = "cannot write '" + tmp + "'";
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    *error = "cannot replace '" + path + "'";
+    std::remove(tmp.c_str());
+    return false;
+  }
+  path_ = path;
+  modified_ = false;
+  return true;
+}
+
+void Document::rerun_now() {
+  pending_ = true;
+  pending_since_ = Clock::time_point{};
+}
+
+double Document::busy_seconds() const {
+  if (!busy()) return 0;
+  return std::chrono::duration<double>(Clock::now() - started_).count();
+}
+
+void Document::stop() {
+  if (busy() && next_session_) next_session_->interrupt_flag().store(true);
+}
+
+void Document::start_run() {
+  pending_ = false;
+  worker_done_.store(false);
+  next_session_ = std::make_unique<Session>();
+  next_output_.clear();
+  next_outcome_ = Outcome{};
+  started_ = Clock::now();
+  Session* s = next_session_.get();
+  std::string text = text_, name = path_.empty() ? "<editor>" : path_;
+  Settings st = settings_;
+  worker_ = std::thread([this, s, text = std::move(text), name = std::move(name), st] {
+    // The settings a pane changed apply to every run after it.
+    s->set_opt_level(st.opt_level);
+    std::string ignored;
+    if (!st.target.empty()) s->set_target(st.target, &ignored);
+    s->set_num_registers(st.num_registers);
+    if (st.device != "ref") s->set_device(st.device, &ignored);
+    RunOptions opts;
+    opts.out = [this](std::string_view t) {
+      if (next_output_.size() < kMaxOutput) next_output_.append(t);
+    };
+    next_outcome_ = s->submit(text, name, opts);
+    worker_done_.store(true);
+  });
+}
+
+void Document::finish_run() {
+  worker_.join();
+  session_ = std::move(next_session_);
+  outcome_ = std::move(next_outcome_);
+  output_ = std::move(next_output_);
+  if (output_.size() >= kMaxOutput) output_ += "\n... (output cut at 1 MiB)\n";
+  ++generation_;
+  current = SourceRange{};
+}
+
+bool Document::poll() {
+  bool changed = false;
+  if (busy() && worker_done_.load()) {
+    finish_run();
+    changed = true;
+  }
+  if (busy() && busy_seconds() > settings_.run_timeout_s) stop();
+  if (!busy() && pending_ &&
+      std::chrono::duration<double>(Clock::now() - pending_since_).count() >= kDebounceSeconds)
+    start_run();
+  return changed;
+}
+
+void Document::wait() {
+  while (pending_ || busy()) {
+    if (pending_ && !busy()) start_run();
+    if (busy()) {
+      while (!worker_done_.load()) {
+        if (busy_seconds() > settings_.run_timeout_s) stop();
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+      finish_run();
+    }
+  }
+}
+
+void Document::begin_frame() {
+  hover_ = hover_next_;
+  hover_next_ = SourceRange{};
+}
+
+SourceRange Document::range_of(const SourceLoc& loc, const SourceLoc& end) const {
+  if (!loc.valid()) return {};
+  if (end.valid() && end.offset > loc.offset) return {loc.offset, end.offset};
+  for (const Token& t : session_->last_tokens()) {
+    if (t.loc.offset == loc.offset && !t.text.empty())
+      return {loc.offset, loc.offset + static_cast<uint32_t>(t.text.size())};
+    if (t.loc.offset > loc.offset) break;
+  }
+  return {loc.offset, loc.offset + 1};
+}
+
+}  // namespace descent::viz

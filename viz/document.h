@@ -1,0 +1,116 @@
+// The visualizer's model: the program being shown, the Session that last compiled and ran
+// it, and the cross-pane links (what the mouse is over, where the debugger stands).
+//
+// Every edit re-runs the whole pipeline on a fresh Session, on a worker thread, so a slow
+// or endless program never freezes the window: the panes keep showing the last finished
+// run until the new one is ready, and then all of them switch at once (generation()
+// changes, and each pane drops what it had cached). A run that takes too long is
+// interrupted through Session::interrupt_flag(), like Ctrl-C in the REPL.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "pipeline/pipeline.h"
+
+namespace descent::viz {
+
+// A byte range [begin, end) of the source text.
+struct SourceRange {
+  uint32_t begin = 0, end = 0;
+  bool valid() const { return end > begin; }
+  bool contains(uint32_t offset) const { return offset >= begin && offset < end; }
+  bool operator==(const SourceRange&) const = default;
+};
+
+// What every new Session gets before it compiles: the options the panes can change.
+struct Settings {
+  int opt_level = 2;
+  std::string target;   // "" = this machine
+  int num_registers = 16;
+  std::string device = "ref";  // tensor device
+  double run_timeout_s = 5;    // a run longer than this is interrupted
+};
+
+class Document {
+ public:
+  Document();
+  ~Document();
+  Document(const Document&) = delete;
+  Document& operator=(const Document&) = delete;
+
+  // ---- The program ----
+  const std::string& text() const { return text_; }
+  const std::string& path() const { return path_; }
+  // Replaces the text (an edit); the pipeline re-runs after a short pause in typing
+  // (immediately with rerun_now() or when `debounce` is false).
+  void set_text(std::string text, bool debounce = true);
+  bool load(const std::string& path, std::string* error);
+  bool save(const std::string& path, std::string* error);
+  bool modified() const { return modified_; }
+
+  Settings& settings() { return settings_; }
+  // Re-runs with the current text and settings now (e.g. after a settings change).
+  void rerun_now();
+
+  // ---- The last finished run ----
+  Session& session() { return *session_; }
+  // Changes whenever session() is a different run: panes compare it with what they cached.
+  uint64_t generation() const { return generation_; }
+  const Outcome& outcome() const { return outcome_; }
+  const std::string& output() const { return output_; }  // what the program printed
+  // Is a run in flight? How long has it been going?
+  bool busy() const { return worker_.joinable(); }
+  double busy_seconds() const;
+  void stop();   // interrupts the run in flight
+  // Called once per frame: starts a pending run, finishes a completed one, enforces the
+  // timeout. Returns true when a new run became current this frame.
+  bool poll();
+  // Waits until no run is pending or in flight (scripts and screenshots).
+  void wait();
+
+  // ---- Cross-pane links ----
+  // A pane that hovers something with a source range calls hover_source(); the editor
+  // highlights it. The editor calls hover_source() for the text under the mouse too, and
+  // panes highlight their items that contain hovered(). Values set during a frame are
+  // read during the next (begin_frame() moves them).
+  void begin_frame();
+  void hover_source(SourceRange r) { hover_next_ = r; }
+  SourceRange hovered() const { return hover_; }
+  // The step debugger's current instruction (stays until cleared).
+  SourceRange current;
+  // The range of a located node: from loc to end, or (without an end) to the end of the
+  // token starting at loc.
+  SourceRange range_of(const SourceLoc& loc, const SourceLoc& end = SourceLoc{}) const;
+
+ private:
+  void start_run();
+  void finish_run();
+
+  std::string text_, path_;
+  bool modified_ = false;
+  Settings settings_;
+  std::unique_ptr<Session> session_;
+  uint64_t generation_ = 0;
+  Outcome outcome_;
+  std::string output_;
+
+  // The run in flight: it owns its own Session until it becomes current.
+  bool pending_ = false;
+  std::chrono::steady_clock::time_point pending_since_;
+  std::thread worker_;
+  std::atomic<bool> worker_done_{false};
+  std::unique_ptr<Session> next_session_;
+  Outcome next_outcome_;
+  std::string next_output_;
+  std::chrono::steady_clock::time_point started_;
+
+  SourceRange hover_, hover_next_;
+};
+
+}  // namespace descent::viz

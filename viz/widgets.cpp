@@ -1,0 +1,267 @@
+#include "viz/widgets.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <unordered_map>
+
+namespace descent::viz {
+
+namespace colors {
+// Colours that read on the light theme the app uses by default and on a projector.
+ImU32 highlight() { return IM_COL32(255, 214, 10, 110); }
+ImU32 current() { return IM_COL32(64, 160, 255, 110); }
+ImU32 changed() { return IM_COL32(80, 200, 120, 80); }
+ImU32 error() { return IM_COL32(220, 40, 40, 255); }
+ImU32 text() { return ImGui::GetColorU32(ImGuiCol_Text); }
+ImU32 dim() { return ImGui::GetColorU32(ImGuiCol_TextDisabled); }
+ImU32 loop_kind(std::string_view k) {
+  if (k == "parallel") return IM_COL32(214, 39, 40, 255);     // red: many cores
+  if (k == "vectorized") return IM_COL32(31, 119, 180, 255);  // blue: SIMD lanes
+  if (k == "unrolled") return IM_COL32(255, 127, 14, 255);    // orange: copies of the body
+  if (k == "bound") return IM_COL32(148, 103, 189, 255);      // purple: GPU threads
+  return IM_COL32(90, 90, 90, 255);                           // grey: serial
+}
+ImU32 node_kind(std::string_view k) {
+  if (k == "kernel") return IM_COL32(198, 219, 239, 255);
+  if (k == "input") return IM_COL32(199, 233, 192, 255);
+  if (k == "const") return IM_COL32(217, 217, 217, 255);
+  // AST categories
+  if (k == "stmt") return IM_COL32(253, 208, 162, 255);
+  if (k == "expr") return IM_COL32(198, 219, 239, 255);
+  if (k == "leaf") return IM_COL32(199, 233, 192, 255);
+  if (k == "decl") return IM_COL32(218, 218, 235, 255);
+  return IM_COL32(240, 240, 240, 255);
+}
+}  // namespace colors
+
+std::vector<std::string> split_lines(std::string_view text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string_view::npos) nl = text.size();
+    lines.emplace_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return lines;
+}
+
+// Myers' O(ND) diff over line hashes would be faster on huge inputs; IR dumps are a few
+// thousand lines, where the classic LCS table (trimmed of the common prefix and suffix
+// first) is small enough and easier to read.
+std::vector<bool> changed_lines(const std::vector<std::string>& before,
+                                const std::vector<std::string>& after) {
+  std::vector<bool> changed(after.size(), false);
+  size_t pre = 0;
+  while (pre < before.size() && pre < after.size() && before[pre] == after[pre]) ++pre;
+  size_t suf = 0;
+  while (suf < before.size() - pre && suf < after.size() - pre &&
+         before[before.size() - 1 - suf] == after[after.size() - 1 - suf])
+    ++suf;
+  size_t n = before.size() - pre - suf, m = after.size() - pre - suf;
+  if (m == 0) return changed;
+  if (n == 0 || n * m > 40'000'000) {
+    // Too big for the table: mark the lines that occur nowhere in `before`.
+    std::unordered_map<std::string_view, int> seen;
+    for (size_t i = 0; i < n; ++i) ++seen[before[pre + i]];
+    for (size_t j = 0; j < m; ++j) changed[pre + j] = seen.find(after[pre + j]) == seen.end();
+    return changed;
+  }
+  // lcs[i][j]: LCS length of before[pre+i..] and after[pre+j..].
+  std::vector<uint32_t> lcs((n + 1) * (m + 1), 0);
+  auto at = [&](size_t i, size_t j) -> uint32_t& { return lcs[i * (m + 1) + j]; };
+  for (size_t i = n; i-- > 0;)
+    for (size_t j = m; j-- > 0;)
+      at(i, j) = before[pre + i] == after[pre + j] ? at(i + 1, j + 1) + 1
+                                                   : std::max(at(i + 1, j), at(i, j + 1));
+  size_t i = 0, j = 0;
+  while (j < m) {
+    if (i < n && before[pre + i] == after[pre + j]) ++i, ++j;
+    else if (i < n && at(i + 1, j) >= at(i, j + 1)) ++i;
+    else changed[pre + j++] = true;
+  }
+  return changed;
+}
+
+int Listing(const char* id, const std::vector<std::string>& lines, const ListingStyle& style,
+            ImVec2 size) {
+  int hovered = -1;
+  ImGui::BeginChild(id, size, true, ImGuiWindowFlags_HorizontalScrollbar);
+  float lh = ImGui::GetTextLineHeightWithSpacing();
+  if (style.scroll_to >= 0 && style.scroll_to < static_cast<int>(lines.size())) {
+    float y = style.scroll_to * lh;
+    float top = ImGui::GetScrollY(), h = ImGui::GetWindowHeight();
+    if (y < top || y + lh > top + h - lh) ImGui::SetScrollY(std::max(0.f, y - h / 3));
+  }
+  int digits = 1;
+  for (size_t n = lines.size(); n >= 10; n /= 10) ++digits;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(lines.size()), lh);
+  float width = ImGui::GetWindowContentRegionMax().x + ImGui::GetScrollX();
+  while (clipper.Step()) {
+    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+      ImVec2 p = ImGui::GetCursorScreenPos();
+      ImU32 bg = style.background ? style.background(i) : 0;
+      bool hover = ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(
+                                                   p, ImVec2(p.x + width + 4000, p.y + lh));
+      if (hover) hovered = i;
+      if (bg) dl->AddRectFilled(p, ImVec2(p.x + width + 4000, p.y + lh), bg);
+      if (hover) dl->AddRectFilled(p, ImVec2(p.x + width + 4000, p.y + lh), IM_COL32(0, 0, 0, 18));
+      if (style.line_numbers) {
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors::dim()), "%*d", digits, i + 1);
+        ImGui::SameLine();
+      }
+      ImU32 c = style.color ? style.color(i) : 0;
+      if (c) ImGui::PushStyleColor(ImGuiCol_Text, c);
+      ImGui::TextUnformatted(lines[i].data(), lines[i].data() + lines[i].size());
+      if (c) ImGui::PopStyleColor();
+    }
+  }
+  clipper.End();
+  ImGui::EndChild();
+  return hovered;
+}
+
+GraphLayout layered_layout(const std::vector<ImVec2>& sizes,
+                           const std::vector<std::pair<int, int>>& edges, float layer_gap,
+                           float node_gap) {
+  const int n = static_cast<int>(sizes.size());
+  GraphLayout out;
+  out.pos.assign(n, ImVec2(0, 0));
+  out.layer.assign(n, 0);
+  if (n == 0) return out;
+  // Layering: longest path from the sources, by relaxing edges in a topological order
+  // (Kahn's); an edge that would close a cycle is left out.
+  std::vector<std::vector<int>> succ(n), pred(n);
+  std::vector<int> indeg(n, 0);
+  for (auto [a, b] : edges) {
+    if (a < 0 || b < 0 || a >= n || b >= n || a == b) continue;
+    succ[a].push_back(b);
+    ++indeg[b];
+  }
+  std::vector<int> order, queue;
+  for (int i = 0; i < n; ++i)
+    if (indeg[i] == 0) queue.push_back(i);
+  std::vector<bool> placed(n, false);
+  while (order.size() < static_cast<size_t>(n)) {
+    if (queue.empty()) {  // a cycle: break it at the first unplaced node
+      for (int i = 0; i < n; ++i)
+        if (!placed[i]) {
+          queue.push_back(i);
+          break;
+        }
+    }
+    int v = queue.front();
+    queue.erase(queue.begin());
+    if (placed[v]) continue;
+    placed[v] = true;
+    order.push_back(v);
+    for (int w : succ[v]) {
+      if (placed[w]) continue;  // back edge
+      out.layer[w] = std::max(out.layer[w], out.layer[v] + 1);
+      pred[w].push_back(v);
+      if (--indeg[w] == 0) queue.push_back(w);
+    }
+  }
+  int layers = 1 + *std::max_element(out.layer.begin(), out.layer.end());
+  std::vector<std::vector<int>> rows(layers);
+  for (int v : order) rows[out.layer[v]].push_back(v);
+  // Crossing reduction: a few down and up sweeps ordering each layer by the mean position
+  // of its neighbours in the layer before.
+  std::vector<float> rank(n, 0);
+  auto renumber = [&] {
+    for (auto& row : rows)
+      for (size_t i = 0; i < row.size(); ++i) rank[row[i]] = static_cast<float>(i);
+  };
+  renumber();
+  for (int sweep = 0; sweep < 6; ++sweep) {
+    bool down = sweep % 2 == 0;
+    for (int li = down ? 1 : layers - 2; down ? li < layers : li >= 0; li += down ? 1 : -1) {
+      auto& row = rows[li];
+      std::vector<float> key(n, 0);
+      for (int v : row) {
+        const auto& nb = down ? pred[v] : succ[v];
+        float sum = 0;
+        int cnt = 0;
+        for (int u : nb)
+          if (out.layer[u] == li + (down ? -1 : 1)) sum += rank[u], ++cnt;
+        key[v] = cnt ? sum / cnt : rank[v];
+      }
+      std::stable_sort(row.begin(), row.end(), [&](int a, int b) { return key[a] < key[b]; });
+      for (size_t i = 0; i < row.size(); ++i) rank[row[i]] = static_cast<float>(i);
+    }
+  }
+  // Coordinates: each layer centred on the widest one.
+  std::vector<float> row_w(layers, 0), row_h(layers, 0);
+  for (int li = 0; li < layers; ++li)
+    for (int v : rows[li]) {
+      row_w[li] += sizes[v].x + (row_w[li] > 0 ? node_gap : 0);
+      row_h[li] = std::max(row_h[li], sizes[v].y);
+    }
+  float width = *std::max_element(row_w.begin(), row_w.end());
+  float y = 0;
+  for (int li = 0; li < layers; ++li) {
+    float x = (width - row_w[li]) / 2;
+    for (int v : rows[li]) {
+      out.pos[v] = ImVec2(x, y + (row_h[li] - sizes[v].y) / 2);
+      x += sizes[v].x + node_gap;
+    }
+    y += row_h[li] + layer_gap;
+  }
+  out.size = ImVec2(width, y - layer_gap);
+  return out;
+}
+
+ImVec2 node_size(const std::string& label) {
+  ImVec2 t = ImGui::CalcTextSize(label.c_str());
+  return ImVec2(t.x + 16, t.y + 10);
+}
+
+int DrawGraph(const char* id, const GraphLayout& layout, const std::vector<ImVec2>& sizes,
+              const std::vector<GraphNodeStyle>& nodes,
+              const std::vector<std::pair<int, int>>& edges,
+              const std::vector<std::string>& edge_labels, ImVec2 size) {
+  int hovered = -1;
+  ImGui::BeginChild(id, size, true, ImGuiWindowFlags_HorizontalScrollbar);
+  ImVec2 origin = ImGui::GetCursorScreenPos();
+  origin.x += 8, origin.y += 8;
+  // Centre a small graph in the view.
+  float avail = ImGui::GetContentRegionAvail().x;
+  if (layout.size.x + 16 < avail) origin.x += (avail - layout.size.x - 16) / 2;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const int n = static_cast<int>(sizes.size());
+  ImU32 edge_col = IM_COL32(110, 110, 110, 255);
+  for (size_t e = 0; e < edges.size(); ++e) {
+    auto [a, b] = edges[e];
+    if (a < 0 || b < 0 || a >= n || b >= n) continue;
+    ImVec2 pa(origin.x + layout.pos[a].x + sizes[a].x / 2, origin.y + layout.pos[a].y + sizes[a].y);
+    ImVec2 pb(origin.x + layout.pos[b].x + sizes[b].x / 2, origin.y + layout.pos[b].y);
+    float dy = std::max(20.f, (pb.y - pa.y) / 2);
+    dl->AddBezierCubic(pa, ImVec2(pa.x, pa.y + dy), ImVec2(pb.x, pb.y - dy), pb, edge_col, 1.5f);
+    dl->AddTriangleFilled(ImVec2(pb.x, pb.y), ImVec2(pb.x - 4, pb.y - 8), ImVec2(pb.x + 4, pb.y - 8),
+                          edge_col);
+    if (e < edge_labels.size() && !edge_labels[e].empty()) {
+      ImVec2 mid((pa.x + pb.x) / 2 + 4, (pa.y + pb.y) / 2 - ImGui::GetFontSize() / 2);
+      dl->AddText(mid, colors::dim(), edge_labels[e].c_str());
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    ImVec2 a(origin.x + layout.pos[i].x, origin.y + layout.pos[i].y);
+    ImVec2 b(a.x + sizes[i].x, a.y + sizes[i].y);
+    const GraphNodeStyle& s = i < static_cast<int>(nodes.size()) ? nodes[i] : GraphNodeStyle{};
+    bool hover = ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(a, b);
+    if (hover) hovered = i;
+    dl->AddRectFilled(a, b, s.fill ? s.fill : colors::node_kind(""), 4);
+    if (s.highlight || hover) dl->AddRectFilled(a, b, colors::highlight(), 4);
+    dl->AddRect(a, b, s.border ? s.border : IM_COL32(60, 60, 60, 255), 4, 0,
+                s.highlight ? 2.5f : 1.f);
+    dl->AddText(ImVec2(a.x + 8, a.y + 5), IM_COL32(20, 20, 20, 255), s.label.c_str());
+  }
+  ImGui::Dummy(ImVec2(layout.size.x + 16, layout.size.y + 16));
+  ImGui::EndChild();
+  return hovered;
+}
+
+}  // namespace descent::viz

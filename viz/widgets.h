@@ -1,0 +1,80 @@
+// Drawing helpers the panes share: listings that stay fluid at any length, line diffs,
+// a layered graph layout, and the colours everything uses. No pipeline knowledge here.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <imgui.h>
+
+namespace descent::viz {
+
+// ---- Colours (one palette, so the same thing has the same colour in every pane) ----
+namespace colors {
+ImU32 highlight();      // a hovered source range / hovered row
+ImU32 current();        // the debugger's current instruction / source range
+ImU32 changed();        // lines a pass changed
+ImU32 error();          // error underlines and messages
+ImU32 text();           // ordinary text
+ImU32 dim();            // secondary text: line numbers, offsets
+// Loop kinds of the loop-nest pane: serial, parallel, vectorized, unrolled, bound.
+ImU32 loop_kind(std::string_view kind);
+// Node kinds of graphs: "kernel", "input", "const"; AST heads get a colour by category.
+ImU32 node_kind(std::string_view kind);
+}  // namespace colors
+
+std::vector<std::string> split_lines(std::string_view text);
+
+// Which lines of `after` are not in `before` (a longest-common-subsequence line diff, as
+// `diff` computes it): result[i] is true when after[i] is new or changed.
+std::vector<bool> changed_lines(const std::vector<std::string>& before,
+                                const std::vector<std::string>& after);
+
+// A scrolling, clipped list of monospace lines (only the visible ones are drawn, so a
+// 50,000-line dump scrolls as fast as a 50-line one).
+struct ListingStyle {
+  // Background of line i (0: none).
+  std::function<ImU32(int)> background;
+  // Text colour of line i (0: the default).
+  std::function<ImU32(int)> color;
+  int scroll_to = -1;        // scroll so this line is visible (once: pass -1 afterwards)
+  bool line_numbers = false;
+};
+// Draws the listing in a child window of `size` (0,0: all available space). Returns the
+// line under the mouse, or -1.
+int Listing(const char* id, const std::vector<std::string>& lines, const ListingStyle& style,
+            ImVec2 size = ImVec2(0, 0));
+
+// ---- Graphs ----
+// A layered (Sugiyama-style) layout of a directed acyclic graph: nodes go into layers by
+// longest path from the sources, the order within a layer is improved by barycentre
+// sweeps to cut crossings, and layers stack top to bottom.
+struct GraphLayout {
+  std::vector<ImVec2> pos;   // each node's top-left corner, in layout space
+  std::vector<int> layer;    // each node's layer
+  ImVec2 size;               // the bounding box of the whole layout
+};
+// sizes[i]: node i's box; edges: (from, to) pairs of node indices (cycles are tolerated:
+// back edges are ignored for layering).
+GraphLayout layered_layout(const std::vector<ImVec2>& sizes,
+                           const std::vector<std::pair<int, int>>& edges,
+                           float layer_gap = 48, float node_gap = 24);
+
+struct GraphNodeStyle {
+  std::string label;   // one or more lines
+  ImU32 fill = 0;      // 0: the default
+  ImU32 border = 0;
+  bool highlight = false;
+};
+// Draws a laid-out graph in a scrolling child window; edges are curves with arrowheads.
+// Returns the node under the mouse, or -1.
+int DrawGraph(const char* id, const GraphLayout& layout, const std::vector<ImVec2>& sizes,
+              const std::vector<GraphNodeStyle>& nodes,
+              const std::vector<std::pair<int, int>>& edges,
+              const std::vector<std::string>& edge_labels = {}, ImVec2 size = ImVec2(0, 0));
+// The box a label needs (with padding) in the current font.
+ImVec2 node_size(const std::string& label);
+
+}  // namespace descent::viz
