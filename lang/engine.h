@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,12 +33,30 @@ struct GlobalStore {
   }
 };
 
+// One executed instruction, reported as data (RunOptions::trace_steps) for debuggers: the
+// structured form of a trace line. Session::record collects them for the step debugger.
+struct TraceStep {
+  std::string function;     // where the instruction is
+  int pc = -1;              // as in CodeLine::pc
+  std::string instruction;  // disassembled
+  SourceLoc loc;            // its source
+  int depth = 0;            // call depth after it (0: top level)
+  // State after it ran. Stack VM: the current frame's operand stack, bottom first.
+  std::vector<std::string> stack;
+  // Register VM: the current frame's registers and spill slots holding a known value,
+  // (location, value) in location order: ("r0", "15"), ("s1", "2.5").
+  std::vector<std::pair<std::string, std::string>> registers;
+  size_t output_size = 0;   // bytes the program had printed by then (Session::record fills it)
+  std::string error;        // the runtime error this instruction raised, if any
+};
 struct RunOptions {
   OutputSink out;                                // where print writes; null discards output
   const std::atomic<bool>* interrupt = nullptr;  // set (e.g. by Ctrl-C) to stop the program
   uint64_t step_limit = 0;  // stop with "interrupted" after this many steps (0: no limit)
   bool echo = false;        // REPL: print the value of each top-level expression statement
   OutputSink trace;         // VMs: one line per executed instruction (state after it); null: off
+  // VMs: the same, as data (the stack or registers after each instruction); null: off.
+  std::function<void(const TraceStep&)> trace_steps;
   // Where Tensor and Shape values live (the ast engine only). Null: tensor code fails with
   // the runtime error "tensor code needs a tensor runtime".
   TensorRuntime* tensors = nullptr;

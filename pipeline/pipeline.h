@@ -115,21 +115,6 @@ struct LiveFunction {
   std::vector<LiveRange> ranges;  // sorted by start
 };
 
-// One executed instruction of a recorded run: the step debugger's frames.
-struct TraceStep {
-  std::string function;     // where the instruction is
-  int pc = -1;              // as in CodeLine::pc
-  std::string instruction;  // disassembled
-  SourceLoc loc;            // its source
-  int depth = 0;            // call depth after it (0: top level)
-  // State after it ran. Stack VM: the current frame's operand stack, bottom first.
-  std::vector<std::string> stack;
-  // Register VM: the current frame's registers and spill slots holding a known value,
-  // (location, value) in location order: ("r0", "15"), ("s1", "2.5").
-  std::vector<std::pair<std::string, std::string>> registers;
-  size_t output_size = 0;   // bytes of Recording::output printed by the time it ran
-  std::string error;        // the runtime error this instruction raised, if any
-};
 struct Recording {
   std::string engine;              // "stack" or "reg"
   std::vector<TraceStep> steps;
@@ -205,6 +190,8 @@ class Session {
   // Runs the last input again on "stack" or "reg" from the globals it started from, and
   // records every instruction (at most max_steps; then `truncated`). The session's globals
   // are left as they were. Tensor code cannot be recorded (it runs on the ast engine).
+  // Steps name the code the VM runs: their (function, pc) are rows of listing("stack-fused")
+  // for "stack" and of listing("reg-fused") for "reg".
   Recording record(std::string_view engine, size_t max_steps = 100000);
 
   // ---- The tensor layer (tensor/) ------------------------------------------------------
