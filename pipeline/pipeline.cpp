@@ -383,6 +383,19 @@ StageResult Session::diff_passes(std::string_view a, std::string_view b) const {
   return StageResult{true, d.empty() ? "no difference\n" : d, std::nullopt};
 }
 
+const SourceFile* Session::last_source() const { return last_ ? last_->source.get() : nullptr; }
+
+const std::vector<Token>& Session::last_tokens() const {
+  static const std::vector<Token> none;
+  return last_ ? last_->tokens : none;
+}
+
+const Program* Session::last_checked_program() const {
+  return last_ && last_->checked ? last_->program.get() : nullptr;
+}
+
+bool Session::last_echo() const { return last_ && last_->echo; }
+
 std::vector<std::string> Session::known_names() const {
   std::vector<std::string> names;
   for (const auto& g : module_.globals) names.push_back(g.name);

@@ -183,7 +183,9 @@ class Session {
   const SourceFile* last_source() const;
   const std::vector<Token>& last_tokens() const;
   // A bytecode stage ("stack", "stack-fused", "reg", "reg-alloc", "reg-fused") as rows; the
-  // rows' text joined with newlines is what stage() shows. Empty when it has no bytecode.
+  // rows' text joined with newlines is what stage() shows (each row followed by '\n': the
+  // text's final newline does not make an empty last row; blank separator rows are rows).
+  // Empty when it has no bytecode.
   std::vector<CodeLine> listing(std::string_view stage) const;
   // The register allocator's live intervals for every function of the last input.
   std::vector<LiveFunction> live_ranges() const;
@@ -258,6 +260,10 @@ class Session {
  private:
   struct Unit;  // one input's artefacts
   Engine& engine_for(const std::string& name);
+  // The last input's checked program (null unless it compiled) and whether it was compiled
+  // with REPL echo: structured.cpp builds its views from these without seeing Unit.
+  const Program* last_checked_program() const;
+  bool last_echo() const;
 
   Module module_;
   GlobalStore globals_;

@@ -5,11 +5,6 @@
 namespace descent {
 
 // STUB: being implemented.
-const SourceFile* Session::last_source() const { return nullptr; }
-const std::vector<Token>& Session::last_tokens() const {
-  static const std::vector<Token> none;
-  return none;
-}
 std::vector<CodeLine> Session::listing(std::string_view) const { return {}; }
 std::vector<LiveFunction> Session::live_ranges() const { return {}; }
 Recording Session::record(std::string_view engine, size_t) {

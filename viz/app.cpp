@@ -126,6 +126,8 @@ std::unique_ptr<App> App::create(const AppOptions& options, std::string* error) 
 
   IMGUI_CHECKVERSION();
   app->imgui_ = ImGui::CreateContext();
+  // Several windows may live in one process (the tests make many): each has its context.
+  ImGui::SetCurrentContext(static_cast<ImGuiContext*>(app->imgui_));
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;  // the layout is fixed; nothing to remember between runs
   io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;

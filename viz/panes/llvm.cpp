@@ -1,19 +1,376 @@
-// STUB: the LLVM IR pane (being written).
+// The LLVM IR pane: the optimisation pipeline as a list of passes, and the whole module
+// after the selected one with what that pass changed highlighted.
+//
+// Entry 0 of the list is the IR as generated (stage "llvm"); entry i > 0 is the i-th
+// transformation pass the -O pipeline ran (Session::passes() with stage "llvm"). A -O2 run
+// is 100-200 passes, most of which change nothing, so the list marks the ones that did and
+// can hide the rest; only the selected pass's IR is fetched and diffed.
 #include <imgui.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
 #include "viz/pane.h"
+#include "viz/widgets.h"
 
 namespace descent::viz {
 
 namespace {
+
+constexpr float kListWidth = 300;  // the pass list; the IR gets the rest
+
+bool parse_int(const std::string& s, int* out) {
+  if (s.empty() || s.size() > 9) return false;
+  char* end = nullptr;
+  long v = std::strtol(s.c_str(), &end, 10);
+  if (*end != '\0') return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+// A marker that reads without colour too (a projector washes colours out): a filled dot.
+ImU32 changed_mark() { return IM_COL32(30, 150, 70, 255); }
+
 struct LlvmPane : Pane {
   const char* name() const override { return "llvm"; }
   const char* title() const override { return "LLVM IR"; }
+
+  // ---- What one generation (one Session) gives ----
+  uint64_t gen_ = UINT64_MAX;
+  int opt_ = -1;                  // the session's -O level the list was made at
+  StageResult generated_;         // stage("llvm"): entry 0, or why there is no IR
+  std::vector<PassInfo> passes_;  // the LLVM passes only; entry i + 1 of the list
+  int changed_count_ = 0;
+
+  // ---- The selection (kept across generations by label, so an edit or a new -O level
+  // stays on the same pass when it still runs) ----
+  int sel_ = 0;
+  std::string sel_label_;
+  bool changed_only_ = false;
+  int scroll_list_to_ = -1;  // list row to bring into view (after a scripted/keyboard move)
+
+  // ---- The selected entry's IR, diffed against the entry before it ----
+  int view_of_ = -1;  // which entry view_ holds (-1: none)
+  std::vector<std::string> lines_;
+  std::vector<bool> changed_;
+  int lines_changed_ = 0;
+  std::string view_error_;
+  int scroll_ir_to_ = -1;
+
+  int entries() const { return 1 + static_cast<int>(passes_.size()); }
+  std::string label(int i) const {
+    if (i == 0) return "IR as generated";
+    const PassInfo& p = passes_[i - 1];
+    // The summary is "on ds.fib" (or a module, CGSCC or loop): part of what a label means.
+    return p.summary.empty() ? p.name : p.name + " " + p.summary;
+  }
+  bool changed(int i) const { return i > 0 && passes_[i - 1].changed; }
+
+  void refresh(Document& doc) {
+    if (gen_ == doc.generation()) return;
+    Session& s = doc.session();
+    gen_ = doc.generation();
+    opt_ = s.opt_level();
+    generated_ = s.stage("llvm");
+    passes_.clear();
+    changed_count_ = 0;
+    if (generated_.ok) {
+      for (auto& p : s.passes())
+        if (p.stage == "llvm") {
+          changed_count_ += p.changed;
+          passes_.push_back(std::move(p));
+        }
+    }
+    int keep = 0;
+    for (int i = 1; i < entries() && !sel_label_.empty(); ++i)
+      if (passes_[i - 1].name == sel_label_) keep = i;
+    sel_ = keep;
+    view_of_ = -1;
+    scroll_list_to_ = sel_;
+  }
+
+  void select(int i) {
+    i = std::clamp(i, 0, entries() - 1);
+    if (i != sel_) scroll_ir_to_ = -2;  // "to the first changed line", once it is computed
+    sel_ = i;
+    sel_label_ = i == 0 ? "" : passes_[i - 1].name;
+    scroll_list_to_ = i;
+  }
+
+  // The next entry after `from` that changed the IR, or -1.
+  int next_changed(int from) const {
+    for (int i = from + 1; i < entries(); ++i)
+      if (changed(i)) return i;
+    return -1;
+  }
+  // Previous/next among the entries the list shows.
+  int step(int from, int dir) const {
+    for (int i = from + dir; i >= 0 && i < entries(); i += dir)
+      if (!changed_only_ || i == 0 || changed(i)) return i;
+    return from;
+  }
+
+  void load_view(Document& doc) {
+    if (view_of_ == sel_) return;
+    view_of_ = sel_;
+    lines_.clear();
+    changed_.clear();
+    lines_changed_ = 0;
+    view_error_.clear();
+    if (!generated_.ok) return;
+    if (sel_ == 0) {
+      lines_ = split_lines(generated_.text);
+      changed_.assign(lines_.size(), false);
+    } else {
+      const std::string& pass = passes_[sel_ - 1].name;
+      StageResult after = doc.session().pass_snapshot(pass, true);
+      StageResult before = doc.session().pass_snapshot(pass, false);
+      if (!after.ok) {
+        view_error_ = after.text;
+        return;
+      }
+      lines_ = split_lines(after.text);
+      changed_ = before.ok ? changed_lines(split_lines(before.text), lines_)
+                           : std::vector<bool>(lines_.size(), false);
+    }
+    int first = -1;
+    for (size_t i = 0; i < changed_.size(); ++i)
+      if (changed_[i]) {
+        ++lines_changed_;
+        if (first < 0) first = static_cast<int>(i);
+      }
+    if (scroll_ir_to_ == -2) scroll_ir_to_ = first;
+  }
+
+  void set_opt(Document& doc, int level) {
+    if (doc.settings().opt_level == level) return;
+    doc.settings().opt_level = level;
+    doc.rerun_now();  // a fresh Session at the new level; refresh() keeps the pass selected
+  }
+
+  // ---- Scripted actions: the same functions the controls call ----
+  bool Act(Document& doc, std::string_view verb, const std::vector<std::string>& args,
+           std::string* error) override {
+    refresh(doc);
+    auto usage = [&](const char* u) {
+      *error = std::string("usage: llvm ") + u;
+      return false;
+    };
+    if (verb == "pass") {
+      if (args.size() != 1) return usage("pass N|NAME");
+      int n = 0;
+      if (parse_int(args[0], &n)) {
+        if (n < 0 || n >= entries()) {
+          *error = "no pass " + args[0] + " (0.." + std::to_string(entries() - 1) +
+                   "; 0 is the IR as generated)";
+          return false;
+        }
+        select(n);
+        return true;
+      }
+      for (int i = 1; i < entries(); ++i)
+        if (label(i).find(args[0]) != std::string::npos) {
+          select(i);
+          return true;
+        }
+      *error = passes_.empty() ? "no LLVM passes ran: " + (generated_.ok ? "the -O" +
+                                     std::to_string(opt_) + " pipeline is empty" : generated_.text)
+                               : "no pass whose label contains '" + args[0] + "'";
+      return false;
+    }
+    if (verb == "next-changed") {
+      if (!args.empty()) return usage("next-changed");
+      int n = next_changed(sel_);
+      if (n < 0) {
+        *error = "no pass after '" + label(sel_) + "' changed the IR";
+        return false;
+      }
+      select(n);
+      return true;
+    }
+    if (verb == "next" || verb == "prev") {
+      int n = step(sel_, verb == "next" ? 1 : -1);
+      if (n == sel_) {
+        *error = verb == "next" ? "already at the last pass" : "already at the IR as generated";
+        return false;
+      }
+      select(n);
+      return true;
+    }
+    if (verb == "opt") {
+      int n = 0;
+      if (args.size() != 1 || !parse_int(args[0], &n)) return usage("opt 0|1|2|3");
+      if (n < 0 || n > 3) {
+        *error = "the -O level is 0..3, not " + args[0];
+        return false;
+      }
+      set_opt(doc, n);
+      return true;
+    }
+    if (verb == "changed-only") {
+      if (args.size() != 1 || (args[0] != "on" && args[0] != "off"))
+        return usage("changed-only on|off");
+      changed_only_ = args[0] == "on";
+      scroll_list_to_ = sel_;
+      return true;
+    }
+    *error = "llvm has no action '" + std::string(verb) +
+             "' (pass, next-changed, next, prev, opt, changed-only)";
+    return false;
+  }
+  std::vector<std::string> verbs() const override {
+    return {"pass N|NAME", "next-changed", "next", "prev", "opt 0|1|2|3", "changed-only on|off"};
+  }
+
+  // ---- Drawing ----
+  void draw_toolbar(Document& doc) {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("-O");
+    for (int level = 0; level <= 3; ++level) {
+      ImGui::SameLine();
+      char id[8];
+      std::snprintf(id, sizeof id, "%d##O", level);
+      if (ImGui::RadioButton(id, doc.settings().opt_level == level)) set_opt(doc, level);
+    }
+    ImGui::SameLine(0, 18);
+    ImGui::BeginDisabled(passes_.empty());
+    if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) select(step(sel_, -1));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("previous pass (Up)");
+    ImGui::SameLine();
+    if (ImGui::ArrowButton("##next", ImGuiDir_Right)) select(step(sel_, 1));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("next pass (Down)");
+    ImGui::SameLine();
+    int nc = next_changed(sel_);
+    ImGui::BeginDisabled(nc < 0);
+    if (ImGui::Button("next changed")) select(nc);
+    ImGui::EndDisabled();
+    ImGui::EndDisabled();
+    if (doc.busy()) {
+      ImGui::SameLine();
+      ImGui::TextDisabled("re-running...");
+    }
+  }
+
+  void draw_pass_list() {
+    ImGui::BeginGroup();
+    ImGui::Checkbox("only passes that changed", &changed_only_);
+    ImGui::TextDisabled("%d passes, %d changed", static_cast<int>(passes_.size()), changed_count_);
+    // The rows the list shows; the full-list index stays the key (the verbs use it).
+    std::vector<int> rows;
+    rows.reserve(entries());
+    for (int i = 0; i < entries(); ++i)
+      if (!changed_only_ || i == 0 || changed(i) || i == sel_) rows.push_back(i);
+    ImGui::BeginChild("##passes", ImVec2(kListWidth, 0), true,
+                      ImGuiWindowFlags_HorizontalScrollbar);
+    float lh = ImGui::GetTextLineHeightWithSpacing();
+    if (scroll_list_to_ >= 0) {
+      auto it = std::find(rows.begin(), rows.end(), scroll_list_to_);
+      if (it != rows.end()) {
+        float y = (it - rows.begin()) * lh, top = ImGui::GetScrollY(), h = ImGui::GetWindowHeight();
+        if (y < top || y + 2 * lh > top + h) ImGui::SetScrollY(std::max(0.f, y - h / 3));
+      }
+      scroll_list_to_ = -1;
+    }
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    float dot = ImGui::GetFontSize() * 0.9f;
+    ImGuiListClipper clipper;
+    clipper.Begin(static_cast<int>(rows.size()), lh);
+    while (clipper.Step()) {
+      for (int r = clipper.DisplayStart; r < clipper.DisplayEnd; ++r) {
+        int i = rows[r];
+        ImGui::PushID(i);
+        ImVec2 p = ImGui::GetCursorScreenPos();
+        bool ch = changed(i);
+        if (ch) {
+          float rad = ImGui::GetFontSize() * 0.22f;
+          dl->AddCircleFilled(ImVec2(p.x + dot / 2, p.y + lh / 2 - 1), rad, changed_mark());
+        }
+        ImGui::SetCursorScreenPos(ImVec2(p.x + dot, p.y));
+        // Passes that left the IR alone recede; the eye goes to the ones that did work.
+        if (i > 0 && !ch) ImGui::PushStyleColor(ImGuiCol_Text, colors::dim());
+        char num[16];
+        std::snprintf(num, sizeof num, "%3d ", i);
+        std::string text = num + label(i);
+        if (ImGui::Selectable(text.c_str(), sel_ == i)) select(i);
+        if (i > 0 && !ch) ImGui::PopStyleColor();
+        ImGui::PopID();
+      }
+    }
+    clipper.End();
+    // Up/Down step through the list while it has focus, like a file list.
+    if (ImGui::IsWindowFocused()) {
+      if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_UpArrow))) select(step(sel_, -1));
+      if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow))) select(step(sel_, 1));
+    }
+    ImGui::EndChild();
+    ImGui::EndGroup();
+  }
+
+  void draw_ir() {
+    ImGui::BeginGroup();
+    if (!view_error_.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, colors::error());
+      ImGui::TextWrapped("not available: %s", view_error_.c_str());
+      ImGui::PopStyleColor();
+      ImGui::EndGroup();
+      return;
+    }
+    if (sel_ == 0) {
+      ImGui::TextUnformatted("the IR as generated, before any pass");
+      ImGui::TextDisabled("%d lines", static_cast<int>(lines_.size()));
+    } else {
+      ImGui::Text("after %s", passes_[sel_ - 1].name.c_str());
+      if (lines_changed_ == 0) {
+        ImGui::TextDisabled("%s: no lines changed", passes_[sel_ - 1].summary.c_str());
+      } else {
+        ImVec2 p = ImGui::GetCursorScreenPos();
+        float h = ImGui::GetTextLineHeight();
+        ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + h, p.y + h), colors::changed());
+        ImGui::Dummy(ImVec2(h, h));
+        ImGui::SameLine();
+        ImGui::Text("%d line%s changed %s", lines_changed_, lines_changed_ == 1 ? "" : "s",
+                    passes_[sel_ - 1].summary.c_str());
+      }
+    }
+    ListingStyle st;
+    st.background = [this](int i) {
+      return i < static_cast<int>(changed_.size()) && changed_[i] ? colors::changed() : 0;
+    };
+    // Function headers and comments, the landmarks of a module dump.
+    st.color = [this](int i) -> ImU32 {
+      const std::string& l = lines_[i];
+      if (l.rfind("define ", 0) == 0) return IM_COL32(20, 70, 160, 255);
+      if (l.rfind(";", 0) == 0 || l.rfind("declare ", 0) == 0 || l.rfind("attributes ", 0) == 0)
+        return colors::dim();
+      return 0;
+    };
+    st.scroll_to = scroll_ir_to_;
+    scroll_ir_to_ = -1;
+    st.line_numbers = true;
+    Listing("##ir", lines_, st);
+    ImGui::EndGroup();
+  }
+
   void Draw(Document& doc) override {
-    (void)doc;
-    ImGui::TextUnformatted("LLVM IR: not written yet");
+    refresh(doc);
+    draw_toolbar(doc);
+    if (!generated_.ok) {
+      ImGui::Separator();
+      ImGui::PushStyleColor(ImGuiCol_Text, colors::error());
+      ImGui::TextWrapped("LLVM IR not available: %s", generated_.text.c_str());
+      ImGui::PopStyleColor();
+      ImGui::TextDisabled("(for a tensor kernel's IR, see the loop nest pane's llvm view)");
+      return;
+    }
+    load_view(doc);
+    draw_pass_list();
+    ImGui::SameLine();
+    draw_ir();
   }
 };
+
 }  // namespace
 
 std::unique_ptr<Pane> make_llvm_pane() { return std::make_unique<LlvmPane>(); }

@@ -1,19 +1,790 @@
-// STUB: the Loop nest pane (being written).
+// The loop-nest pane: one kernel lowered to loops, and the schedule that reshapes them.
+//
+// This is the lab bench of the ML-compiler half of the course: pick a kernel, click a loop,
+// press split / reorder / vectorize / parallel / bind, and watch the nest, the schedule
+// trace and the equivalent C change together. A refused step shows the primitive's own
+// reason (schedule.h explains every precondition) and leaves the nest as it was, which is
+// the point: the student learns WHY a reduction loop cannot be vectorized from the tool.
+//
+// State that belongs to the student (the kernel, its dims, the steps in effect) lives here,
+// not in the Session: every edit of the program makes a new Session, and the pane replays
+// its schedule onto it so an edit of the source never throws away the schedule.
 #include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <unordered_map>
 
 #include "viz/pane.h"
+#include "viz/widgets.h"
 
 namespace descent::viz {
 
 namespace {
+
+const char* const kKinds[] = {"serial", "parallel", "vectorized", "unrolled", "bound"};
+// The thread axes schedule.h's `bind` accepts (OpenCL work-group and work-item indices).
+const char* const kAxes[] = {"group.x", "group.y", "group.z", "local.x", "local.y", "local.z"};
+const char* const kDevices[] = {"ref", "cpu"};
+const char* const kDefaultKernel = "matmul";
+// Small enough that the reference interpreter checks a schedule in a blink.
+const char* const kDefaultDims = "n=64 m=64 k=64";
+
+std::vector<std::string> words_of(std::string_view s) {
+  std::vector<std::string> out;
+  std::istringstream in{std::string(s)};
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v, size_t from = 0) {
+  std::string out;
+  for (size_t i = from; i < v.size(); ++i) out += (i > from ? " " : "") + v[i];
+  return out;
+}
+
+std::string trim(std::string_view s) {
+  size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
+  return b == std::string_view::npos ? std::string() : std::string(s.substr(b, e - b + 1));
+}
+
+// The numbers between the first '(' and its ')': "T.grid(16, 64)" -> {"16", "64"}; a
+// `thread="group.x"` argument comes back as its tag.
+std::vector<std::string> call_args(std::string_view s) {
+  std::vector<std::string> out;
+  size_t open = s.find('('), close = s.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open)
+    return out;
+  std::string cur;
+  for (char c : s.substr(open + 1, close - open - 1)) {
+    if (c == ',') {
+      out.push_back(trim(cur));
+      cur.clear();
+    } else if (c != '"') {
+      cur += c;
+    }
+  }
+  out.push_back(trim(cur));
+  for (auto& a : out)
+    if (a.rfind("thread=", 0) == 0) a = a.substr(7);
+  return out;
+}
+
+// Until Session::kernel_view("tir") fills StageResult::tree, the same tree is recovered from
+// the TVMScript text by its indentation (the printer's layout is regular: one statement per
+// line, bodies indented). T.grid's chain of serial loops becomes one "for" node per loop,
+// which is what the structured view gives too.
+TreeNode tree_from_script(const std::string& text) {
+  TreeNode root;
+  root.head = "func";
+  struct Open {
+    int indent;
+    TreeNode* node;
+  };
+  // Only the deepest open node ever gets new kids, so pointers to the open ones stay valid.
+  std::vector<Open> open{{-1, &root}};
+  for (const std::string& raw : split_lines(text)) {
+    std::string s = trim(raw);
+    if (s.empty() || s[0] == '@' || s[0] == '#') continue;
+    int indent = static_cast<int>(raw.find_first_not_of(' '));
+    while (open.size() > 1 && open.back().indent >= indent) open.pop_back();
+    TreeNode* parent = open.back().node;
+    auto add = [&](std::string head, std::string atom) -> TreeNode* {
+      parent->kids.push_back(TreeNode{});
+      TreeNode* n = &parent->kids.back();
+      n->head = std::move(head);
+      n->atom = std::move(atom);
+      return n;
+    };
+    if (s.rfind("def ", 0) == 0) {
+      root.atom = s.substr(4, s.find('(') == std::string::npos ? std::string::npos
+                                                                 : s.find('(') - 4);
+      open.front().indent = indent;
+    } else if (s.rfind("for ", 0) == 0 && s.find(" in ") != std::string::npos) {
+      size_t in = s.find(" in ");
+      std::vector<std::string> vars;
+      for (auto& v : words_of(s.substr(4, in - 4))) {
+        if (!v.empty() && v.back() == ',') v.pop_back();
+        vars.push_back(v);
+      }
+      std::string head = s.substr(in + 4);
+      std::vector<std::string> args = call_args(head);
+      std::string kind = head.rfind("T.parallel", 0) == 0     ? "parallel"
+                         : head.rfind("T.vectorized", 0) == 0 ? "vectorized"
+                         : head.rfind("T.unroll", 0) == 0     ? "unrolled"
+                         : head.rfind("T.thread_binding", 0) == 0 ? "bound"
+                                                                  : "serial";
+      for (size_t i = 0; i < vars.size(); ++i) {
+        TreeNode* n = add("for", vars[i]);
+        n->type = kind;
+        std::string extent = kind == "bound" ? (args.empty() ? "?" : args[0])
+                                             : (i < args.size() ? args[i] : "?");
+        n->detail = "0.." + extent;
+        if (kind == "bound" && args.size() > 1) n->detail += " " + args[1];
+        parent = n;
+      }
+      open.push_back({indent, parent});
+    } else if (s.rfind("with T.block(", 0) == 0) {
+      std::vector<std::string> a = call_args(s);
+      open.push_back({indent, add("block", a.empty() ? "" : a[0])});
+    } else if (s.rfind("with T.init()", 0) == 0) {
+      open.push_back({indent, add("init", "")});
+    } else if (s.rfind("if ", 0) == 0 && s.back() == ':') {
+      open.push_back({indent, add("if", s.substr(3, s.size() - 4))});
+    } else if (parent->head == "block" &&
+               (s.find("T.axis.") != std::string::npos || s.rfind("T.where", 0) == 0)) {
+      parent->detail += (parent->detail.empty() ? "" : "; ") + s;
+    } else if (s.find("T.alloc_buffer") != std::string::npos) {
+      add("alloc", s)->leaf = true;
+    } else {
+      TreeNode* n = add("stmt", s);
+      n->leaf = true;
+    }
+  }
+  return root;
+}
+
+struct LoopInfo {
+  std::string name;                 // as a schedule names it: "i_0", or "C.i" when ambiguous
+  std::vector<std::string> nest;    // the loops around the first block under it (reorder's default)
+  std::string kind;
+};
+
 struct LoopsPane : Pane {
+  // ---- What the student chose (survives edits of the program) ----
+  std::string kernel_ = kDefaultKernel;
+  std::string dims_ = kDefaultDims;
+  std::string trace_;        // the steps in effect, replayed onto each new Session
+  std::string selected_;     // the selected loop's schedule name, or ""
+  int device_ = 0;           // index into kDevices
+
+  // ---- Control fields ----
+  std::string dims_field_ = kDefaultDims;
+  int factor_ = 16;
+  int axis_ = 0;
+  std::string reorder_field_, step_field_;
+  std::string view_ = "c";   // the listing under the nest: "c", "tir" or "tir-original"
+
+  // ---- Messages ----
+  std::string error_;        // the last refusal (red)
+  std::string applied_;      // the last accepted step
+  std::string note_;         // what happened to the schedule across an edit
+  std::string run_;          // the last "Run & check" result
+  bool run_ok_ = false;
+
+  // ---- Cached for one (generation, schedule state) ----
+  uint64_t gen_ = ~uint64_t(0);
+  bool dirty_ = true;
+  bool have_kernel_ = false;
+  std::string why_empty_;    // why there is no nest to show
+  bool from_text_ = false;   // the tree was recovered from the TVMScript text
+  TreeNode tree_;
+  std::unordered_map<const TreeNode*, LoopInfo> loops_;
+  std::vector<std::string> loop_names_;  // program order
+  std::vector<std::string> trace_lines_;
+  std::map<std::string, std::vector<std::string>> view_lines_, prev_lines_;
+  std::map<std::string, std::vector<bool>> view_changed_;
+  int scroll_view_to_ = -1;
+
   const char* name() const override { return "loops"; }
   const char* title() const override { return "Loop nest"; }
+
+  std::vector<std::string> verbs() const override {
+    return {"kernel NAME [DIM=N ...]", "sched STEP...", "try STEP...", "undo", "redo",
+            "select LOOP", "view c|tir|tir-original", "run [ref|cpu]"};
+  }
+
+  // ---- Keeping up with the Document ----
+
+  // A new generation is a new Session: select the kernel again and replay the schedule.
+  void sync(Document& doc) {
+    if (doc.generation() == gen_) return;
+    gen_ = doc.generation();
+    dirty_ = true;
+    note_.clear();
+    run_.clear();
+    prev_lines_.clear();
+    Session& s = doc.session();
+    if (s.module().kernels.empty()) {
+      have_kernel_ = false;
+      why_empty_ = doc.generation() == 0 ? "the program has not run yet"
+                                         : "the program declares no kernels (did it compile?)";
+      return;
+    }
+    std::string saved = trace_;
+    if (s.module().find_kernel(kernel_) < 0) {
+      // The kernel went away with the edit: say so, and show another one meanwhile.
+      std::string other = s.module().find_kernel(kDefaultKernel) >= 0
+                              ? kDefaultKernel : s.module().kernels[0].name;
+      note_ = "kernel '" + kernel_ + "' is not in the program any more: showing " + other;
+      kernel_ = other;
+      saved.clear();
+    }
+    std::string err;
+    if (!select(doc, kernel_, dims_, &err)) {
+      have_kernel_ = false;
+      why_empty_ = err;
+      return;
+    }
+    if (!saved.empty()) {
+      if (!s.schedule_text(saved, &err))
+        note_ = "after the edit the schedule replayed only in part: " + err +
+                " (the steps before it are kept)";
+      trace_ = s.schedule_trace();
+    }
+  }
+
+  bool select(Document& doc, const std::string& kernel, const std::string& dims_text,
+              std::string* error) {
+    std::map<std::string, int64_t> dims;
+    if (!Session::parse_dims(words_of(dims_text), &dims, error)) return false;
+    Session& s = doc.session();
+    if (!s.select_kernel(kernel, dims, error)) return false;
+    kernel_ = kernel;
+    dims_ = dims_text;
+    dims_field_ = dims_text;
+    // A schedule this Session already had for the kernel comes back with it.
+    trace_ = s.schedule_trace();
+    have_kernel_ = true;
+    why_empty_.clear();
+    dirty_ = true;
+    return true;
+  }
+
+  void refresh(Document& doc) {
+    sync(doc);
+    if (!dirty_) return;
+    dirty_ = false;
+    tree_ = TreeNode{};
+    loops_.clear();
+    loop_names_.clear();
+    trace_lines_.clear();
+    view_lines_.clear();
+    view_changed_.clear();
+    if (!have_kernel_) return;
+    Session& s = doc.session();
+    StageResult tir = s.kernel_view("tir");
+    if (!tir.ok) {
+      why_empty_ = tir.text;
+      have_kernel_ = false;
+      return;
+    }
+    from_text_ = !tir.tree;
+    tree_ = tir.tree ? *tir.tree : tree_from_script(tir.text);
+    index_loops();
+    if (!selected_.empty() &&
+        std::find(loop_names_.begin(), loop_names_.end(), selected_) == loop_names_.end()) {
+      // A split renames the loop it splits: follow it to its outer half.
+      std::string outer = selected_ + "_0";
+      if (std::find(loop_names_.begin(), loop_names_.end(), outer) != loop_names_.end())
+        select_loop(outer);
+      else
+        selected_.clear();
+    }
+    trace_lines_ = split_lines(s.schedule_trace());
+    for (const char* v : {"c", "tir", "tir-original"}) {
+      StageResult r = s.kernel_view(v);
+      view_lines_[v] = split_lines(r.text);
+      auto prev = prev_lines_.find(v);
+      if (prev != prev_lines_.end()) view_changed_[v] = changed_lines(prev->second, view_lines_[v]);
+    }
+    scroll_view_to_ = -1;
+    const auto& changed = view_changed_[view_];
+    for (size_t i = 0; i < changed.size(); ++i)
+      if (changed[i]) {
+        scroll_view_to_ = static_cast<int>(i);
+        break;
+      }
+  }
+
+  // Names every loop as the schedule addresses it. A variable that occurs in several nests
+  // (mm_relu's two `i`s) is ambiguous on its own, so it gets the block below it: "C.i".
+  void index_loops() {
+    std::map<std::string, int> count;
+    std::vector<std::pair<const TreeNode*, std::vector<const TreeNode*>>> fors;
+    std::vector<const TreeNode*> above;
+    std::function<void(const TreeNode&)> walk = [&](const TreeNode& n) {
+      bool is_for = n.head == "for";
+      if (is_for) {
+        ++count[n.atom];
+        fors.push_back({&n, above});
+        above.push_back(&n);
+      }
+      for (const auto& k : n.kids) walk(k);
+      if (is_for) above.pop_back();
+    };
+    walk(tree_);
+    // The first block under a loop, and the loops enclosing that block.
+    std::function<const TreeNode*(const TreeNode&, std::vector<const TreeNode*>&)> first_block =
+        [&](const TreeNode& n, std::vector<const TreeNode*>& path) -> const TreeNode* {
+      if (n.head == "block") return &n;
+      if (n.head == "for") path.push_back(&n);
+      for (const auto& k : n.kids)
+        if (const TreeNode* b = first_block(k, path)) return b;
+      if (n.head == "for") path.pop_back();
+      return nullptr;
+    };
+    std::unordered_map<const TreeNode*, std::string> block_of;
+    std::unordered_map<const TreeNode*, std::vector<const TreeNode*>> nest_of;
+    for (auto& [loop, outer] : fors) {
+      std::vector<const TreeNode*> path = outer;
+      const TreeNode* b = first_block(*loop, path);
+      block_of[loop] = b ? b->atom : "";
+      nest_of[loop] = path;
+    }
+    auto name_of = [&](const TreeNode* loop) {
+      const std::string& b = block_of[loop];
+      return count[loop->atom] > 1 && !b.empty() ? b + "." + loop->atom : loop->atom;
+    };
+    for (auto& [loop, outer] : fors) {
+      LoopInfo info;
+      info.name = name_of(loop);
+      info.kind = loop->type.empty() ? "serial" : loop->type;
+      for (const TreeNode* l : nest_of[loop]) info.nest.push_back(name_of(l));
+      loop_names_.push_back(info.name);
+      loops_[loop] = std::move(info);
+    }
+  }
+
+  // ---- The operations (buttons and Act both come here) ----
+
+  void select_loop(const std::string& name) {
+    selected_ = name;
+    for (const auto& [node, info] : loops_)
+      if (info.name == name) reorder_field_ = join(info.nest);
+  }
+
+  // Remembers the listings as they were, so the next refresh can mark what the step changed.
+  void before_change() {
+    prev_lines_ = view_lines_;
+  }
+
+  bool apply(Document& doc, const std::string& step, std::string* error) {
+    refresh(doc);
+    applied_.clear();
+    run_.clear();
+    std::string err;
+    if (!have_kernel_) {
+      err = "no kernel selected: " + why_empty_;
+    } else if (trim(step).empty()) {
+      err = "an empty step (write one as in docs/tensor.md: split i 16)";
+    } else {
+      before_change();
+      if (doc.session().schedule_step(step, &err)) {
+        error_.clear();
+        applied_ = trim(step);
+        trace_ = doc.session().schedule_trace();
+        dirty_ = true;
+        refresh(doc);
+        return true;
+      }
+    }
+    error_ = "'" + trim(step) + "' refused: " + err;
+    *error = error_;
+    return false;
+  }
+
+  bool undo_redo(Document& doc, bool redo, std::string* error) {
+    refresh(doc);
+    applied_.clear();
+    run_.clear();
+    before_change();
+    bool ok = have_kernel_ && (redo ? doc.session().schedule_redo() : doc.session().schedule_undo());
+    if (!ok) {
+      error_ = have_kernel_ ? std::string("nothing to ") + (redo ? "redo" : "undo")
+                            : "no kernel selected: " + why_empty_;
+      *error = error_;
+      return false;
+    }
+    error_.clear();
+    applied_ = redo ? "redo" : "undo";
+    trace_ = doc.session().schedule_trace();
+    dirty_ = true;
+    refresh(doc);
+    return true;
+  }
+
+  bool choose_kernel(Document& doc, const std::string& kernel, const std::string& dims,
+                     std::string* error) {
+    refresh(doc);
+    applied_.clear();
+    run_.clear();
+    std::string err;
+    if (!select(doc, kernel, dims, &err)) {
+      error_ = err;
+      *error = err;
+      return false;
+    }
+    error_.clear();
+    selected_.clear();
+    reorder_field_.clear();
+    prev_lines_.clear();
+    refresh(doc);
+    return true;
+  }
+
+  bool run_check(Document& doc, std::string* error) {
+    refresh(doc);
+    if (!have_kernel_) {
+      run_ok_ = false;
+      run_ = "cannot run: no kernel selected: " + why_empty_;
+      *error = run_;
+      return false;
+    }
+    const char* device = kDevices[device_];
+    Session::KernelRun r = doc.session().run_kernel(device, /*check=*/true);
+    run_ok_ = r.ok;
+    if (!r.ok) {
+      run_ = std::string("run on ") + device + " failed: " + r.error;
+      *error = run_;
+      return false;
+    }
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s on %s: %.3f ms (compile %.0f ms), checksum %.6g",
+                  r.checked ? "matches the reference" : "ran", device, r.seconds * 1e3,
+                  r.compile_seconds * 1e3, r.checksum);
+    run_ = buf;
+    return true;
+  }
+
+  bool Act(Document& doc, std::string_view verb, const std::vector<std::string>& args,
+           std::string* error) override {
+    refresh(doc);
+    if (verb == "kernel") {
+      if (args.empty()) {
+        *error = "usage: kernel NAME [DIM=N ...]";
+        return false;
+      }
+      return choose_kernel(doc, args[0], args.size() > 1 ? join(args, 1) : dims_, error);
+    }
+    if (verb == "sched" || verb == "try") {
+      bool ok = apply(doc, join(args), error);
+      // `try` is the scripted Apply button: a refusal is shown in the pane, not an error of
+      // the script (so a screenshot can show the reason).
+      return ok || verb == "try";
+    }
+    if (verb == "undo" || verb == "redo") {
+      if (!args.empty()) {
+        *error = std::string(verb) + " takes no arguments";
+        return false;
+      }
+      return undo_redo(doc, verb == "redo", error);
+    }
+    if (verb == "select") {
+      if (args.size() != 1) {
+        *error = "usage: select LOOP";
+        return false;
+      }
+      if (std::find(loop_names_.begin(), loop_names_.end(), args[0]) == loop_names_.end()) {
+        *error = "no loop '" + args[0] + "' (loops: " +
+                 (loop_names_.empty() ? std::string("none") : join(loop_names_)) + ")";
+        return false;
+      }
+      select_loop(args[0]);
+      return true;
+    }
+    if (verb == "view") {
+      if (args.size() != 1 || (args[0] != "c" && args[0] != "tir" && args[0] != "tir-original")) {
+        *error = "usage: view c|tir|tir-original";
+        return false;
+      }
+      view_ = args[0];
+      return true;
+    }
+    if (verb == "run") {
+      if (args.size() > 1 || (args.size() == 1 && args[0] != "ref" && args[0] != "cpu")) {
+        *error = "usage: run [ref|cpu]";
+        return false;
+      }
+      if (args.size() == 1) device_ = args[0] == "ref" ? 0 : 1;
+      return run_check(doc, error);
+    }
+    return Pane::Act(doc, verb, args, error);
+  }
+
+  // ---- Drawing ----
+
   void Draw(Document& doc) override {
+    refresh(doc);
+    std::string ignored;
+    draw_kernel_row(doc, ignored);
+    draw_controls(doc, ignored);
+    draw_messages();
+    draw_legend();
+    if (!have_kernel_) {
+      ImGui::Spacing();
+      ImGui::TextWrapped("Loop nest not available: %s", why_empty_.c_str());
+      return;
+    }
+    float avail_h = ImGui::GetContentRegionAvail().y;
+    float avail_w = ImGui::GetContentRegionAvail().x;
+    float top_h = std::max(120.f, avail_h * 0.55f);
+    float nest_w = std::max(200.f, avail_w * 0.64f);
+    draw_nest(doc, ImVec2(nest_w, top_h));
+    ImGui::SameLine();
+    draw_trace(ImVec2(0, top_h));
+    draw_view();
+  }
+
+  void draw_kernel_row(Document& doc, std::string& ignored) {
+    const auto& kernels = doc.session().module().kernels;
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Kernel");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(150);
+    if (ImGui::BeginCombo("##kernel", have_kernel_ ? kernel_.c_str() : "(none)")) {
+      for (const auto& k : kernels) {
+        if (ImGui::Selectable(k.name.c_str(), k.name == kernel_))
+          choose_kernel(doc, k.name, dims_field_, &ignored);
+      }
+      ImGui::EndCombo();
+    }
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(190);
+    bool enter = ImGui::InputTextWithHint("##dims", "n=64 m=64 k=64", &dims_field_,
+                                          ImGuiInputTextFlags_EnterReturnsTrue);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("the kernel's dims as NAME=SIZE words; the others are 64");
+    ImGui::SameLine();
+    if (ImGui::Button("Select") || enter) choose_kernel(doc, kernel_, dims_field_, &ignored);
+    ImGui::SameLine();
+    ImGui::TextDisabled("|");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(64);
+    ImGui::Combo("##device", &device_, kDevices, IM_ARRAYSIZE(kDevices));
+    ImGui::SameLine();
+    if (ImGui::Button("Run & check")) run_check(doc, &ignored);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("run the scheduled kernel on random inputs and compare it with the\n"
+                        "unscheduled kernel on the reference interpreter");
+  }
+
+  void draw_controls(Document& doc, std::string& ignored) {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Loop");
+    ImGui::SameLine();
+    if (selected_.empty()) {
+      ImGui::TextDisabled("(click one)");
+    } else {
+      ImGui::PushStyleColor(ImGuiCol_Text, colors::current() | IM_COL32_A_MASK);
+      ImGui::TextUnformatted(selected_.c_str());
+      ImGui::PopStyleColor();
+    }
+    bool none = selected_.empty() || !have_kernel_;
+    ImGui::SameLine();
+    ImGui::BeginDisabled(none);
+    if (ImGui::Button("Split")) apply(doc, "split " + selected_ + " " + std::to_string(factor_), &ignored);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(48);
+    ImGui::InputInt("##factor", &factor_, 0, 0);
+    if (factor_ < 1) factor_ = 1;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("the split factor: the inner loop's extent");
+    ImGui::SameLine();
+    if (ImGui::Button("Unroll")) apply(doc, "unroll " + selected_, &ignored);
+    ImGui::SameLine();
+    if (ImGui::Button("Vectorize")) apply(doc, "vectorize " + selected_, &ignored);
+    ImGui::SameLine();
+    if (ImGui::Button("Parallel")) apply(doc, "parallel " + selected_, &ignored);
+    ImGui::SameLine();
+    if (ImGui::Button("Bind")) apply(doc, "bind " + selected_ + " " + kAxes[axis_], &ignored);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(96);
+    ImGui::Combo("##axis", &axis_, kAxes, IM_ARRAYSIZE(kAxes));
+    ImGui::EndDisabled();
+
+    ImGui::BeginDisabled(!have_kernel_);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Order");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(260);
+    bool enter = ImGui::InputTextWithHint("##reorder", "loops, outermost first",
+                                          &reorder_field_, ImGuiInputTextFlags_EnterReturnsTrue);
+    ImGui::SameLine();
+    if (ImGui::Button("Reorder") || enter) apply(doc, "reorder " + reorder_field_, &ignored);
+    ImGui::SameLine();
+    ImGui::TextDisabled("|");
+    ImGui::SameLine();
+    if (ImGui::Button("Undo")) undo_redo(doc, false, &ignored);
+    ImGui::SameLine();
+    if (ImGui::Button("Redo")) undo_redo(doc, true, &ignored);
+
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Step ");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - 70);
+    bool go = ImGui::InputTextWithHint("##step", "tile i j 8 8 | fuse | cache_read C B local | ...",
+                                       &step_field_, ImGuiInputTextFlags_EnterReturnsTrue);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("any step of the schedule language (docs/tensor.md, section 5):\n"
+                        "split tile reorder fuse unroll vectorize parallel bind compute_at\n"
+                        "reverse_compute_at compute_inline cache_read cache_write\n"
+                        "decompose_reduction rfactor");
+    ImGui::SameLine();
+    if ((ImGui::Button("Apply") || go) && apply(doc, step_field_, &ignored)) step_field_.clear();
+    ImGui::EndDisabled();
+  }
+
+  void draw_messages() {
+    auto colored = [](ImU32 c, const std::string& text) {
+      ImGui::PushStyleColor(ImGuiCol_Text, c);
+      ImGui::TextWrapped("%s", text.c_str());
+      ImGui::PopStyleColor();
+    };
+    if (!error_.empty()) colored(colors::error(), error_);
+    else if (!applied_.empty()) colored(IM_COL32(30, 130, 60, 255), "applied: " + applied_);
+    if (!note_.empty()) colored(IM_COL32(200, 110, 0, 255), note_);
+    if (!run_.empty()) colored(run_ok_ ? IM_COL32(30, 130, 60, 255) : colors::error(), run_);
+  }
+
+  void draw_legend() {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    float h = ImGui::GetTextLineHeight();
+    ImGui::TextDisabled("loop kinds:");
+    for (const char* k : kKinds) {
+      ImGui::SameLine();
+      ImVec2 p = ImGui::GetCursorScreenPos();
+      dl->AddRectFilled(ImVec2(p.x, p.y + h * 0.2f), ImVec2(p.x + h * 0.6f, p.y + h * 0.8f),
+                        colors::loop_kind(k), 2);
+      ImGui::Dummy(ImVec2(h * 0.6f, h));
+      ImGui::SameLine(0, 4);
+      ImGui::PushStyleColor(ImGuiCol_Text, colors::loop_kind(k));
+      ImGui::TextUnformatted(k);
+      ImGui::PopStyleColor();
+    }
+    if (from_text_ && have_kernel_) {
+      ImGui::SameLine();
+      ImGui::TextDisabled("  (tree read from the TIR text)");
+    }
+  }
+
+  void draw_nest(Document& doc, ImVec2 size) {
     (void)doc;
-    ImGui::TextUnformatted("Loop nest: not written yet");
+    ImGui::BeginChild("##nest", size, true, ImGuiWindowFlags_HorizontalScrollbar);
+    ImGui::TextDisabled("Loop nest (click a loop to select it)");
+    ImGui::Separator();
+    draw_node(tree_);
+    ImGui::EndChild();
+  }
+
+  void draw_node(const TreeNode& n) {
+    ImGuiTreeNodeFlags flags = ImGuiTreeNodeFlags_DefaultOpen | ImGuiTreeNodeFlags_OpenOnArrow |
+                               ImGuiTreeNodeFlags_SpanAvailWidth;
+    bool leaf = n.kids.empty();
+    if (leaf) flags |= ImGuiTreeNodeFlags_Leaf | ImGuiTreeNodeFlags_NoTreePushOnOpen;
+    auto it = n.head == "for" ? loops_.find(&n) : loops_.end();
+    const LoopInfo* loop = it == loops_.end() ? nullptr : &it->second;
+    if (loop && loop->name == selected_) flags |= ImGuiTreeNodeFlags_Selected;
+
+    std::string label, extra;
+    ImU32 color = 0;
+    if (loop) {
+      label = "for " + n.atom + " in " + n.detail;
+      if (loop->kind != "serial") extra = loop->kind;
+      color = colors::loop_kind(loop->kind);
+    } else if (n.head == "func") {
+      label = "kernel " + n.atom;
+    } else if (n.head == "block") {
+      label = "block " + n.atom;
+      extra = n.detail;
+      color = IM_COL32(20, 110, 50, 255);
+    } else if (n.head == "init") {
+      label = "init";
+      color = colors::dim();
+    } else if (n.head == "if") {
+      label = "if " + n.atom;
+    } else if (n.head == "alloc") {
+      label = "alloc " + n.atom;
+      color = colors::dim();
+    } else if (n.head == "stmt") {
+      label = n.atom;
+    } else {
+      label = n.head + (n.atom.empty() ? "" : " " + n.atom);
+    }
+    if (color) ImGui::PushStyleColor(ImGuiCol_Text, color);
+    bool open = ImGui::TreeNodeEx(static_cast<const void*>(&n), flags, "%s", label.c_str());
+    if (color) ImGui::PopStyleColor();
+    if (loop && ImGui::IsItemClicked() && !ImGui::IsItemToggledOpen()) select_loop(loop->name);
+    if (loop && ImGui::IsItemHovered())
+      ImGui::SetTooltip("%s loop '%s'%s", loop->kind.c_str(), loop->name.c_str(),
+                        loop->nest.empty() ? "" : ("\nits nest: " + join(loop->nest)).c_str());
+    if (!extra.empty()) {
+      ImGui::SameLine();
+      if (loop) {
+        // The kind as a coloured tag, so it reads on a projector without the legend.
+        ImVec2 p = ImGui::GetCursorScreenPos();
+        ImVec2 ts = ImGui::CalcTextSize(extra.c_str());
+        ImGui::GetWindowDrawList()->AddRectFilled(
+            ImVec2(p.x - 3, p.y), ImVec2(p.x + ts.x + 3, p.y + ts.y), color, 3);
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 255, 255, 255));
+        ImGui::TextUnformatted(extra.c_str());
+        ImGui::PopStyleColor();
+      } else {
+        ImGui::TextDisabled("%s", extra.c_str());
+      }
+    }
+    if (open && !leaf) {
+      for (const auto& k : n.kids) draw_node(k);
+      ImGui::TreePop();
+    }
+  }
+
+  void draw_trace(ImVec2 size) {
+    ImGui::BeginChild("##trace_box", size, false);
+    ImGui::TextDisabled("Schedule trace (%zu step%s)", trace_lines_.size(),
+                        trace_lines_.size() == 1 ? "" : "s");
+    if (trace_lines_.empty()) {
+      ImGui::TextDisabled("none: the nest is as lowered");
+    } else {
+      ListingStyle style;
+      style.line_numbers = true;
+      int last = static_cast<int>(trace_lines_.size()) - 1;
+      bool fresh = !applied_.empty();
+      style.background = [last, fresh](int i) { return fresh && i == last ? colors::changed() : 0; };
+      style.scroll_to = last;
+      Listing("##trace", trace_lines_, style);
+    }
+    ImGui::EndChild();
+  }
+
+  void draw_view() {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled("Show");
+    for (auto [key, label] : {std::pair{"c", "C"}, std::pair{"tir", "TVMScript"},
+                              std::pair{"tir-original", "as lowered"}}) {
+      ImGui::SameLine();
+      if (ImGui::RadioButton(label, view_ == key)) view_ = key;
+    }
+    ImGui::SameLine();
+    ImGui::TextDisabled(" (green: changed by the last step)");
+    const auto& lines = view_lines_[view_];
+    const auto& changed = view_changed_[view_];
+    // The selected loop's header line, found by the variable it declares.
+    int sel_line = -1;
+    if (!selected_.empty()) {
+      std::string var = selected_.substr(selected_.rfind('.') == std::string::npos
+                                             ? 0 : selected_.rfind('.') + 1);
+      std::string c_pat = "int64_t " + var + " = ", py_pat = "for " + var + " in";
+      for (size_t i = 0; i < lines.size() && sel_line < 0; ++i) {
+        if (lines[i].find(view_ == "c" ? c_pat : py_pat) != std::string::npos)
+          sel_line = static_cast<int>(i);
+      }
+    }
+    ListingStyle style;
+    style.line_numbers = true;
+    style.background = [&changed, sel_line](int i) -> ImU32 {
+      if (i == sel_line) return colors::current();
+      return size_t(i) < changed.size() && changed[size_t(i)] ? colors::changed() : 0;
+    };
+    style.scroll_to = scroll_view_to_;
+    scroll_view_to_ = -1;
+    Listing("##view", lines, style);
   }
 };
+
 }  // namespace
 
 std::unique_ptr<Pane> make_loops_pane() { return std::make_unique<LoopsPane>(); }
