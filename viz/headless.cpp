@@ -3,7 +3,8 @@
 #include <csignal>
 #include <fcntl.h>
 #include <cstdlib>
-#include <spawn.h>
+#include <poll.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,7 +15,6 @@
 
 #include <X11/Xlib.h>
 
-extern char** environ;
 
 namespace descent::viz {
 
@@ -27,10 +27,6 @@ bool x_display_works(const std::string& display) {
 }
 
 namespace {
-bool file_exists(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0;
-}
 std::string find_xvfb() {
   const char* path = std::getenv("PATH");
   std::string dirs = path ? path : "/usr/bin:/bin";
@@ -59,50 +55,65 @@ std::unique_ptr<XServer> XServer::ensure(std::string* error) {
              "(install it: apt-get install xvfb)";
     return nullptr;
   }
-  // A display number nobody holds: the lock file /tmp/.X<n>-lock marks a taken one.
-  for (int n = 90 + static_cast<int>(getpid() % 50); n < 400; n += 7) {
-    if (file_exists("/tmp/.X" + std::to_string(n) + "-lock")) continue;
-    std::string disp = ":" + std::to_string(n);
-    std::vector<std::string> args = {xvfb, disp, "-screen", "0", "1920x1200x24", "-nolisten",
-                                     "tcp", "-nolisten", "unix-abstract"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    // Xvfb chatters on stderr about missing fonts and keymaps; keep it out of ours.
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid = -1;
-    int rc = posix_spawn(&pid, xvfb.c_str(), &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) {
-      *error = "cannot start " + xvfb;
-      return nullptr;
-    }
-    // Wait (up to 10 s) for it to answer, or to die (display taken after all: try another).
-    bool up = false, died = false;
-    for (int i = 0; i < 1000 && !up && !died; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      int status = 0;
-      if (waitpid(pid, &status, WNOHANG) == pid) died = true;
-      else up = x_display_works(disp);
-    }
-    if (up) {
-      s->display_ = disp;
-      s->pid_ = pid;
-      setenv("DISPLAY", disp.c_str(), 1);
-      return s;
-    }
-    if (!died) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-      *error = "Xvfb " + disp + " did not answer within 10 s";
-      return nullptr;
-    }
+  // -displayfd: Xvfb picks a free display number itself and writes it to our pipe once it
+  // accepts connections. Choosing the number here instead races with other processes
+  // starting servers at the same moment (parallel tests, several screenshots at once).
+  int fds[2];
+  if (pipe(fds) != 0) {
+    *error = "cannot create a pipe for Xvfb";
+    return nullptr;
   }
-  *error = "Xvfb could not find a free display";
-  return nullptr;
+  std::vector<std::string> args = {xvfb, "-displayfd", std::to_string(fds[1]), "-screen", "0",
+                                   "1920x1200x24", "-nolisten", "tcp"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  // fork + exec rather than posix_spawn, for PR_SET_PDEATHSIG: if this process dies without
+  // running the destructor (a crash, a kill), the kernel stops its Xvfb too, instead of
+  // leaving an orphaned server behind.
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(127);
+    close(fds[0]);
+    // Xvfb chatters on stderr about missing fonts and keymaps; keep it out of ours.
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, 1), dup2(null, 2);
+    execv(xvfb.c_str(), argv.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  if (pid < 0) {
+    close(fds[0]);
+    *error = "cannot start " + xvfb;
+    return nullptr;
+  }
+  // Wait (up to 10 s) for the display number, or for Xvfb to give up (EOF on the pipe).
+  std::string number;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fds[0], POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    char buf[32];
+    ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    number.append(buf, static_cast<size_t>(n));
+    if (number.find('\n') != std::string::npos) break;
+  }
+  close(fds[0]);
+  while (!number.empty() && (number.back() == '\n' || number.back() == ' ')) number.pop_back();
+  std::string disp = ":" + number;
+  if (number.empty() || !x_display_works(disp)) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    *error = "Xvfb did not start (no display within 10 s)";
+    return nullptr;
+  }
+  s->display_ = disp;
+  s->pid_ = pid;
+  setenv("DISPLAY", disp.c_str(), 1);
+  return s;
 }
 
 XServer::~XServer() {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -67,6 +68,18 @@ struct LlvmPane : Pane {
     return p.summary.empty() ? p.name : p.name + " " + p.summary;
   }
   bool changed(int i) const { return i > 0 && passes_[i - 1].changed; }
+  // What pass i ran on: "ds.fib", "[module]", "(ds.fib)" (a call-graph SCC), a loop.
+  std::string unit(int i) const {
+    const std::string& s = passes_[i - 1].summary;
+    return s.rfind("on ", 0) == 0 ? s.substr(3) : s;
+  }
+  // The width of list row i as drawn ("%3d " then the name and the unit), so the
+  // horizontal scroll reaches the end of the longest.
+  float row_width(int i) const {
+    std::string t = "123 " + (i == 0 ? std::string("IR as generated") : passes_[i - 1].name);
+    if (i > 0) t += " " + unit(i);
+    return ImGui::CalcTextSize(t.c_str()).x;
+  }
 
   void refresh(Document& doc) {
     if (gen_ == doc.generation()) return;
@@ -158,6 +171,11 @@ struct LlvmPane : Pane {
       *error = std::string("usage: llvm ") + u;
       return false;
     };
+    bool moves = verb == "pass" || verb == "next-changed" || verb == "next" || verb == "prev";
+    if (moves && !generated_.ok) {
+      *error = "no LLVM IR to step through: " + generated_.text;
+      return false;
+    }
     if (verb == "pass") {
       if (args.size() != 1) return usage("pass N|NAME");
       int n = 0;
@@ -175,8 +193,7 @@ struct LlvmPane : Pane {
           select(i);
           return true;
         }
-      *error = passes_.empty() ? "no LLVM passes ran: " + (generated_.ok ? "the -O" +
-                                     std::to_string(opt_) + " pipeline is empty" : generated_.text)
+      *error = passes_.empty() ? "no LLVM passes ran at -O" + std::to_string(opt_)
                                : "no pass whose label contains '" + args[0] + "'";
       return false;
     }
@@ -227,7 +244,7 @@ struct LlvmPane : Pane {
   // ---- Drawing ----
   void draw_toolbar(Document& doc) {
     ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted("-O");
+    ImGui::TextUnformatted("-O level");
     for (int level = 0; level <= 3; ++level) {
       ImGui::SameLine();
       char id[8];
@@ -288,13 +305,20 @@ struct LlvmPane : Pane {
           dl->AddCircleFilled(ImVec2(p.x + dot / 2, p.y + lh / 2 - 1), rad, changed_mark());
         }
         ImGui::SetCursorScreenPos(ImVec2(p.x + dot, p.y));
-        // Passes that left the IR alone recede; the eye goes to the ones that did work.
-        if (i > 0 && !ch) ImGui::PushStyleColor(ImGuiCol_Text, colors::dim());
+        // The row is a blank selectable with the text drawn over it, so that the pass name
+        // and what it ran on can differ in colour. Passes that left the IR alone recede: the
+        // eye goes to the ones that did work.
+        if (ImGui::Selectable("##row", sel_ == i, 0, ImVec2(std::max(row_width(i), ImGui::GetContentRegionAvail().x), 0)))
+          select(i);
+        ImVec2 t(p.x + dot, p.y);
         char num[16];
         std::snprintf(num, sizeof num, "%3d ", i);
-        std::string text = num + label(i);
-        if (ImGui::Selectable(text.c_str(), sel_ == i)) select(i);
-        if (i > 0 && !ch) ImGui::PopStyleColor();
+        std::string head = num + (i == 0 ? std::string("IR as generated") : passes_[i - 1].name);
+        dl->AddText(t, i == 0 || ch ? colors::text() : colors::dim(), head.c_str());
+        if (i > 0) {
+          t.x += ImGui::CalcTextSize(head.c_str()).x + ImGui::CalcTextSize(" ").x;
+          dl->AddText(t, colors::dim(), unit(i).c_str());
+        }
         ImGui::PopID();
       }
     }

@@ -41,9 +41,9 @@ std::vector<std::string> words_of(std::string_view s) {
   return out;
 }
 
-std::string join(const std::vector<std::string>& v, size_t from = 0) {
+std::string join(const std::vector<std::string>& v, size_t from = 0, const char* sep = " ") {
   std::string out;
-  for (size_t i = from; i < v.size(); ++i) out += (i > from ? " " : "") + v[i];
+  for (size_t i = from; i < v.size(); ++i) out += (i > from ? sep : "") + v[i];
   return out;
 }
 
@@ -161,6 +161,8 @@ struct LoopsPane : Pane {
   std::string trace_;        // the steps in effect, replayed onto each new Session
   std::string selected_;     // the selected loop's schedule name, or ""
   int device_ = 0;           // index into kDevices
+  // A kernel an edit removed, with its dims and schedule, restored if an edit brings it back.
+  std::string lost_kernel_, lost_dims_, lost_trace_;
 
   // ---- Control fields ----
   std::string dims_field_ = kDefaultDims;
@@ -175,6 +177,7 @@ struct LoopsPane : Pane {
   std::string note_;         // what happened to the schedule across an edit
   std::string run_;          // the last "Run & check" result
   bool run_ok_ = false;
+  bool last_was_step_ = false;  // mark the trace's newest step (not after an undo)
 
   // ---- Cached for one (generation, schedule state) ----
   uint64_t gen_ = ~uint64_t(0);
@@ -185,10 +188,15 @@ struct LoopsPane : Pane {
   TreeNode tree_;
   std::unordered_map<const TreeNode*, LoopInfo> loops_;
   std::vector<std::string> loop_names_;  // program order
+  std::map<std::string, std::string> aliases_;  // "C.i" and "i" -> the loop's name
   std::vector<std::string> trace_lines_;
   std::map<std::string, std::vector<std::string>> view_lines_, prev_lines_;
   std::map<std::string, std::vector<bool>> view_changed_;
   int scroll_view_to_ = -1;
+  bool trace_scroll_ = false;  // the trace changed: show its newest step
+  bool scroll_top_ = false;  // another kernel is shown: start its listing at the top
+  std::string sel_key_;      // what sel_line_ was found for
+  int sel_line_ = -1;        // the selected loop's line in the view
 
   const char* name() const override { return "loops"; }
   const char* title() const override { return "Loop nest"; }
@@ -207,7 +215,10 @@ struct LoopsPane : Pane {
     dirty_ = true;
     note_.clear();
     run_.clear();
+    applied_.clear();
+    error_.clear();
     prev_lines_.clear();
+    last_was_step_ = false;
     Session& s = doc.session();
     if (s.module().kernels.empty()) {
       have_kernel_ = false;
@@ -216,14 +227,33 @@ struct LoopsPane : Pane {
       return;
     }
     std::string saved = trace_;
+    if (!lost_kernel_.empty() && s.module().find_kernel(lost_kernel_) >= 0) {
+      // The kernel is back (it was renamed or half-typed for a moment): so is its schedule.
+      kernel_ = lost_kernel_;
+      dims_ = lost_dims_;
+      scroll_top_ = true;
+      saved = lost_trace_;
+      lost_kernel_.clear();
+    }
     if (s.module().find_kernel(kernel_) < 0) {
-      // The kernel went away with the edit: say so, and show another one meanwhile.
+      // The kernel went away with the edit: show another one meanwhile, and remember the
+      // student's work in case it comes back.
       std::string other = s.module().find_kernel(kDefaultKernel) >= 0
                               ? kDefaultKernel : s.module().kernels[0].name;
-      note_ = "kernel '" + kernel_ + "' is not in the program any more: showing " + other;
+      if (lost_kernel_.empty()) {
+        lost_kernel_ = kernel_;
+        lost_dims_ = dims_;
+        lost_trace_ = saved;
+      }
       kernel_ = other;
       saved.clear();
+      scroll_top_ = true;
     }
+    if (!lost_kernel_.empty())
+      note_ = "kernel '" + lost_kernel_ + "' is not in the program " +
+              (doc.outcome().status == Outcome::CompileError ? "while it does not compile"
+                                                             : "any more") +
+              ": showing " + kernel_ + " (" + lost_kernel_ + "'s schedule comes back with it)";
     std::string err;
     if (!select(doc, kernel_, dims_, &err)) {
       have_kernel_ = false;
@@ -235,6 +265,7 @@ struct LoopsPane : Pane {
         note_ = "after the edit the schedule replayed only in part: " + err +
                 " (the steps before it are kept)";
       trace_ = s.schedule_trace();
+      if (note_.empty()) applied_ = "the program changed: the schedule was replayed on it";
     }
   }
 
@@ -262,6 +293,7 @@ struct LoopsPane : Pane {
     tree_ = TreeNode{};
     loops_.clear();
     loop_names_.clear();
+    aliases_.clear();
     trace_lines_.clear();
     view_lines_.clear();
     view_changed_.clear();
@@ -286,13 +318,24 @@ struct LoopsPane : Pane {
         selected_.clear();
     }
     trace_lines_ = split_lines(s.schedule_trace());
+    trace_scroll_ = true;
     for (const char* v : {"c", "tir", "tir-original"}) {
       StageResult r = s.kernel_view(v);
-      view_lines_[v] = split_lines(r.text);
+      std::vector<std::string> lines = split_lines(r.text);
+      if (std::string_view(v) == "c") {
+        // The #include lines are the same for every kernel: give their rows to the loops.
+        size_t skip = 0;
+        while (skip < lines.size() && lines[skip].rfind("#include", 0) == 0) ++skip;
+        if (skip > 0 && skip < lines.size() && trim(lines[skip]).empty()) ++skip;
+        lines.erase(lines.begin(), lines.begin() + static_cast<std::ptrdiff_t>(skip));
+      }
+      view_lines_[v] = std::move(lines);
       auto prev = prev_lines_.find(v);
       if (prev != prev_lines_.end()) view_changed_[v] = changed_lines(prev->second, view_lines_[v]);
     }
-    scroll_view_to_ = -1;
+    scroll_view_to_ = scroll_top_ ? 0 : -1;
+    scroll_top_ = false;
+    sel_key_.clear();
     const auto& changed = view_changed_[view_];
     for (size_t i = 0; i < changed.size(); ++i)
       if (changed[i]) {
@@ -346,6 +389,9 @@ struct LoopsPane : Pane {
       info.kind = loop->type.empty() ? "serial" : loop->type;
       for (const TreeNode* l : nest_of[loop]) info.nest.push_back(name_of(l));
       loop_names_.push_back(info.name);
+      // "C.j" also names a loop whose bare name is unique: scripts may qualify every loop.
+      if (!block_of[loop].empty()) aliases_[block_of[loop] + "." + loop->atom] = info.name;
+      aliases_[info.name] = info.name;
       loops_[loop] = std::move(info);
     }
   }
@@ -377,12 +423,16 @@ struct LoopsPane : Pane {
       if (doc.session().schedule_step(step, &err)) {
         error_.clear();
         applied_ = trim(step);
+        last_was_step_ = true;
         trace_ = doc.session().schedule_trace();
         dirty_ = true;
         refresh(doc);
         return true;
       }
     }
+    // The nest is unchanged: drop the marks of an earlier step so nothing looks changed.
+    view_changed_.clear();
+    last_was_step_ = false;
     error_ = "'" + trim(step) + "' refused: " + err;
     *error = error_;
     return false;
@@ -393,7 +443,8 @@ struct LoopsPane : Pane {
     applied_.clear();
     run_.clear();
     before_change();
-    bool ok = have_kernel_ && (redo ? doc.session().schedule_redo() : doc.session().schedule_undo());
+    Session& s = doc.session();
+    bool ok = have_kernel_ && (redo ? s.schedule_redo() : s.schedule_undo());
     if (!ok) {
       error_ = have_kernel_ ? std::string("nothing to ") + (redo ? "redo" : "undo")
                             : "no kernel selected: " + why_empty_;
@@ -402,6 +453,7 @@ struct LoopsPane : Pane {
     }
     error_.clear();
     applied_ = redo ? "redo" : "undo";
+    last_was_step_ = redo;  // after a redo the newest step is the one that came back
     trace_ = doc.session().schedule_trace();
     dirty_ = true;
     refresh(doc);
@@ -420,6 +472,10 @@ struct LoopsPane : Pane {
       return false;
     }
     error_.clear();
+    last_was_step_ = false;
+    lost_kernel_.clear();  // the student chose another kernel: let the lost one go
+    note_.clear();
+    scroll_top_ = true;
     selected_.clear();
     reorder_field_.clear();
     prev_lines_.clear();
@@ -444,10 +500,15 @@ struct LoopsPane : Pane {
       return false;
     }
     char buf[256];
-    std::snprintf(buf, sizeof buf, "%s on %s: %.3f ms (compile %.0f ms), checksum %.6g",
-                  r.checked ? "matches the reference" : "ran", device, r.seconds * 1e3,
-                  r.compile_seconds * 1e3, r.checksum);
+    std::snprintf(buf, sizeof buf, "%s on %s: %.3f ms", r.checked ? "matches the reference" : "ran",
+                  device, r.seconds * 1e3);
     run_ = buf;
+    if (r.compile_seconds > 0) {
+      std::snprintf(buf, sizeof buf, " (compiled in %.0f ms)", r.compile_seconds * 1e3);
+      run_ += buf;
+    }
+    std::snprintf(buf, sizeof buf, ", checksum %.6g", r.checksum);
+    run_ += buf;
     return true;
   }
 
@@ -479,12 +540,13 @@ struct LoopsPane : Pane {
         *error = "usage: select LOOP";
         return false;
       }
-      if (std::find(loop_names_.begin(), loop_names_.end(), args[0]) == loop_names_.end()) {
+      auto alias = aliases_.find(args[0]);
+      if (alias == aliases_.end()) {
         *error = "no loop '" + args[0] + "' (loops: " +
-                 (loop_names_.empty() ? std::string("none") : join(loop_names_)) + ")";
+                 (loop_names_.empty() ? std::string("none") : join(loop_names_, 0, ", ")) + ")";
         return false;
       }
-      select_loop(args[0]);
+      select_loop(alias->second);
       return true;
     }
     if (verb == "view") {
@@ -524,7 +586,7 @@ struct LoopsPane : Pane {
     float avail_w = ImGui::GetContentRegionAvail().x;
     float top_h = std::max(120.f, avail_h * 0.55f);
     float nest_w = std::max(200.f, avail_w * 0.64f);
-    draw_nest(doc, ImVec2(nest_w, top_h));
+    draw_nest(ImVec2(nest_w, top_h));
     ImGui::SameLine();
     draw_trace(ImVec2(0, top_h));
     draw_view();
@@ -577,7 +639,8 @@ struct LoopsPane : Pane {
     bool none = selected_.empty() || !have_kernel_;
     ImGui::SameLine();
     ImGui::BeginDisabled(none);
-    if (ImGui::Button("Split")) apply(doc, "split " + selected_ + " " + std::to_string(factor_), &ignored);
+    if (ImGui::Button("Split"))
+      apply(doc, "split " + selected_ + " " + std::to_string(factor_), &ignored);
     ImGui::SameLine();
     ImGui::SetNextItemWidth(48);
     ImGui::InputInt("##factor", &factor_, 0, 0);
@@ -661,8 +724,7 @@ struct LoopsPane : Pane {
     }
   }
 
-  void draw_nest(Document& doc, ImVec2 size) {
-    (void)doc;
+  void draw_nest(ImVec2 size) {
     ImGui::BeginChild("##nest", size, true, ImGuiWindowFlags_HorizontalScrollbar);
     ImGui::TextDisabled("Loop nest (click a loop to select it)");
     ImGui::Separator();
@@ -742,12 +804,50 @@ struct LoopsPane : Pane {
       ListingStyle style;
       style.line_numbers = true;
       int last = static_cast<int>(trace_lines_.size()) - 1;
-      bool fresh = !applied_.empty();
-      style.background = [last, fresh](int i) { return fresh && i == last ? colors::changed() : 0; };
-      style.scroll_to = last;
+      bool fresh = last_was_step_;
+      style.background = [last, fresh](int i) {
+        return fresh && i == last ? colors::changed() : 0;
+      };
+      style.scroll_to = trace_scroll_ ? last : -1;  // once, so the student can scroll up
+      trace_scroll_ = false;
       Listing("##trace", trace_lines_, style);
     }
     ImGui::EndChild();
+  }
+
+  int find_header(const std::vector<std::string>& lines) const {
+    int sel_line = -1;
+    if (selected_.empty()) return -1;
+    std::string var = selected_.substr(selected_.rfind('.') == std::string::npos
+                                           ? 0 : selected_.rfind('.') + 1);
+    std::string pat = "int64_t " + var + " = ";
+    // "C.j" is the j above block C: search back from the block's line.
+    size_t from = lines.size();
+    if (var.size() < selected_.size()) {
+      std::string block = selected_.substr(0, selected_.size() - var.size() - 1);
+      std::string mark =
+          view_ == "c" ? "/* block " + block + " */" : "T.block(\"" + block + "\")";
+      for (size_t i = 0; i < lines.size() && from == lines.size(); ++i)
+        if (lines[i].find(mark) != std::string::npos) from = i;
+    }
+    auto header = [&](size_t i) {
+      if (view_ == "c") return lines[i].find(pat) != std::string::npos;
+      // TVMScript: "for i, j, k in T.grid(...)" declares several loops on one line.
+      std::string t = trim(lines[i]);
+      size_t in = t.find(" in ");
+      if (t.rfind("for ", 0) != 0 || in == std::string::npos) return false;
+      for (auto& w : words_of(t.substr(4, in - 4)))
+        if (w == var || w == var + ",") return true;
+      return false;
+    };
+    if (from < lines.size()) {
+      for (size_t i = from + 1; i-- > 0 && sel_line < 0;)
+        if (header(i)) sel_line = static_cast<int>(i);
+    } else {
+      for (size_t i = 0; i < lines.size() && sel_line < 0; ++i)
+        if (header(i)) sel_line = static_cast<int>(i);
+    }
+    return sel_line;
   }
 
   void draw_view() {
@@ -762,17 +862,15 @@ struct LoopsPane : Pane {
     ImGui::TextDisabled(" (green: changed by the last step)");
     const auto& lines = view_lines_[view_];
     const auto& changed = view_changed_[view_];
-    // The selected loop's header line, found by the variable it declares.
-    int sel_line = -1;
-    if (!selected_.empty()) {
-      std::string var = selected_.substr(selected_.rfind('.') == std::string::npos
-                                             ? 0 : selected_.rfind('.') + 1);
-      std::string c_pat = "int64_t " + var + " = ", py_pat = "for " + var + " in";
-      for (size_t i = 0; i < lines.size() && sel_line < 0; ++i) {
-        if (lines[i].find(view_ == "c" ? c_pat : py_pat) != std::string::npos)
-          sel_line = static_cast<int>(i);
-      }
+    // The selected loop's header line, found by the variable it declares; searched again only
+    // when the selection, the view or the nest changes.
+    std::string key = selected_ + "|" + view_;
+    if (key != sel_key_) {
+      sel_key_ = key;
+      sel_line_ = find_header(lines);
+      if (sel_line_ >= 0 && scroll_view_to_ < 0) scroll_view_to_ = sel_line_;
     }
+    int sel_line = sel_line_;
     ListingStyle style;
     style.line_numbers = true;
     style.background = [&changed, sel_line](int i) -> ImU32 {
