@@ -64,12 +64,17 @@ const char* kFonts[] = {"/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf",
                         "/usr/share/fonts/truetype/liberation/LiberationMono-Regular.ttf"};
 
 std::vector<std::string> split_command(std::string_view s) {
-  // Words separated by spaces; "double quotes" keep spaces inside one word.
+  // Words separated by spaces; "double quotes" keep spaces inside one word, and \" is a
+  // quote character (a program text with a string literal in it).
   std::vector<std::string> words;
   std::string cur;
   bool quoted = false, any = false;
-  for (char c : s) {
-    if (c == '"') {
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '\\' && i + 1 < s.size() && s[i + 1] == '"') {  // \" is a literal quote
+      cur += '"';
+      ++i;
+    } else if (c == '"') {
       quoted = !quoted;
       any = true;
     } else if (c == ' ' && !quoted) {

@@ -233,11 +233,18 @@ int DrawGraph(const char* id, const GraphLayout& layout, const std::vector<ImVec
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const int n = static_cast<int>(sizes.size());
   ImU32 edge_col = IM_COL32(110, 110, 110, 255);
+  // Only what is in view is drawn: a big program's graph has thousands of nodes.
+  ImVec2 clip_min = dl->GetClipRectMin(), clip_max = dl->GetClipRectMax();
+  auto visible = [&](ImVec2 a, ImVec2 b) {
+    return std::max(a.x, b.x) >= clip_min.x && std::min(a.x, b.x) <= clip_max.x &&
+           std::max(a.y, b.y) >= clip_min.y && std::min(a.y, b.y) <= clip_max.y;
+  };
   for (size_t e = 0; e < edges.size(); ++e) {
     auto [a, b] = edges[e];
     if (a < 0 || b < 0 || a >= n || b >= n) continue;
     ImVec2 pa(origin.x + layout.pos[a].x + sizes[a].x / 2, origin.y + layout.pos[a].y + sizes[a].y);
     ImVec2 pb(origin.x + layout.pos[b].x + sizes[b].x / 2, origin.y + layout.pos[b].y);
+    if (!visible(pa, pb)) continue;
     float dy = std::max(20.f, (pb.y - pa.y) / 2);
     dl->AddBezierCubic(pa, ImVec2(pa.x, pa.y + dy), ImVec2(pb.x, pb.y - dy), pb, edge_col, 1.5f);
     dl->AddTriangleFilled(ImVec2(pb.x, pb.y), ImVec2(pb.x - 4, pb.y - 8), ImVec2(pb.x + 4, pb.y - 8),
@@ -250,6 +257,7 @@ int DrawGraph(const char* id, const GraphLayout& layout, const std::vector<ImVec
   for (int i = 0; i < n; ++i) {
     ImVec2 a(origin.x + layout.pos[i].x, origin.y + layout.pos[i].y);
     ImVec2 b(a.x + sizes[i].x, a.y + sizes[i].y);
+    if (!visible(a, b)) continue;
     const GraphNodeStyle& s = i < static_cast<int>(nodes.size()) ? nodes[i] : GraphNodeStyle{};
     bool hover = ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(a, b);
     if (hover) hovered = i;
