@@ -168,17 +168,27 @@ TEST_CASE("scripted interactions change the picture") {
 TEST_CASE("an illegal schedule step leaves the nest as it was and says why") {
   auto app = make_app("sample.ds");
   act(*app, "loops kernel matmul m=64 n=64 k=64");
-  Image before = show(*app, "loops");
+  show(*app, "loops");
+  auto nest = [&] { return app->document().session().kernel_view("tir").text; };
+  std::string original = nest();
+  REQUIRE(original.find("for") != std::string::npos);
   std::string err;
   CHECK_FALSE(app->act("loops sched split nosuchloop 4", &err));
   CHECK(err.find("nosuchloop") != std::string::npos);
-  app->settle();
-  // The picture changes only by the error message: the nest itself is the same. Undoing
-  // nothing is not possible, so undo after a legal step must restore the first picture.
+  CHECK(nest() == original);
+  // A reduction loop cannot be vectorized: refused with the primitive's reason.
+  err.clear();
+  CHECK_FALSE(app->act("loops sched vectorize r", &err));
+  CHECK(err.find("reduction") != std::string::npos);
+  CHECK(nest() == original);
+  Image before = show(*app, "loops");
   act(*app, "loops sched split i 16");
+  CHECK(nest() != original);
   act(*app, "loops undo");
-  Image undone = app->capture();
-  CHECK(difference(before, undone) < 0.05);
+  CHECK(nest() == original);
+  act(*app, "loops redo");
+  CHECK(nest() != original);
+  CHECK(difference(before, app->capture()) > 0.001);
 }
 
 TEST_CASE("unknown panes, verbs and arguments are errors, not crashes") {

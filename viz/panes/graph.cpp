@@ -73,11 +73,16 @@ void load(Picture* p, const Session& s, const std::string& view) {
   const auto& g = *p->graph;
   std::map<int64_t, int> index;
   for (size_t i = 0; i < g.nodes.size(); ++i) index[g.nodes[i].id] = static_cast<int>(i);
+  // An edge carries its source's shape, which the source's box shows too; edges converging
+  // on one node would pile their labels up at the same midpoint, so only a node's sole
+  // input edge is labelled.
+  std::map<int64_t, int> inputs;
+  for (const auto& e : g.edges) ++inputs[e.to];
   for (const auto& e : g.edges) {
     auto a = index.find(e.from), b = index.find(e.to);
     if (a == index.end() || b == index.end()) continue;  // a dangling edge: draw the rest
     p->edges.emplace_back(a->second, b->second);
-    p->edge_labels.push_back(e.label);
+    p->edge_labels.push_back(inputs[e.to] == 1 ? e.label : std::string());
   }
   p->marked.assign(g.nodes.size(), false);
   for (const auto& n : g.nodes) {
@@ -105,6 +110,45 @@ void mark_differences(Picture* a, const Picture& b) {
   }
 }
 
+// A dataflow graph reads best with each input just above its first consumer (a layer's
+// weights beside that layer), not every input in the top row where a longest-path layering
+// puts all sources: a three-layer MLP would be seven boxes wide with edges crossing the whole
+// picture. layered_layout() layers by longest path, so each source gets a chain of invisible
+// zero-size nodes in front of it that pushes it down to the layer above its consumer; the
+// chains are appended after the real nodes and left out of the drawing.
+GraphLayout dataflow_layout(const std::vector<ImVec2>& sizes,
+                            const std::vector<std::pair<int, int>>& edges, float layer_gap,
+                            float node_gap) {
+  const int n = static_cast<int>(sizes.size());
+  std::vector<std::vector<int>> succ(n);
+  std::vector<int> indeg(n, 0);
+  for (auto [a, b] : edges)
+    if (a >= 0 && b >= 0 && a < n && b < n && a != b) succ[a].push_back(b), ++indeg[b];
+  // Longest-path layers, in Kahn's order (a cycle, which a dataflow graph cannot have,
+  // just leaves its nodes at layer 0).
+  std::vector<int> layer(n, 0), left = indeg, queue;
+  for (int v = 0; v < n; ++v)
+    if (indeg[v] == 0) queue.push_back(v);
+  for (size_t q = 0; q < queue.size(); ++q)
+    for (int w : succ[queue[q]]) {
+      layer[w] = std::max(layer[w], layer[queue[q]] + 1);
+      if (--left[w] == 0) queue.push_back(w);
+    }
+  std::vector<ImVec2> all = sizes;
+  std::vector<std::pair<int, int>> all_edges = edges;
+  for (int v = 0; v < n; ++v) {
+    if (indeg[v] != 0 || succ[v].empty()) continue;
+    int target = std::numeric_limits<int>::max();
+    for (int w : succ[v]) target = std::min(target, layer[w] - 1);
+    for (int k = 0; k < target; ++k) {
+      int d = static_cast<int>(all.size());
+      all.push_back(ImVec2(0, 0));
+      all_edges.emplace_back(d, k + 1 < target ? d + 1 : v);
+    }
+  }
+  return layered_layout(all, all_edges, layer_gap, node_gap);
+}
+
 const Picture::Laid& laid_out(Picture& p, float scale) {
   Picture::Laid& l = scale < 1 ? p.fitted : p.natural;
   float font = ImGui::GetFontSize();
@@ -112,7 +156,7 @@ const Picture::Laid& laid_out(Picture& p, float scale) {
   l.font = font;
   l.sizes.clear();
   for (const auto& st : p.styles) l.sizes.push_back(node_size(st.label));
-  l.layout = layered_layout(l.sizes, p.edges, 48 * scale, 24 * scale);
+  l.layout = dataflow_layout(l.sizes, p.edges, 48 * scale, 24 * scale);
   return l;
 }
 
@@ -141,25 +185,10 @@ struct GraphPane : Pane {
     return -1;
   }
 
-  // The first pass that changed something is the interesting one to open on.
+  // Opens on the graph as built: the selector then reads top to bottom as the passes ran.
   void choose_default() {
-    mode.clear();
+    mode = evaluated ? "before" : pending ? "pending" : "";
     pass.clear();
-    if (evaluated) {
-      if (passes.empty()) {
-        mode = "executed";
-        return;
-      }
-      mode = "pass";
-      pass = passes.front().name;
-      for (const auto& p : passes)
-        if (p.changed) {
-          pass = p.name;
-          break;
-        }
-    } else if (pending) {
-      mode = "pending";
-    }
   }
 
   void refresh(Document& doc) {
@@ -215,9 +244,9 @@ struct GraphPane : Pane {
 
   // ---- Drawing ----
   void draw_selector() {
-    float row = ImGui::GetTextLineHeightWithSpacing();
+    float row = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
     int rows = static_cast<int>(passes.size()) + 2 + (pending ? 1 : 0);
-    float h = std::min(rows, 7) * (row + 2) + 8;
+    float h = std::min(rows, 7) * row + 4;
     if (!ImGui::BeginTable("passes", 3,
                            ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter |
                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit,
@@ -237,8 +266,13 @@ struct GraphPane : Pane {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(label.c_str());
       ImGui::TableNextColumn();
-      if (changed) ImGui::TextColored(ImVec4(0.1f, 0.55f, 0.2f, 1), "%s", what.c_str());
-      else ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors::dim()), "%s", what.c_str());
+      ImGui::PushStyleColor(ImGuiCol_Text, changed ? IM_COL32(20, 140, 50, 255) : colors::dim());
+      ImGui::TextUnformatted(what.c_str());
+      ImGui::PopStyleColor();
+      // A long summary is cut at the pane's edge; the whole of it on hover.
+      if (ImGui::IsItemHovered() && ImGui::CalcTextSize(what.c_str()).x >
+                                        ImGui::GetContentRegionAvail().x)
+        ImGui::SetTooltip("%s", what.c_str());
     };
     entry(" ", "before", "the graph as the program built it", mode == "before", false,
           [&] { select("before", ""); });
@@ -310,8 +344,17 @@ struct GraphPane : Pane {
     }
     draw_selector();
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors::dim()),
-                       "blue: kernel  green: input  grey: constant  red outline: an output%s",
-                       mode == "pass" ? "  yellow: what the pass changed" : "");
+                       "kernel: blue  input: green  constant: grey  output: red outline");
+    if (mode != "pending") {
+      ImGui::SameLine();
+      ImGui::TextDisabled("(?)");
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("The runtime keeps the passes of its last evaluation only: this is the\n"
+                          "graph behind the last tensor value the program needed.");
+    }
+    if (mode == "pass")
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors::dim()),
+                         "yellow: nodes the pass removed or rewrote (left), added or rewrote (right)");
     ImVec2 avail = ImGui::GetContentRegionAvail();
     if (mode == "pass") {
       float w = (avail.x - ImGui::GetStyle().ItemSpacing.x) / 2;
