@@ -21,7 +21,7 @@ shot stack   examples/tour.ds   --pane stack --do "stack step 40"
 shot reg     examples/tour.ds   --pane reg --do "reg step 30"
 shot llvm    examples/tour.ds   --pane llvm --do "llvm next-changed" --do "llvm next-changed"
 shot machine examples/tour.ds   --pane machine --do "machine view asm"
-shot graph   examples/tensor.ds --pane graph --do "graph pass fuse_elementwise"
+shot graph   examples/mlp.ds    --pane graph --do "graph pass fuse_elementwise"
 shot loops   examples/tour.ds   --pane loops --do "loops kernel matmul m=64 n=64 k=64" \
                                 --do "loops sched split i 16" --do "loops sched parallel i_0"
 shot bench   examples/tour.ds   --pane bench --do "bench run quick vector_add matmul_128"

@@ -46,6 +46,15 @@ inline bool parse_count(const std::vector<std::string>& args, long fallback, lon
   return true;
 }
 
+// A disassembled instruction for one line of prose: its column padding squeezed to one space.
+inline std::string squeeze(std::string_view text) {
+  std::string out;
+  for (char c : text)
+    if (c != ' ' || (!out.empty() && out.back() != ' ')) out += c;
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
 // (function, pc) -> row of a listing, so a recorded step can find its row.
 using RowIndex = std::map<std::pair<std::string, int>, int>;
 inline RowIndex index_rows(const std::vector<CodeLine>& rows) {
@@ -88,7 +97,8 @@ inline CodeListingEvents CodeListing(const char* id, const std::vector<std::stri
   ImGui::BeginChild(id, size, true, ImGuiWindowFlags_HorizontalScrollbar);
   const float lh = ImGui::GetTextLineHeightWithSpacing();
   const bool gutter = static_cast<bool>(style.can_break) || style.arrow >= 0;
-  const float gw = gutter ? lh + 2 : 0;
+  // Room for a breakpoint dot and the current-row arrow side by side.
+  const float gw = gutter ? lh * 1.5f : 0;
   if (style.scroll_to >= 0 && style.scroll_to < int(lines.size())) {
     float y = style.scroll_to * lh, top = ImGui::GetScrollY(), h = ImGui::GetWindowHeight();
     if (y < top || y + 2 * lh > top + h) ImGui::SetScrollY(std::max(0.f, y - h / 3));
@@ -108,7 +118,7 @@ inline CodeListingEvents CodeListing(const char* id, const std::vector<std::stri
         dl->AddRectFilled(p, q, IM_COL32(0, 0, 0, 18));
       }
       if (gutter) {
-        ImVec2 c(p.x + gw / 2, p.y + lh / 2);
+        ImVec2 c(p.x + lh * 0.4f, p.y + lh / 2), ca(p.x + lh * 1.05f, p.y + lh / 2);
         bool breakable = style.can_break && style.can_break(i);
         bool in_gutter = hover && ImGui::IsMouseHoveringRect(p, ImVec2(p.x + gw, q.y));
         if (style.breakpoint && style.breakpoint(i))
@@ -117,8 +127,8 @@ inline CodeListingEvents CodeListing(const char* id, const std::vector<std::stri
           dl->AddCircle(c, lh * 0.3f, IM_COL32(200, 30, 30, 160), 0, 1.5f);
         if (i == style.arrow) {
           float r = lh * 0.28f;
-          dl->AddTriangleFilled(ImVec2(c.x - r, c.y - r), ImVec2(c.x - r, c.y + r),
-                                ImVec2(c.x + r, c.y), IM_COL32(20, 90, 200, 255));
+          dl->AddTriangleFilled(ImVec2(ca.x - r, ca.y - r), ImVec2(ca.x - r, ca.y + r),
+                                ImVec2(ca.x + r, ca.y), IM_COL32(20, 90, 200, 255));
         }
         if (breakable && in_gutter && ImGui::IsMouseClicked(ImGuiMouseButton_Left))
           ev.gutter_clicked = i;
@@ -208,6 +218,27 @@ class StepDebugger {
   void toggle_break(const std::string& function, int pc) {
     auto key = std::make_pair(function, pc);
     if (!breaks_.erase(key)) breaks_.insert(key);
+  }
+
+  // The verb "break PC [FUNCTION]" over the listing the debugger follows: without a
+  // function, the first one (in listing order, so the top level first) with an instruction
+  // at PC, so scripts need not spell "<script>" or "<top>".
+  bool break_verb(const std::vector<CodeLine>& rows, const std::vector<std::string>& args,
+                  std::string* error) {
+    long pc = 0;
+    if (args.empty() || args.size() > 2) {
+      *error = "usage: break PC [FUNCTION]";
+      return false;
+    }
+    if (!parse_count(args, 0, &pc, error)) return false;
+    for (const CodeLine& r : rows)
+      if (r.pc == pc && (args.size() < 2 || r.function == args[1])) {
+        toggle_break(r.function, r.pc);
+        return true;
+      }
+    *error = "no instruction at pc " + args[0] +
+             (args.size() > 1 ? " in " + args[1] : std::string()) + " of the code the VM runs";
+    return false;
   }
 
   // Re-asserts the editor highlight each frame the pane is drawn: both VM panes set

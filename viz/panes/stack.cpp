@@ -24,7 +24,8 @@ void DrawOperandStack(const TraceStep* step, ImVec2 size) {
     ImGui::EndChild();
     return;
   }
-  ImGui::Text("depth %d  %s", step->depth, step->function.c_str());
+  // The depth after the instruction: a CALL has entered the callee, a RETURN left it.
+  ImGui::Text("call depth %d", step->depth);
   ImGui::TextDisabled("operand stack (%zu)", step->stack.size());
   const auto& st = step->stack;
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -118,7 +119,7 @@ struct StackPane : Pane {
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors::error()), "runtime error: %s",
                          cur->error.c_str());
     else if (cur)
-      ImGui::Text("ran: %s", cur->instruction.c_str());
+      ImGui::Text("ran (%s): %s", cur->function.c_str(), squeeze(cur->instruction).c_str());
     else if (show_compiled)
       ImGui::TextDisabled("as compiled; the VM runs the fused code");
     else
@@ -177,26 +178,8 @@ struct StackPane : Pane {
       *error = "usage: view compiled|fused";
       return false;
     }
-    if (verb == "break") return toggle_break(args, error);
+    if (verb == "break") return dbg.break_verb(fused, args, error);
     *error = "stack has no action '" + std::string(verb) + "' (" + join_verbs() + ")";
-    return false;
-  }
-
-  // "break PC [FUNCTION]": without a function, the first one (in listing order, so the top
-  // level first) that has an instruction at PC, so scripts need not spell "<script>".
-  bool toggle_break(const std::vector<std::string>& args, std::string* error) {
-    long pc = 0;
-    if (args.empty() || args.size() > 2 || !parse_count(args, 0, &pc, error)) {
-      if (error->empty()) *error = "usage: break PC [FUNCTION]";
-      return false;
-    }
-    for (const CodeLine& r : fused)
-      if (r.pc == pc && (args.size() < 2 || r.function == args[1])) {
-        dbg.toggle_break(r.function, r.pc);
-        return true;
-      }
-    *error = "no instruction at pc " + args[0] +
-             (args.size() > 1 ? " in " + args[1] : std::string()) + " of the fused code";
     return false;
   }
 
