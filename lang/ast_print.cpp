@@ -1,5 +1,7 @@
 #include "lang/ast_print.h"
 
+#include <algorithm>
+
 #include "lang/value.h"
 
 namespace descent {
@@ -278,7 +280,147 @@ Block clone_block(const Block& b) {
   return out;
 }
 
+// ---- source ranges -----------------------------------------------------------------------
+// A node knows one location (a literal's token, an operator, a statement's keyword); a
+// student hovering it expects the whole construct. So each node's range is the hull of its
+// own token and its kids' ranges, widened until the brackets in it balance (the multiply
+// of `(1 + 2) * y` reaches back to its '('), and a block is its braces.
+class Ranger {
+ public:
+  explicit Ranger(const std::vector<Token>& tokens) : t_(tokens), match_(tokens.size(), -1) {
+    std::vector<size_t> open;
+    for (size_t i = 0; i < t_.size(); ++i) {
+      if (opener(i)) {
+        open.push_back(i);
+      } else if (closer(i) && !open.empty()) {
+        match_[i] = static_cast<long>(open.back());
+        match_[open.back()] = static_cast<long>(i);
+        open.pop_back();
+      }
+    }
+  }
+
+  struct Span {
+    long lo = -1, hi = -1;  // token indices, inclusive; lo < 0: unknown
+    bool known() const { return lo >= 0; }
+    void add(const Span& o) {
+      if (!o.known()) return;
+      if (!known()) *this = o;
+      lo = std::min(lo, o.lo), hi = std::max(hi, o.hi);
+    }
+  };
+
+  Span node(TreeNode& n) {
+    Span s = own(n);
+    size_t first_block = n.kids.size();
+    for (size_t i = 0; i < n.kids.size(); ++i) {
+      if (n.kids[i].head == "block" && first_block == n.kids.size()) first_block = i;
+      if (i >= first_block) continue;
+      s.add(node(n.kids[i]));
+    }
+    s = balance(s);
+    // A call or element access with nothing inside the brackets: f(), reached by its name.
+    if (s.known() && !n.leaf && t_[static_cast<size_t>(s.hi)].kind == Tok::Ident &&
+        static_cast<size_t>(s.hi) + 1 < t_.size() && opener(static_cast<size_t>(s.hi) + 1) &&
+        t_[static_cast<size_t>(s.hi) + 1].kind != Tok::LBrace)
+      s = balance(Span{s.lo, s.hi + 1});
+    // Blocks follow in order: `if c {..} else {..}`, `for i in a..b {..}`, `fn f() {..}`.
+    for (size_t i = first_block; i < n.kids.size(); ++i) {
+      Span b = block(n.kids[i], s.known() ? s.hi : -1);
+      s.add(b);
+    }
+    set(n, s);
+    return s;
+  }
+
+ private:
+  bool opener(size_t i) const {
+    Tok k = t_[i].kind;
+    return k == Tok::LParen || k == Tok::LBracket || k == Tok::LBrace;
+  }
+  bool closer(size_t i) const {
+    Tok k = t_[i].kind;
+    return k == Tok::RParen || k == Tok::RBracket || k == Tok::RBrace;
+  }
+
+  // The token that starts at the node's own location.
+  Span own(const TreeNode& n) const {
+    if (!n.loc.valid()) return {};
+    auto it = std::lower_bound(t_.begin(), t_.end(), n.loc.offset,
+                               [](const Token& t, uint32_t off) { return t.loc.offset < off; });
+    if (it == t_.end() || it->kind == Tok::Eof) return {};
+    long i = static_cast<long>(it - t_.begin());
+    return {i, i};
+  }
+
+  // Widens s until every bracket in it has its partner inside.
+  Span balance(Span s) const {
+    if (!s.known()) return s;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (long i = s.lo; i <= s.hi; ++i) {
+        long m = match_[static_cast<size_t>(i)];
+        if (m < 0) continue;
+        if (m < s.lo) s.lo = m, changed = true;
+        if (m > s.hi) s.hi = m, changed = true;
+      }
+    }
+    return s;
+  }
+
+  Tok kind(long i) const {
+    return i >= 0 && static_cast<size_t>(i) < t_.size() ? t_[static_cast<size_t>(i)].kind
+                                                        : Tok::Eof;
+  }
+
+  // A block whose header ends at token `after`: its braces, or (an `else if`, which has
+  // none) its statements.
+  Span block(TreeNode& b, long after) {
+    Span s;
+    for (auto& k : b.kids) s.add(node(k));
+    if (after < 0) {
+      set(b, s);
+      return s;
+    }
+    long i = after + 1;
+    while (kind(i) == Tok::Newline) ++i;  // `}` and `else` on separate lines
+    if (kind(i) == Tok::Else) ++i;
+    // `fn f(n: int) -> int {`: the return type comes before the brace; `else if`: none.
+    for (long j = i; kind(j) != Tok::Eof; ++j) {
+      Tok k = kind(j);
+      if (k == Tok::LBrace) i = j;
+      if (k == Tok::LBrace || k == Tok::Newline || k == Tok::If) break;
+    }
+    if (kind(i) == Tok::LBrace && match_[static_cast<size_t>(i)] > i) {
+      Span braces{i, match_[static_cast<size_t>(i)]};
+      if (!s.known() || (braces.lo < s.lo && braces.hi > s.hi)) s = braces;
+    }
+    set(b, s);
+    return s;
+  }
+
+  void set(TreeNode& n, const Span& s) const {
+    if (!s.known()) return;
+    const Token& first = t_[static_cast<size_t>(s.lo)];
+    const Token& last = t_[static_cast<size_t>(s.hi)];
+    n.loc = first.loc;
+    // Tokens never span lines (strings cannot), so the end is on the last token's line.
+    auto len = static_cast<uint32_t>(last.text.size());
+    n.end = SourceLoc{last.loc.offset + len, last.loc.line, last.loc.col + len};
+  }
+
+  const std::vector<Token>& t_;
+  std::vector<long> match_;  // the partner of each bracket token, -1 for the others
+};
+
 }  // namespace
+
+TreeNode ast_to_tree(const Program& program, const std::vector<Token>& tokens) {
+  TreeNode root = ast_to_tree(program);
+  Ranger ranger(tokens);
+  for (auto& k : root.kids) ranger.node(k);
+  return root;
+}
 
 TreeNode ast_to_tree(const Program& program) {
   TreeNode root;

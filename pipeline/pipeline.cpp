@@ -254,7 +254,7 @@ StageResult Session::stage(std::string_view name, Format format) const {
       return r;
     }
     r.ok = true;
-    r.tree = ast_to_tree(p);
+    r.tree = ast_to_tree(p, last_->tokens);
     r.text = render_tree(*r.tree, format, std::string(name));
     return r;
   }
@@ -355,7 +355,9 @@ StageResult Session::pass_snapshot(std::string_view pass, bool after, Format for
     const auto& snaps = last_->snapshots(module_, opt_level_);
     for (size_t i = 0; i < snaps.size(); ++i) {
       if (snaps[i].label != pass) continue;
-      if (after || i > 0) return StageResult{true, after ? snaps[i].ir : snaps[i - 1].ir, std::nullopt};
+      if (after || i > 0)
+        return StageResult{true, after ? snaps[i].ir : snaps[i - 1].ir, std::nullopt,
+                           std::nullopt};
       return stage("llvm", format);
     }
   }
@@ -380,7 +382,7 @@ StageResult Session::diff_passes(std::string_view a, std::string_view b) const {
   if (!ra.ok) return ra;
   if (!rb.ok) return rb;
   std::string d = llvmbe::diff_snapshots(ra.text, rb.text, std::string(a), std::string(b));
-  return StageResult{true, d.empty() ? "no difference\n" : d, std::nullopt};
+  return StageResult{true, d.empty() ? "no difference\n" : d, std::nullopt, std::nullopt};
 }
 
 const SourceFile* Session::last_source() const { return last_ ? last_->source.get() : nullptr; }

@@ -108,6 +108,7 @@ struct LiveRange {
   int start = 0, end = 0;  // instruction indices of the virtual code, end inclusive
   std::string location;  // "r2", or a spill slot "s1"
   bool spilled = false;
+  std::string type;      // the value's type: "int", "float", "bool"
 };
 struct LiveFunction {
   std::string function;

@@ -22,8 +22,150 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
-StageResult fail(std::string text) { return StageResult{false, std::move(text), std::nullopt}; }
-StageResult okay(std::string text) { return StageResult{true, std::move(text), std::nullopt}; }
+StageResult fail(std::string text) {
+  return StageResult{false, std::move(text), std::nullopt, std::nullopt};
+}
+StageResult okay(std::string text) {
+  return StageResult{true, std::move(text), std::nullopt, std::nullopt};
+}
+
+// The graph as data, for front ends that lay it out themselves (the same facts as the DOT).
+GraphData graph_data(const tensor::Graph& g) {
+  GraphData d;
+  for (const auto& n : g.nodes) {
+    GraphData::Node dn;
+    dn.id = n.id;
+    dn.label = n.label;
+    dn.kind = tensor::node_kind_name(n.kind);
+    dn.shape = tensor::shape_text(n.shape);
+    dn.output = std::find(g.outputs.begin(), g.outputs.end(), n.id) != g.outputs.end();
+    d.nodes.push_back(std::move(dn));
+    for (int64_t in : n.inputs) {
+      const tensor::Node* from = g.find(in);
+      d.edges.push_back(GraphData::Edge{in, n.id, from ? tensor::shape_text(from->shape) : ""});
+    }
+  }
+  return d;
+}
+
+// ---- the loop nest as a tree (kernel_view's StageResult::tree; pipeline.h has the heads) ----
+// The same nesting the TVMScript printer indents, as nodes a front end can fold and colour:
+// Seq is flattened into its parent and an Allocate's body follows its "alloc" node, as the
+// printer writes them.
+std::string dims_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+TreeNode alloc_node(const tir::Buffer& b) {
+  TreeNode n;
+  n.head = "alloc";
+  n.atom = b.name + dims_text(b.shape) + " " + tir::scope_name(b.scope);
+  n.leaf = true;
+  return n;
+}
+
+TreeNode stmt_node(std::string text) {
+  TreeNode n;
+  n.head = "stmt";
+  n.atom = std::move(text);
+  n.leaf = true;
+  return n;
+}
+
+void loop_nest(const tir::PrimFunc& f, const tir::Stmt* s, std::vector<TreeNode>& out) {
+  if (!s) return;
+  auto expr = [&f](const tir::ExprPtr& e) { return e ? tir::print_expr(f, *e) : "?"; };
+  switch (s->kind) {
+    case tir::StmtKind::Seq:
+      for (const auto& k : s->stmts) loop_nest(f, k.get(), out);
+      return;
+    case tir::StmtKind::For: {
+      TreeNode n;
+      n.head = "for";
+      n.atom = s->var;
+      n.type = tir::for_kind_name(s->for_kind);
+      n.detail = "0.." + std::to_string(s->extent);
+      if (s->for_kind == tir::ForKind::Bound) n.detail += " " + s->thread_tag;
+      loop_nest(f, s->body.get(), n.kids);
+      out.push_back(std::move(n));
+      return;
+    }
+    case tir::StmtKind::Block: {
+      TreeNode n;
+      n.head = "block";
+      n.atom = s->name;
+      for (size_t i = 0; i < s->iters.size(); ++i) {
+        const auto& it = s->iters[i];
+        n.detail += (i ? ", " : "") + it.name + "=" +
+                    (it.kind == tir::IterKind::Spatial ? "S(" : "R(") + expr(it.binding) + ")";
+      }
+      if (s->predicate) n.detail += " where " + expr(s->predicate);
+      if (s->init) {
+        TreeNode init;
+        init.head = "init";
+        loop_nest(f, s->init.get(), init.kids);
+        n.kids.push_back(std::move(init));
+      }
+      loop_nest(f, s->body.get(), n.kids);
+      out.push_back(std::move(n));
+      return;
+    }
+    case tir::StmtKind::Store: {
+      std::string target = s->buffer >= 0 && size_t(s->buffer) < f.buffers.size()
+                               ? f.buffers[size_t(s->buffer)].name
+                               : "#" + std::to_string(s->buffer);
+      target += "[";
+      for (size_t i = 0; i < s->indices.size(); ++i)
+        target += (i ? ", " : "") + expr(s->indices[i]);
+      out.push_back(stmt_node(target + "] = " + expr(s->value)));
+      return;
+    }
+    case tir::StmtKind::If: {
+      TreeNode n;
+      n.head = "if";
+      n.atom = expr(s->predicate);
+      loop_nest(f, s->body.get(), n.kids);
+      out.push_back(std::move(n));
+      return;
+    }
+    case tir::StmtKind::Allocate:
+      if (s->buffer >= 0 && size_t(s->buffer) < f.buffers.size())
+        out.push_back(alloc_node(f.buffers[size_t(s->buffer)]));
+      loop_nest(f, s->body.get(), out);
+      return;
+    case tir::StmtKind::Barrier: out.push_back(stmt_node("T.barrier()")); return;
+  }
+}
+
+void collect_allocated(const tir::Stmt* s, std::vector<bool>& allocated) {
+  if (!s) return;
+  if (s->kind == tir::StmtKind::Allocate && s->buffer >= 0 &&
+      size_t(s->buffer) < allocated.size())
+    allocated[size_t(s->buffer)] = true;
+  collect_allocated(s->init.get(), allocated);
+  collect_allocated(s->body.get(), allocated);
+  for (const auto& k : s->stmts) collect_allocated(k.get(), allocated);
+}
+
+TreeNode loop_nest_tree(const tir::PrimFunc& f) {
+  TreeNode root;
+  root.head = "func";
+  root.atom = f.name;
+  // Function-wide temporaries (the stages between input and output), as T.alloc_buffer
+  // lines at the top of the script; scoped ones appear where their Allocate is.
+  std::vector<bool> skip(f.buffers.size(), false);
+  collect_allocated(f.body.get(), skip);
+  for (int p : f.params)
+    if (p >= 0 && size_t(p) < skip.size()) skip[size_t(p)] = true;
+  if (f.output >= 0 && size_t(f.output) < skip.size()) skip[size_t(f.output)] = true;
+  for (size_t b = 0; b < f.buffers.size(); ++b)
+    if (!skip[b]) root.kids.push_back(alloc_node(f.buffers[b]));
+  loop_nest(f, f.body.get(), root.kids);
+  return root;
+}
+
 }  // namespace
 
 std::vector<std::string> Session::devices() { return {"ref", "cpu", "opencl"}; }
@@ -166,8 +308,12 @@ const std::vector<StageInfo>& Session::kernel_views() {
 StageResult Session::kernel_view(std::string_view view) const {
   if (!schedule_) return fail("no kernel selected");
   const tir::PrimFunc& f = schedule_->func();
-  if (view == "tir") return okay(tir::print_script(f));
-  if (view == "tir-original") return okay(tir::print_script(schedule_->original()));
+  if (view == "tir" || view == "tir-original") {
+    const tir::PrimFunc& g = view == "tir" ? f : schedule_->original();
+    StageResult r = okay(tir::print_script(g));
+    r.tree = loop_nest_tree(g);
+    return r;
+  }
   if (view == "c") return okay(tir::print_c(f));
   if (view == "schedule") return okay(schedule_->trace());
   if (view == "opencl") {
@@ -266,8 +412,10 @@ Session::KernelRun Session::run_kernel(std::string_view device, bool check, uint
 StageResult Session::graph_view(std::string_view which, Format format) const {
   const tensor::Evaluation& ev = tensors_->last_evaluation();
   auto render = [&](const tensor::Graph& g, const std::string& title) {
-    if (format == Format::Dot) return okay(tensor::graph_to_dot(g, title));
-    return okay(tensor::graph_to_text(g));
+    StageResult r = okay(format == Format::Dot ? tensor::graph_to_dot(g, title)
+                                               : tensor::graph_to_text(g));
+    r.graph = graph_data(g);
+    return r;
   };
   if (which == "pending") {
     tensor::Graph g = tensors_->pending_graph();

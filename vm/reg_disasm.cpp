@@ -1,5 +1,6 @@
 #include "vm/reg_disasm.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "vm/reg_compiler.h"
@@ -119,42 +120,54 @@ std::string disassemble_instr(const RegFunction& f, int pc, const Module* m) {
   return text;
 }
 
-std::string disassemble(const RegFunction& f, const Module* m) {
-  std::string out = f.fn_index < 0 ? "<top>" : "fn " + f.name + "(";
+std::string join_rows(const std::vector<RegDisasmLine>& rows) {
+  std::string out;
+  for (const auto& r : rows) out += r.text + "\n";
+  return out;
+}
+
+void disassemble_rows(const RegFunction& f, const Module* m, std::vector<RegDisasmLine>& rows) {
+  std::string head = f.fn_index < 0 ? "<top>" : "fn " + f.name + "(";
   if (f.fn_index >= 0) {
     for (size_t i = 0; i < f.param_types.size(); ++i) {
       std::string name = i < f.vreg_names.size() ? f.vreg_names[i] : "p" + std::to_string(i);
-      out += (i ? ", " : "") + name + ": " + type_name(f.param_types[i]);
+      head += (i ? ", " : "") + name + ": " + type_name(f.param_types[i]);
     }
-    out += ")";
-    if (f.ret != Type::Void) out += std::string(" -> ") + type_name(f.ret);
+    head += ")";
+    if (f.ret != Type::Void) head += std::string(" -> ") + type_name(f.ret);
   }
   char buf[200];
   if (f.allocated) {
     std::snprintf(buf, sizeof buf, "  [%d-register file: %d used, %d spill slot%s]", f.file_size,
                   f.num_regs, f.num_slots, f.num_slots == 1 ? "" : "s");
-    out += buf;
+    head += buf;
     if (!f.param_locs.empty()) {
-      out += "  ; params in";
+      head += "  ; params in";
       for (size_t i = 0; i < f.param_locs.size(); ++i)
-        out += (i ? ", " : " ") + location_name(f, f.param_locs[i]);
+        head += (i ? ", " : " ") + location_name(f, f.param_locs[i]);
     }
   } else {
     std::snprintf(buf, sizeof buf, "  [virtual: %d registers]", f.num_vregs);
-    out += buf;
+    head += buf;
   }
-  out += "\n";
+  rows.push_back(RegDisasmLine{f.name, -1, std::move(head), SourceLoc{}});
   uint32_t prev_line = 0;
   for (int pc = 0; pc < static_cast<int>(f.code.size()); ++pc) {
-    uint32_t line = f.locs[static_cast<size_t>(pc)].line;
-    if (pc > 0 && line == prev_line)
+    SourceLoc loc = static_cast<size_t>(pc) < f.locs.size() ? f.locs[static_cast<size_t>(pc)]
+                                                             : SourceLoc{};
+    if (pc > 0 && loc.line == prev_line)
       std::snprintf(buf, sizeof buf, "%04d     |  ", pc);
     else
-      std::snprintf(buf, sizeof buf, "%04d %5u  ", pc, line);
-    prev_line = line;
-    out += buf + disassemble_instr(f, pc, m) + "\n";
+      std::snprintf(buf, sizeof buf, "%04d %5u  ", pc, loc.line);
+    prev_line = loc.line;
+    rows.push_back(RegDisasmLine{f.name, pc, buf + disassemble_instr(f, pc, m), loc});
   }
-  return out;
+}
+
+std::string disassemble(const RegFunction& f, const Module* m) {
+  std::vector<RegDisasmLine> rows;
+  disassemble_rows(f, m, rows);
+  return join_rows(rows);
 }
 
 std::vector<RegUnit> compile_reg_units(const Program& program, const Module& module,
@@ -206,17 +219,30 @@ std::string summarize_fusion(const std::vector<RegUnit>& units) {
          " in " + std::to_string(bodies) + " bod" + (bodies == 1 ? "y" : "ies");
 }
 
-std::string dump_reg(const Program& program, const Module& module, RegForm form,
-                     int num_registers, bool echo) {
-  std::string out;
+std::vector<RegDisasmLine> dump_reg_rows(const Program& program, const Module& module,
+                                         RegForm form, int num_registers, bool echo) {
+  std::vector<RegDisasmLine> rows;
   for (const auto& u : compile_reg_units(program, module, num_registers, echo)) {
-    if (!out.empty()) out += "\n";
+    if (!rows.empty()) rows.push_back(RegDisasmLine{});  // the blank line between bodies
     const RegFunction& f = form == RegForm::Virtual     ? u.virt
                            : form == RegForm::Allocated ? u.alloc
                                                         : u.fused;
-    out += u.error.empty() ? disassemble(f, &module) : u.error + "\n";
+    if (u.error.empty()) {
+      disassemble_rows(f, &module, rows);
+      continue;
+    }
+    for (size_t at = 0; at <= u.error.size();) {  // one row per line of the message
+      size_t nl = std::min(u.error.find('\n', at), u.error.size());
+      rows.push_back(RegDisasmLine{"", -1, u.error.substr(at, nl - at), SourceLoc{}});
+      at = nl + 1;
+    }
   }
-  return out;
+  return rows;
+}
+
+std::string dump_reg(const Program& program, const Module& module, RegForm form,
+                     int num_registers, bool echo) {
+  return join_rows(dump_reg_rows(program, module, form, num_registers, echo));
 }
 
 std::string dump_reg(const Program& program, const Module& module, bool allocated,

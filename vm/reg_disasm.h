@@ -27,8 +27,22 @@ std::string disassemble_instr(const RegFunction& f, int pc, const Module* module
 // A frame location as the disassembler names it: v3 (virtual), r3 or s0 (allocated).
 std::string location_name(const RegFunction& f, int loc);
 
+// One row of a listing: a header, blank or error row (pc -1, no loc) or instruction pc of
+// `function`. The text views are these rows, each followed by a newline, so a front end
+// that points at rows and the text can never disagree.
+struct RegDisasmLine {
+  std::string function;
+  int pc = -1;
+  std::string text;
+  SourceLoc loc;
+};
+// The rows' texts, each followed by '\n'.
+std::string join_rows(const std::vector<RegDisasmLine>& rows);
+
 // The header line and every instruction of f.
 std::string disassemble(const RegFunction& f, const Module* module);
+void disassemble_rows(const RegFunction& f, const Module* module,
+                      std::vector<RegDisasmLine>& rows);
 
 // One compiled body in its three forms, and the allocator's intervals (over virt's code).
 struct RegUnit {
@@ -55,6 +69,9 @@ std::string summarize_fusion(const std::vector<RegUnit>& units);
 enum class RegForm { Virtual, Allocated, Fused };
 std::string dump_reg(const Program& program, const Module& module, RegForm form,
                      int num_registers = kDefaultRegisters, bool echo = false);
+std::vector<RegDisasmLine> dump_reg_rows(const Program& program, const Module& module,
+                                         RegForm form, int num_registers = kDefaultRegisters,
+                                         bool echo = false);
 // The same with allocated = false: `reg`, true: `reg-alloc`.
 std::string dump_reg(const Program& program, const Module& module, bool allocated,
                      int num_registers = kDefaultRegisters, bool echo = false);

@@ -128,7 +128,8 @@ class RegVM final : public Engine {
         return fail(Diagnostic{Severity::Error, ErrorKind::Runtime, {}, "stack overflow"});
     }
     frames_.resize(static_cast<size_t>(kMaxCallDepth));
-    if (options.trace) return execute<true>(top_rt, module, globals, options);
+    if (options.trace || options.trace_steps)
+      return execute<true>(top_rt, module, globals, options);
     return execute<false>(top_rt, module, globals, options);
   }
 
@@ -158,7 +159,10 @@ class RegVM final : public Engine {
   // ---- trace (only the traced instantiation calls these) ----
   void trace_reset_frame(const FnRt& f, Value* base);
   void trace_step(const FnRt& ran_in, const Instr* ran, const FnRt& now, Value* base,
-                  const Instr* pc, const Module& module, const RunOptions& options);
+                  const Instr* pc, const Module& module, const RunOptions& options, int depth);
+  void trace_fail(const FnRt& f, const Instr* ran, Value* base, const Module& module,
+                  const RunOptions& options, int depth, const char* error);
+  std::vector<std::pair<std::string, std::string>> trace_registers(const FnRt& f, Value* base);
 
   int num_registers_;
   std::vector<Cached> cache_;
@@ -224,7 +228,9 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
 #define vmfetch()                                                        \
   do {                                                                   \
     if constexpr (kTrace) {                                              \
-      if (ran) trace_step(*ran_in, ran, *fn, base, pc, module, options); \
+      if (ran)                                                           \
+        trace_step(*ran_in, ran, *fn, base, pc, module, options,         \
+                   static_cast<int>(cf - frames_.data()));               \
       ran = pc;                                                          \
       ran_in = fn;                                                       \
     }                                                                    \
@@ -621,7 +627,9 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
         vmbreak;
       }
       vmcase(HALT) {
-        if constexpr (kTrace) trace_step(*ran_in, ran, *fn, base, pc, module, options);
+        if constexpr (kTrace)
+          trace_step(*ran_in, ran, *fn, base, pc, module, options,
+                     static_cast<int>(cf - frames_.data()));
         goto done;
       }
       vmcase(PRINT) {
@@ -651,6 +659,9 @@ fail : {
   RunResult r;
   r.ok = false;
   size_t at = static_cast<size_t>(pc - 1 - fn->code);
+  // The text trace has no line for the failing instruction; the data trace ends with it.
+  if constexpr (kTrace)
+    trace_fail(*fn, pc - 1, base, module, options, static_cast<int>(cf - frames_.data()), error);
   r.error = Diagnostic{Severity::Error, ErrorKind::Runtime, fn->src->locs[at], error};
   r.steps = steps;
   return r;
@@ -691,7 +702,8 @@ void RegVM::trace_reset_frame(const FnRt& f, Value* base) {
 // then print it with the frame now current (the callee's after a CALL, the caller's after
 // a RETURN).
 void RegVM::trace_step(const FnRt& ran_in, const Instr* ran, const FnRt& now, Value* base,
-                       const Instr* pc, const Module& module, const RunOptions& options) {
+                       const Instr* pc, const Module& module, const RunOptions& options,
+                       int depth) {
   const Instr& in = *ran;
   const OpInfo& info = op_info(in.op);
   Type* types = shadow_.data() + (base - stack_);
@@ -711,6 +723,17 @@ void RegVM::trace_step(const FnRt& ran_in, const Instr* ran, const FnRt& now, Va
   }
   const RegFunction& f = *ran_in.src;
   int at = static_cast<int>(ran - ran_in.code);
+  if (options.trace_steps) {
+    TraceStep t;
+    t.function = f.name;
+    t.pc = at;
+    t.instruction = disassemble_instr(f, at, &module);
+    t.loc = f.locs[static_cast<size_t>(at)];
+    t.depth = depth;
+    t.registers = trace_registers(now, base);
+    options.trace_steps(t);
+  }
+  if (!options.trace) return;
   char head[64];
   std::snprintf(head, sizeof head, "%-8s %04d %5u  ", f.name.c_str(), at,
                 f.locs[static_cast<size_t>(at)].line);
@@ -724,6 +747,35 @@ void RegVM::trace_step(const FnRt& ran_in, const Instr* ran, const FnRt& now, Va
   }
   text += "\n";
   options.trace(text);
+}
+
+// The frame's locations that hold a value of known type, as the text trace prints them.
+std::vector<std::pair<std::string, std::string>> RegVM::trace_registers(const FnRt& f,
+                                                                        Value* base) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const Type* types = shadow_.data() + (base - stack_);
+  for (uint32_t k = 0; k < f.frame_size; ++k) {
+    if (types[k] == Type::Unknown) continue;
+    out.emplace_back(location_name(*f.src, static_cast<int>(k)), format_value(base[k], types[k]));
+  }
+  return out;
+}
+
+// The instruction `ran` of f stopped the run: a last step with the error and the frame as
+// the instruction found it.
+void RegVM::trace_fail(const FnRt& f, const Instr* ran, Value* base, const Module& module,
+                       const RunOptions& options, int depth, const char* error) {
+  if (!options.trace_steps) return;
+  int at = static_cast<int>(ran - f.code);
+  TraceStep t;
+  t.function = f.src->name;
+  t.pc = at;
+  t.instruction = disassemble_instr(*f.src, at, &module);
+  t.loc = f.src->locs[static_cast<size_t>(at)];
+  t.depth = depth;
+  t.registers = trace_registers(f, base);
+  t.error = error ? error : "";
+  options.trace_steps(t);
 }
 
 }  // namespace

@@ -112,30 +112,57 @@ std::string disassemble_instruction(const Chunk& chunk, size_t offset, const Mod
   return line;
 }
 
-std::string disassemble(const Chunk& chunk, const Module& module) {
-  std::string out = "== " + chunk.name + " ==";
+void disassemble_rows(const Chunk& chunk, const Module& module, std::vector<DisasmLine>& rows) {
+  std::string head = "== " + chunk.name + " ==";
   if (!chunk.local_names.empty()) {
-    out += "  locals";
-    for (const auto& n : chunk.local_names) out += " " + n;
+    head += "  locals";
+    for (const auto& n : chunk.local_names) head += " " + n;
   }
-  out += "  stack " + std::to_string(chunk.max_stack) + "\n";
+  head += "  stack " + std::to_string(chunk.max_stack);
+  rows.push_back(DisasmLine{chunk.name, -1, std::move(head), SourceLoc{}});
   for (size_t off = 0; off < chunk.code.size();) {
-    out += disassemble_instruction(chunk, off, module, &off);
-    out += '\n';
+    DisasmLine row{chunk.name, static_cast<int>(off), "",
+                   off < chunk.locs.size() ? chunk.locs[off] : SourceLoc{}};
+    row.text = disassemble_instruction(chunk, off, module, &off);
+    rows.push_back(std::move(row));
   }
+}
+
+std::string join_rows(const std::vector<DisasmLine>& rows) {
+  std::string out;
+  for (const auto& r : rows) out += r.text + "\n";
   return out;
+}
+
+std::string disassemble(const Chunk& chunk, const Module& module) {
+  std::vector<DisasmLine> rows;
+  disassemble_rows(chunk, module, rows);
+  return join_rows(rows);
+}
+
+std::vector<DisasmLine> disassemble_rows(const StackProgram& program, const Module& module) {
+  std::vector<DisasmLine> rows;
+  disassemble_rows(program.script, module, rows);
+  for (const auto& fn : program.functions) {
+    rows.push_back(DisasmLine{});  // the blank line between chunks
+    disassemble_rows(fn, module, rows);
+  }
+  return rows;
 }
 
 std::string disassemble(const StackProgram& program, const Module& module) {
-  std::string out = disassemble(program.script, module);
-  for (const auto& fn : program.functions) out += "\n" + disassemble(fn, module);
-  return out;
+  return join_rows(disassemble_rows(program, module));
+}
+
+std::vector<DisasmLine> dump_stack_rows(const Program& program, const Module& module, bool echo,
+                                        bool fused) {
+  StackProgram p = compile_stack(program, module, echo);
+  if (fused) fuse_superinstructions(p);
+  return disassemble_rows(p, module);
 }
 
 std::string dump_stack(const Program& program, const Module& module, bool echo, bool fused) {
-  StackProgram p = compile_stack(program, module, echo);
-  if (fused) fuse_superinstructions(p);
-  return disassemble(p, module);
+  return join_rows(dump_stack_rows(program, module, echo, fused));
 }
 
 }  // namespace descent::stack

@@ -94,34 +94,60 @@ void Tracer::simulate(const Chunk& c, size_t off, bool fell_through) {
   }
 }
 
+std::vector<std::string> Tracer::stack_texts(const Value* base, const Value* top) {
+  const auto& types = top_segment();
+  size_t n = top > base ? static_cast<size_t>(top - base) : 0;
+  std::vector<std::string> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    // The shadow matches the real stack unless something is badly wrong; then show bits.
+    out.push_back(i < types.size() && types.size() == n ? format_value(base[i], types[i])
+                                                        : std::to_string(base[i].i) + "?");
+  }
+  return out;
+}
+
+// The step as data; instruction is the row's text after its offset and line columns.
+void Tracer::report(const Chunk& chunk, size_t offset, const Value* base, const Value* top,
+                    const std::string& error) {
+  TraceStep t;
+  t.function = chunk.name;
+  t.pc = static_cast<int>(offset);
+  std::string row = disassemble_instruction(chunk, offset, module_);
+  t.instruction = row.size() > 10 ? row.substr(10) : row;
+  if (offset < chunk.locs.size()) t.loc = chunk.locs[offset];
+  t.depth = frames_.empty() ? 0 : static_cast<int>(frames_.size()) - 1;
+  t.stack = stack_texts(base, top);
+  t.error = error;
+  steps_(t);
+}
+
 void Tracer::step(const Chunk& chunk, size_t offset, bool fell_through, const Value* base,
                   const Value* top) {
   simulate(chunk, offset, fell_through);
+  if (steps_) report(chunk, offset, base, top, "");
+  if (!sink_) return;
   std::string line = chunk.name;
   pad(line, kNameColumn);
   line += disassemble_instruction(chunk, offset, module_);
-  const auto& types = top_segment();
-  size_t n = static_cast<size_t>(top - base);
-  if (n > 0) {
+  std::vector<std::string> values = stack_texts(base, top);
+  if (!values.empty()) {
     pad(line, kStackColumn);
-    for (size_t i = 0; i < n; ++i) {
-      // The shadow matches the real stack unless something is badly wrong; then show bits.
-      std::string v = i < types.size() && types.size() == n
-                          ? format_value(base[i], types[i])
-                          : std::to_string(base[i].i) + "?";
-      line += "[ " + v + " ]";
-    }
+    for (const auto& v : values) line += "[ " + v + " ]";
   }
-  if (sink_) sink_(line + "\n");
+  sink_(line + "\n");
 }
 
-void Tracer::fail(const Chunk& chunk, size_t offset, const std::string& message) {
+void Tracer::fail(const Chunk& chunk, size_t offset, const std::string& message,
+                  const Value* base, const Value* top) {
+  if (steps_) report(chunk, offset, base, top, message);
+  if (!sink_) return;
   std::string line = chunk.name;
   pad(line, kNameColumn);
   line += disassemble_instruction(chunk, offset, module_);
   pad(line, kStackColumn);
   line += "error: " + message;
-  if (sink_) sink_(line + "\n");
+  sink_(line + "\n");
 }
 
 }  // namespace descent::stack

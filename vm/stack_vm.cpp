@@ -140,7 +140,8 @@ class StackVM final : public Engine {
     refresh_functions(module);
     Chunk script = stack::compile_script(program, module, options.echo);
     if (fuse_) stack::fuse_superinstructions(script);
-    if (options.trace) return execute<true>(script, module, globals, options);
+    if (options.trace || options.trace_steps)
+      return execute<true>(script, module, globals, options);
     return execute<false>(script, module, globals, options);
   }
 
@@ -212,7 +213,7 @@ RunResult StackVM::execute(const Chunk& script, const Module& module, GlobalStor
   static const std::atomic<bool> kNever{false};
   RunResult result;
   std::string err;
-  stack::Tracer tracer(module, options.trace);
+  stack::Tracer tracer(module, options.trace, options.trace_steps);
   const Chunk* tch = nullptr;     // traced loop: the instruction that is running
   const uint8_t* tip = nullptr;   //   (its chunk and address)
 
@@ -514,7 +515,9 @@ on_error: {
   // inside (or just past the operands of) the instruction that failed.
   size_t at = static_cast<size_t>(ip - 1 - ch->code.data());
   if constexpr (kTrace) {
-    if (tch) tracer.fail(*tch, static_cast<size_t>(tip - tch->code.data()), err);
+    if (tch)
+      tracer.fail(*tch, static_cast<size_t>(tip - tch->code.data()), err, bp + ch->num_locals(),
+                  sp);
   }
   result.ok = false;
   result.error = Diagnostic{Severity::Error, ErrorKind::Runtime, ch->locs[at], err};
