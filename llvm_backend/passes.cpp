@@ -132,10 +132,15 @@ const PassSnapshot* find_snapshot(const std::vector<PassSnapshot>& snaps, std::s
 
 // ---- [SECTION] diff ----
 
-std::string diff_snapshots(const std::string& a, const std::string& b, const std::string& a_label,
-                           const std::string& b_label) {
-  if (a == b) return "";
-  std::vector<std::string> x = lines_of(a), y = lines_of(b);
+namespace {
+struct Op {
+  char kind;      // ' ', '-', '+'
+  size_t ai, bi;  // line indices (0-based) in a and b where the op stands
+};
+
+// The edit script from x to y: the longest common subsequence of the lines, deletions before
+// insertions where both are possible (what `diff` does).
+std::vector<Op> diff_ops(const std::vector<std::string>& x, const std::vector<std::string>& y) {
   size_t n = x.size(), m = y.size();
   // Common head and tail first: passes usually touch one function of many.
   size_t head = 0;
@@ -143,11 +148,6 @@ std::string diff_snapshots(const std::string& a, const std::string& b, const std
   size_t tail = 0;
   while (tail < n - head && tail < m - head && x[n - 1 - tail] == y[m - 1 - tail]) ++tail;
   size_t xn = n - head - tail, yn = m - head - tail;
-
-  struct Op {
-    char kind;  // ' ', '-', '+'
-    size_t ai, bi;  // line indices (0-based) in a and b where the op stands
-  };
   std::vector<Op> ops;
   for (size_t i = 0; i < head; ++i) ops.push_back({' ', i, i});
   if (xn * yn <= 4'000'000) {
@@ -173,6 +173,23 @@ std::string diff_snapshots(const std::string& a, const std::string& b, const std
     for (size_t j = 0; j < yn; ++j) ops.push_back({'+', head + xn, head + j});
   }
   for (size_t i = 0; i < tail; ++i) ops.push_back({' ', n - tail + i, m - tail + i});
+  return ops;
+}
+}  // namespace
+
+std::vector<bool> changed_lines(const std::vector<std::string>& a,
+                                const std::vector<std::string>& b) {
+  std::vector<bool> changed(b.size(), false);
+  for (const Op& op : diff_ops(a, b))
+    if (op.kind == '+') changed[op.bi] = true;
+  return changed;
+}
+
+std::string diff_snapshots(const std::string& a, const std::string& b, const std::string& a_label,
+                           const std::string& b_label) {
+  if (a == b) return "";
+  std::vector<std::string> x = lines_of(a), y = lines_of(b);
+  std::vector<Op> ops = diff_ops(x, y);
 
   const size_t context = 3;
   std::string out = "--- " + a_label + "\n+++ " + b_label + "\n";

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <unordered_map>
 
 namespace descent::viz {
 
@@ -45,43 +44,6 @@ std::vector<std::string> split_lines(std::string_view text) {
     start = nl + 1;
   }
   return lines;
-}
-
-// Myers' O(ND) diff over line hashes would be faster on huge inputs; IR dumps are a few
-// thousand lines, where the classic LCS table (trimmed of the common prefix and suffix
-// first) is small enough and easier to read.
-std::vector<bool> changed_lines(const std::vector<std::string>& before,
-                                const std::vector<std::string>& after) {
-  std::vector<bool> changed(after.size(), false);
-  size_t pre = 0;
-  while (pre < before.size() && pre < after.size() && before[pre] == after[pre]) ++pre;
-  size_t suf = 0;
-  while (suf < before.size() - pre && suf < after.size() - pre &&
-         before[before.size() - 1 - suf] == after[after.size() - 1 - suf])
-    ++suf;
-  size_t n = before.size() - pre - suf, m = after.size() - pre - suf;
-  if (m == 0) return changed;
-  if (n == 0 || n * m > 40'000'000) {
-    // Too big for the table: mark the lines that occur nowhere in `before`.
-    std::unordered_map<std::string_view, int> seen;
-    for (size_t i = 0; i < n; ++i) ++seen[before[pre + i]];
-    for (size_t j = 0; j < m; ++j) changed[pre + j] = seen.find(after[pre + j]) == seen.end();
-    return changed;
-  }
-  // lcs[i][j]: LCS length of before[pre+i..] and after[pre+j..].
-  std::vector<uint32_t> lcs((n + 1) * (m + 1), 0);
-  auto at = [&](size_t i, size_t j) -> uint32_t& { return lcs[i * (m + 1) + j]; };
-  for (size_t i = n; i-- > 0;)
-    for (size_t j = m; j-- > 0;)
-      at(i, j) = before[pre + i] == after[pre + j] ? at(i + 1, j + 1) + 1
-                                                   : std::max(at(i + 1, j), at(i, j + 1));
-  size_t i = 0, j = 0;
-  while (j < m) {
-    if (i < n && before[pre + i] == after[pre + j]) ++i, ++j;
-    else if (i < n && at(i + 1, j) >= at(i, j + 1)) ++i;
-    else changed[pre + j++] = true;
-  }
-  return changed;
 }
 
 int Listing(const char* id, const std::vector<std::string>& lines, const ListingStyle& style,

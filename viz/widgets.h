@@ -27,11 +27,6 @@ ImU32 node_kind(std::string_view kind);
 
 std::vector<std::string> split_lines(std::string_view text);
 
-// Which lines of `after` are not in `before` (a longest-common-subsequence line diff, as
-// `diff` computes it): result[i] is true when after[i] is new or changed.
-std::vector<bool> changed_lines(const std::vector<std::string>& before,
-                                const std::vector<std::string>& after);
-
 // A scrolling, clipped list of monospace lines (only the visible ones are drawn, so a
 // 50,000-line dump scrolls as fast as a 50-line one).
 struct ListingStyle {

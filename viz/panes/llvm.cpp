@@ -145,7 +145,7 @@ struct LlvmPane : Pane {
         return;
       }
       lines_ = split_lines(after.text);
-      changed_ = before.ok ? changed_lines(split_lines(before.text), lines_)
+      changed_ = before.ok ? Session::changed_lines(split_lines(before.text), lines_)
                            : std::vector<bool>(lines_.size(), false);
     }
     int first = -1;

@@ -331,7 +331,8 @@ struct LoopsPane : Pane {
       }
       view_lines_[v] = std::move(lines);
       auto prev = prev_lines_.find(v);
-      if (prev != prev_lines_.end()) view_changed_[v] = changed_lines(prev->second, view_lines_[v]);
+      if (prev != prev_lines_.end())
+        view_changed_[v] = Session::changed_lines(prev->second, view_lines_[v]);
     }
     scroll_view_to_ = scroll_top_ ? 0 : -1;
     scroll_top_ = false;
