@@ -52,102 +52,6 @@ std::string trim(std::string_view s) {
   return b == std::string_view::npos ? std::string() : std::string(s.substr(b, e - b + 1));
 }
 
-// The numbers between the first '(' and its ')': "T.grid(16, 64)" -> {"16", "64"}; a
-// `thread="group.x"` argument comes back as its tag.
-std::vector<std::string> call_args(std::string_view s) {
-  std::vector<std::string> out;
-  size_t open = s.find('('), close = s.rfind(')');
-  if (open == std::string_view::npos || close == std::string_view::npos || close < open)
-    return out;
-  std::string cur;
-  for (char c : s.substr(open + 1, close - open - 1)) {
-    if (c == ',') {
-      out.push_back(trim(cur));
-      cur.clear();
-    } else if (c != '"') {
-      cur += c;
-    }
-  }
-  out.push_back(trim(cur));
-  for (auto& a : out)
-    if (a.rfind("thread=", 0) == 0) a = a.substr(7);
-  return out;
-}
-
-// Until Session::kernel_view("tir") fills StageResult::tree, the same tree is recovered from
-// the TVMScript text by its indentation (the printer's layout is regular: one statement per
-// line, bodies indented). T.grid's chain of serial loops becomes one "for" node per loop,
-// which is what the structured view gives too.
-TreeNode tree_from_script(const std::string& text) {
-  TreeNode root;
-  root.head = "func";
-  struct Open {
-    int indent;
-    TreeNode* node;
-  };
-  // Only the deepest open node ever gets new kids, so pointers to the open ones stay valid.
-  std::vector<Open> open{{-1, &root}};
-  for (const std::string& raw : split_lines(text)) {
-    std::string s = trim(raw);
-    if (s.empty() || s[0] == '@' || s[0] == '#') continue;
-    int indent = static_cast<int>(raw.find_first_not_of(' '));
-    while (open.size() > 1 && open.back().indent >= indent) open.pop_back();
-    TreeNode* parent = open.back().node;
-    auto add = [&](std::string head, std::string atom) -> TreeNode* {
-      parent->kids.push_back(TreeNode{});
-      TreeNode* n = &parent->kids.back();
-      n->head = std::move(head);
-      n->atom = std::move(atom);
-      return n;
-    };
-    if (s.rfind("def ", 0) == 0) {
-      root.atom = s.substr(4, s.find('(') == std::string::npos ? std::string::npos
-                                                                 : s.find('(') - 4);
-      open.front().indent = indent;
-    } else if (s.rfind("for ", 0) == 0 && s.find(" in ") != std::string::npos) {
-      size_t in = s.find(" in ");
-      std::vector<std::string> vars;
-      for (auto& v : words_of(s.substr(4, in - 4))) {
-        if (!v.empty() && v.back() == ',') v.pop_back();
-        vars.push_back(v);
-      }
-      std::string head = s.substr(in + 4);
-      std::vector<std::string> args = call_args(head);
-      std::string kind = head.rfind("T.parallel", 0) == 0     ? "parallel"
-                         : head.rfind("T.vectorized", 0) == 0 ? "vectorized"
-                         : head.rfind("T.unroll", 0) == 0     ? "unrolled"
-                         : head.rfind("T.thread_binding", 0) == 0 ? "bound"
-                                                                  : "serial";
-      for (size_t i = 0; i < vars.size(); ++i) {
-        TreeNode* n = add("for", vars[i]);
-        n->type = kind;
-        std::string extent = kind == "bound" ? (args.empty() ? "?" : args[0])
-                                             : (i < args.size() ? args[i] : "?");
-        n->detail = "0.." + extent;
-        if (kind == "bound" && args.size() > 1) n->detail += " " + args[1];
-        parent = n;
-      }
-      open.push_back({indent, parent});
-    } else if (s.rfind("with T.block(", 0) == 0) {
-      std::vector<std::string> a = call_args(s);
-      open.push_back({indent, add("block", a.empty() ? "" : a[0])});
-    } else if (s.rfind("with T.init()", 0) == 0) {
-      open.push_back({indent, add("init", "")});
-    } else if (s.rfind("if ", 0) == 0 && s.back() == ':') {
-      open.push_back({indent, add("if", s.substr(3, s.size() - 4))});
-    } else if (parent->head == "block" &&
-               (s.find("T.axis.") != std::string::npos || s.rfind("T.where", 0) == 0)) {
-      parent->detail += (parent->detail.empty() ? "" : "; ") + s;
-    } else if (s.find("T.alloc_buffer") != std::string::npos) {
-      add("alloc", s)->leaf = true;
-    } else {
-      TreeNode* n = add("stmt", s);
-      n->leaf = true;
-    }
-  }
-  return root;
-}
-
 struct LoopInfo {
   std::string name;                 // as a schedule names it: "i_0", or "C.i" when ambiguous
   std::vector<std::string> nest;    // the loops around the first block under it (reorder's default)
@@ -184,7 +88,6 @@ struct LoopsPane : Pane {
   bool dirty_ = true;
   bool have_kernel_ = false;
   std::string why_empty_;    // why there is no nest to show
-  bool from_text_ = false;   // the tree was recovered from the TVMScript text
   TreeNode tree_;
   std::unordered_map<const TreeNode*, LoopInfo> loops_;
   std::vector<std::string> loop_names_;  // program order
@@ -305,8 +208,12 @@ struct LoopsPane : Pane {
       have_kernel_ = false;
       return;
     }
-    from_text_ = !tir.tree;
-    tree_ = tir.tree ? *tir.tree : tree_from_script(tir.text);
+    if (!tir.tree) {
+      why_empty_ = "the pipeline gave no loop-nest tree for this kernel";
+      have_kernel_ = false;
+      return;
+    }
+    tree_ = *tir.tree;
     index_loops();
     if (!selected_.empty() &&
         std::find(loop_names_.begin(), loop_names_.end(), selected_) == loop_names_.end()) {
@@ -718,10 +625,6 @@ struct LoopsPane : Pane {
       ImGui::PushStyleColor(ImGuiCol_Text, colors::loop_kind(k));
       ImGui::TextUnformatted(k);
       ImGui::PopStyleColor();
-    }
-    if (from_text_ && have_kernel_) {
-      ImGui::SameLine();
-      ImGui::TextDisabled("  (tree read from the TIR text)");
     }
   }
 
