@@ -226,7 +226,7 @@ int DrawGraph(const char* id, const GraphLayout& layout, const std::vector<ImVec
     dl->AddRectFilled(a, b, s.fill ? s.fill : colors::node_kind(""), 4);
     if (s.highlight || hover) dl->AddRectFilled(a, b, colors::highlight(), 4);
     dl->AddRect(a, b, s.border ? s.border : IM_COL32(60, 60, 60, 255), 4, 0,
-                s.highlight ? 2.5f : 1.f);
+                s.highlight ? 2.5f : s.border ? 2.f : 1.f);
     dl->AddText(ImVec2(a.x + 8, a.y + 5), IM_COL32(20, 20, 20, 255), s.label.c_str());
   }
   ImGui::Dummy(ImVec2(layout.size.x + 16, layout.size.y + 16));

@@ -124,54 +124,6 @@ GraphLayout tidy_tree_layout(const std::vector<Node>& nodes, const std::vector<I
   return out;
 }
 
-// DrawGraph's look, but only what is in view is drawn: an AST of a few thousand
-// statements is tens of thousands of boxes, and drawing them all every frame would make
-// the view crawl. (Candidate for widgets.cpp: the dataflow graph could use it too.)
-int DrawTreeGraph(const char* id, const GraphLayout& layout, const std::vector<ImVec2>& sizes,
-                  const std::vector<GraphNodeStyle>& nodes,
-                  const std::vector<std::pair<int, int>>& edges) {
-  int hovered = -1;
-  ImGui::BeginChild(id, ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
-  ImVec2 origin = ImGui::GetCursorScreenPos();
-  origin.x += 8, origin.y += 8;
-  float avail = ImGui::GetContentRegionAvail().x;
-  if (layout.size.x + 16 < avail) origin.x += (avail - layout.size.x - 16) / 2;
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  ImVec2 clip_min = dl->GetClipRectMin(), clip_max = dl->GetClipRectMax();
-  auto visible = [&](ImVec2 a, ImVec2 b) {
-    return std::max(a.x, b.x) >= clip_min.x && std::min(a.x, b.x) <= clip_max.x &&
-           std::max(a.y, b.y) >= clip_min.y && std::min(a.y, b.y) <= clip_max.y;
-  };
-  const int n = static_cast<int>(sizes.size());
-  const ImU32 edge_col = IM_COL32(110, 110, 110, 255);
-  for (auto [a, b] : edges) {
-    if (a < 0 || b < 0 || a >= n || b >= n) continue;
-    ImVec2 pa(origin.x + layout.pos[a].x + sizes[a].x / 2, origin.y + layout.pos[a].y + sizes[a].y);
-    ImVec2 pb(origin.x + layout.pos[b].x + sizes[b].x / 2, origin.y + layout.pos[b].y);
-    if (!visible(pa, pb)) continue;
-    float dy = std::max(20.f, (pb.y - pa.y) / 2);
-    dl->AddBezierCubic(pa, ImVec2(pa.x, pa.y + dy), ImVec2(pb.x, pb.y - dy), pb, edge_col, 1.5f);
-    dl->AddTriangleFilled(pb, ImVec2(pb.x - 4, pb.y - 8), ImVec2(pb.x + 4, pb.y - 8), edge_col);
-  }
-  bool window_hovered = ImGui::IsWindowHovered();
-  for (int i = 0; i < n; ++i) {
-    ImVec2 a(origin.x + layout.pos[i].x, origin.y + layout.pos[i].y);
-    ImVec2 b(a.x + sizes[i].x, a.y + sizes[i].y);
-    if (!visible(a, b)) continue;
-    const GraphNodeStyle& s = nodes[i];
-    bool hover = window_hovered && ImGui::IsMouseHoveringRect(a, b);
-    if (hover) hovered = i;
-    dl->AddRectFilled(a, b, s.fill ? s.fill : colors::node_kind(""), 4);
-    if (s.highlight || hover) dl->AddRectFilled(a, b, colors::highlight(), 4);
-    dl->AddRect(a, b, s.border ? s.border : IM_COL32(60, 60, 60, 255), 4, 0,
-                s.highlight ? 2.5f : s.border ? 2.f : 1.f);
-    dl->AddText(ImVec2(a.x + 8, a.y + 5), IM_COL32(20, 20, 20, 255), s.label.c_str());
-  }
-  ImGui::Dummy(ImVec2(layout.size.x + 16, layout.size.y + 16));
-  ImGui::EndChild();
-  return hovered;
-}
-
 struct AstPane : Pane {
   const char* name() const override { return "ast"; }
   const char* title() const override { return "AST"; }
@@ -362,7 +314,7 @@ struct AstPane : Pane {
                                           std::max(0.f, 8 + p.y + s.y / 2 - view.y / 3)));
       scroll_to_ = -1;
     }
-    return DrawTreeGraph("##astgraph", layout_, sizes_, styles, edges_);
+    return DrawGraph("##astgraph", layout_, sizes_, styles, edges_);
   }
 
   void Draw(Document& doc) override {

@@ -322,6 +322,18 @@ class StepDebugger {
 
 // The output pane under a debugger: what had been printed by the current step, kept
 // scrolled to its end as it grows.
+// The line under the step controls: the instruction that just ran, or its runtime error;
+// `idle` when nothing has run yet.
+inline void DrawStepStatus(const TraceStep* cur, const char* idle) {
+  if (cur && !cur->error.empty())
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors::error()), "runtime error: %s",
+                       cur->error.c_str());
+  else if (cur)
+    ImGui::Text("ran (%s): %s", cur->function.c_str(), squeeze(cur->instruction).c_str());
+  else
+    ImGui::TextDisabled("%s", idle);
+}
+
 inline void DrawOutputSoFar(const char* id, std::string_view text, ImVec2 size,
                             bool scroll_to_end) {
   ImGui::BeginChild(id, size, true, ImGuiWindowFlags_HorizontalScrollbar);

@@ -344,13 +344,7 @@ struct RegPane : Pane {
     refresh(doc);
 
     const TraceStep* cur = dbg.current();
-    if (cur && !cur->error.empty())
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors::error()), "runtime error: %s",
-                         cur->error.c_str());
-    else if (cur)
-      ImGui::Text("ran (%s): %s", cur->function.c_str(), squeeze(cur->instruction).c_str());
-    else
-      ImGui::TextDisabled("virtual registers (left), after allocation (right)");
+    DrawStepStatus(cur, "virtual registers (left), after allocation (right)");
 
     ImVec2 avail = ImGui::GetContentRegionAvail();
     const float lh = ImGui::GetTextLineHeightWithSpacing();

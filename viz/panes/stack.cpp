@@ -115,15 +115,8 @@ struct StackPane : Pane {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("as the compiler emitted it, before fusion");
 
     const TraceStep* cur = dbg.current();
-    if (cur && !cur->error.empty())
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors::error()), "runtime error: %s",
-                         cur->error.c_str());
-    else if (cur)
-      ImGui::Text("ran (%s): %s", cur->function.c_str(), squeeze(cur->instruction).c_str());
-    else if (show_compiled)
-      ImGui::TextDisabled("as compiled; the VM runs the fused code");
-    else
-      ImGui::TextDisabled("click a row's gutter for a breakpoint");
+    DrawStepStatus(cur, show_compiled ? "as compiled; the VM runs the fused code"
+                                      : "click a row's gutter for a breakpoint");
 
     bool moved = dbg.take_moved();
     ImVec2 avail = ImGui::GetContentRegionAvail();
