@@ -34,12 +34,6 @@ namespace {
 
 std::string message(llvm::Error e) { return llvm::toString(std::move(e)); }
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 // ---------------------------------------------------------------------------------------
 // [SECTION] the host target
 // ---------------------------------------------------------------------------------------

@@ -39,12 +39,6 @@ int Graph::num_kernels() const {
 
 // ---- Printers -------------------------------------------------------------------------
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 static std::string node_ref(int64_t id) { return "%" + std::to_string(id); }
 
 std::string graph_to_text(const Graph& g) {

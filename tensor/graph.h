@@ -70,8 +70,6 @@ std::string graph_to_text(const Graph& g);
 // Graphviz: kernel nodes are boxes, constants and inputs ellipses (constants grey); every
 // edge is labelled with the shape of the tensor it carries.
 std::string graph_to_dot(const Graph& g, const std::string& title = "graph");
-// "[1, 200]"
-std::string shape_text(const std::vector<int64_t>& shape);
 
 // ---- Passes ---------------------------------------------------------------------------
 

@@ -48,12 +48,6 @@ bool fail(Diagnostic* error, SourceLoc loc, std::string message) {
   return false;
 }
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); i++) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 std::string type_text(const TensorType& t) {
   std::string s = t.elem + "[";
   for (size_t i = 0; i < t.dims.size(); i++)

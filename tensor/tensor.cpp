@@ -239,6 +239,12 @@ std::string format_tensor(const Tensor& t) {
   return s + "])";
 }
 
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
 double sum_all(const Tensor& t) {
   double s = 0.0;
   for (size_t i = 0; i < t.data.size(); ++i) s += static_cast<double>(t.data[i]);

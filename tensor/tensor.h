@@ -63,6 +63,8 @@ bool arange(int64_t n, Tensor* out, std::string* error);
 std::string format_tensor(const Tensor& t);
 std::string format_f32(float v);
 double sum_all(const Tensor& t);  // accumulated in double, in index order
+// "[1, 200]": a shape as every message and view writes it.
+std::string shape_text(const std::vector<int64_t>& shape);
 
 // Comparison used by every backend check (--check, tests): a and b agree when shapes are
 // equal and every element satisfies |a - b| <= rtol * max(1, |a|, |b|) (nan only equals nan).
