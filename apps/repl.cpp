@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "lang/text.h"
 #include "lang/token.h"
 
 namespace descent {
@@ -38,7 +39,7 @@ const CommandHelp kCommands[] = {
     {":engine", "[NAME]", "show or choose the engine that runs input"},
     {":time", "", "toggle timing of each input"},
     {":load", "FILE", "compile and run a .ds file in this session"},
-    {":device", "[ref|cpu|opencl]", "show or choose where tensor kernels run (reference interpreter, LLVM, OpenCL)"},
+    {":device", "[DEVICE]", "show the tensor devices (ref, cpu, opencl, ...) or choose where kernels run"},
     {":graph", "[pending|before|PASS|executed] [dot]", "the tensor dataflow graph of the last evaluation"},
     {":kernel", "NAME [n=SIZE ...]", "lower a kernel to its loop nest for scheduling (named dims default to 64)"},
     {":tir", "[original]", "the selected kernel's loop nest (after the schedule)"},
@@ -48,7 +49,7 @@ const CommandHelp kCommands[] = {
     {":undo", "", "undo the last schedule step"},
     {":redo", "", "redo an undone schedule step"},
     {":trace-schedule", "", "the schedule steps in effect (replayable)"},
-    {":run", "[ref|cpu|opencl]", "run the selected kernel on random inputs and check it against the reference"},
+    {":run", "[DEVICE]", "run the selected kernel on random inputs and check it against the reference"},
     {":quit", "", "leave (Ctrl-D works too)"},
 };
 
@@ -261,7 +262,7 @@ bool Repl::command(const std::string& line) {
   } else if (cmd == ":device") {
     std::string error;
     if (w.size() < 2)
-      out_ << "device: " << session_.device() << " (devices: ref cpu opencl)\n";
+      out_ << "device: " << session_.device() << " (devices: " << join(Session::devices(), " ") << ")\n";
     else if (!session_.set_device(w[1], &error))
       err_ << "error: " << error << '\n';
   } else if (cmd == ":graph") {

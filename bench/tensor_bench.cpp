@@ -28,16 +28,11 @@
 #include "bench/bench.h"
 #include "bench/blas.h"
 #include "bench/roofline.h"
-#include "gpu/opencl_codegen.h"
-#include "gpu/runtime.h"
-#include "lang/parser.h"
-#include "lang/sema.h"
+#include "lang/text.h"
 #include "pipeline/pipeline.h"
-#include "tensor/cpu.h"
-#include "tensor/lower.h"
-#include "tensor/runtime.h"
-#include "tensor/schedule.h"
+#include "tensor/backend.h"
 #include "tensor/tensor.h"
+#include "tensor/tir.h"
 
 namespace descent::bench {
 
@@ -90,56 +85,37 @@ const std::vector<TensorWorkload>& all_workloads() {
   return w;
 }
 
-// The hand-written OpenCL matmul (bench/opencl/matmul_4x16.cl: a 4 x 16 register block per
-// work-item, float16 accumulators), run on the same inputs as the generated kernels: issue 6's
-// yardstick for the scheduled OpenCL matmul. Times are the kernel's profiling-event times.
-bool run_hand_matmul(gpu::Context& cl, const std::vector<tensor::Tensor>& in,
-                     const std::vector<int64_t>& out_shape, int repeats, tensor::Tensor* out,
-                     std::vector<double>* times, double* build_s, std::string* error) {
-  int64_t n = in[0].shape[0], k = in[0].shape[1], m = in[1].shape[1];
-  if (n % 4 || m % 16) {
-    *error = "matmul_4x16.cl needs n % 4 == 0 and m % 16 == 0";
-    return false;
-  }
-  std::string path = (fs::path(schedules_dir()) / ".." / "opencl" / "matmul_4x16.cl").string();
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    *error = "cannot read " + path;
-    return false;
-  }
-  std::stringstream source;
-  source << file.rdbuf();
-  gpu::Program program;
-  if (!cl.build(source.str(), "", &program, build_s, error)) return false;
-  gpu::DeviceBuffer a, b, c;
-  size_t abytes = size_t(n * k) * 4, bbytes = size_t(k * m) * 4, cbytes = size_t(n * m) * 4;
-  if (!cl.alloc(abytes, &a, error) || !cl.alloc(bbytes, &b, error) || !cl.alloc(cbytes, &c, error) ||
-      !cl.write(a, in[0].data.data(), abytes, nullptr, error) ||
-      !cl.write(b, in[1].data.data(), bbytes, nullptr, error))
-    return false;
-  gpu::LaunchDims dims;
-  dims.dims = 2;
-  dims.global[0] = m / 16;
-  dims.global[1] = n / 4;
-  dims.local[0] = std::min<int64_t>(16, m / 16);
-  dims.local[1] = 1;
-  std::vector<gpu::KernelArg> args = {{&a, 0}, {&b, 0}, {&c, 0}, {nullptr, int32_t(n)},
-                                      {nullptr, int32_t(k)}, {nullptr, int32_t(m)}};
-  for (int i = 0; i < repeats + 1; ++i) {  // the first launch is the warm-up
-    double s = 0;
-    if (!cl.launch(program, "matmul_4x16", args, dims, &s, error)) return false;
-    if (i > 0) times->push_back(s);
-  }
-  out->shape = out_shape;
-  out->data = tensor::AlignedFloats(size_t(n * m));
-  return cl.read(c, out->data.data(), cbytes, nullptr, error);
+// The columns, from the device registry: "ref" (the oracle), then for every other device
+// "<device>-naive" (the loop nest as lowered), "<device>-sched" (the shipped schedule) and,
+// where the device runs hand-written kernels, "<device>-hand"; then the baselines. A new
+// device gets its columns without this file changing.
+struct Column {
+  enum Kind { Ref, Naive, Sched, Hand, Baseline };
+  std::string engine;   // the record's engine: "cpu-sched"
+  std::string device;   // the backend's name ("" for a baseline)
+  Kind kind;
+};
+
+const std::vector<Column>& columns() {
+  static const std::vector<Column> c = [] {
+    std::vector<Column> out = {{"ref", "ref", Column::Ref}};
+    for (const auto& d : Session::devices()) {
+      if (d == "ref") continue;
+      out.push_back({d + "-naive", d, Column::Naive});
+      out.push_back({d + "-sched", d, Column::Sched});
+      if (tensor::find_backend(d)->has_hand_kernels()) out.push_back({d + "-hand", d, Column::Hand});
+    }
+    out.push_back({"openblas", "", Column::Baseline});
+    out.push_back({"cpp", "", Column::Baseline});
+    return out;
+  }();
+  return c;
 }
 
-const std::vector<std::string>& engine_list() {
-  static const std::vector<std::string> e = {"ref",          "cpu-naive",    "cpu-sched",
-                                             "opencl-naive", "opencl-sched", "opencl-hand",
-                                             "openblas", "cpp"};
-  return e;
+const Column* find_column(const std::string& engine) {
+  for (const auto& c : columns())
+    if (c.engine == engine) return &c;
+  return nullptr;
 }
 
 double median_of(std::vector<double> v) {
@@ -230,9 +206,517 @@ std::string progress_bar(size_t done, size_t total) {
 
 struct Cell {
   size_t workload;
-  std::string engine;
-  int threads;  // 0 for the OpenCL columns: the device decides
+  const Column* column;
+  int threads;  // host threads (cpu columns, baselines); 0 for a device that decides itself
 };
+
+// The hand-written kernels the "-hand" columns run, beside the generated ones: issue 6's
+// yardstick for the scheduled OpenCL matmul. Each knows its launch grid for the shapes.
+struct HandWritten {
+  std::string device, kernel, file, entry;
+  // The grid and the int arguments for inputs of these shapes; false with *error when the
+  // kernel cannot take them.
+  bool (*launch)(const std::vector<tensor::Tensor>& in, tensor::HandKernel* k, std::string* error);
+};
+
+// bench/opencl/matmul_4x16.cl: a 4 x 16 register block per work-item, float16 accumulators.
+bool matmul_4x16_launch(const std::vector<tensor::Tensor>& in, tensor::HandKernel* k,
+                        std::string* error) {
+  int64_t n = in[0].shape[0], kk = in[0].shape[1], m = in[1].shape[1];
+  if (n % 4 || m % 16) {
+    *error = "matmul_4x16.cl needs n % 4 == 0 and m % 16 == 0";
+    return false;
+  }
+  k->dims = 2;
+  k->global[0] = m / 16;
+  k->global[1] = n / 4;
+  k->local[0] = std::min<int64_t>(16, m / 16);
+  k->local[1] = 1;
+  k->scalars = {int32_t(n), int32_t(kk), int32_t(m)};
+  k->output_shape = {n, m};
+  return true;
+}
+
+const std::vector<HandWritten>& hand_written() {
+  static const std::vector<HandWritten> h = {
+      {"opencl", "matmul", "matmul_4x16.cl", "matmul_4x16", matmul_4x16_launch},
+  };
+  return h;
+}
+
+const HandWritten* find_hand(const std::string& device, const std::string& kernel) {
+  for (const auto& h : hand_written())
+    if (h.device == device && h.kernel == kernel) return &h;
+  return nullptr;
+}
+
+// A workload made ready to measure: its loop nests, its inputs, and the answer to check
+// every column against.
+struct Prepared {
+  const TensorWorkload* w = nullptr;
+  tir::PrimFunc naive;
+  // Per device, its scheduled loop nest, or why not: `problem` fails the column, `missing`
+  // skips it.
+  struct Scheduled {
+    tir::PrimFunc func;
+    std::string problem, missing;
+  };
+  std::map<std::string, Scheduled> scheduled;
+  std::vector<tensor::Tensor> inputs;
+  std::vector<const tensor::Tensor*> args;
+  double flops = 0, bytes = 0;
+  tensor::Tensor ref_out;  // the reference interpreter's answer, where it finishes in seconds
+  bool have_ref = false;
+  tensor::Tensor base_out;  // else the baseline's answer
+  bool have_base = false;
+  std::string base_error;
+};
+
+// A device the cells use: what it is, or why its columns are skipped.
+struct OpenDevice {
+  bool ok = false;
+  tensor::DeviceSummary summary;
+  std::string error;
+};
+
+double wall(const std::function<void()>& fn) {
+  auto t0 = Clock::now();
+  fn();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+class TensorSuite {
+ public:
+  explicit TensorSuite(const BenchOptions& o)
+      : o_(o), sched_dir_(o.schedules_dir.empty() ? schedules_dir() : o.schedules_dir) {}
+
+  bool validate(std::string* error) const;
+  std::vector<BenchRecord> run(std::string* error);
+
+ private:
+  void say(const std::string& line) const {
+    if (o_.progress) o_.progress(line);
+  }
+  bool wanted(const std::string& engine) const {
+    return o_.engines.empty() ||
+           std::find(o_.engines.begin(), o_.engines.end(), engine) != o_.engines.end();
+  }
+  std::vector<Cell> plan() const;
+  void open_devices(const std::vector<Cell>& cells);
+  void measure_roofs();
+  bool prepare(size_t workload, std::string* error);
+  bool run_baseline(int threads, tensor::Tensor* out, std::string* problem) const;
+  bool time_runs(const std::function<double()>& fn, int repeats, std::vector<double>* t) const;
+  bool run_compiled(tensor::Backend& b, const tir::PrimFunc& f, int threads, int repeats,
+                    BenchRecord* r, tensor::Tensor* out, std::vector<double>* times,
+                    std::string* problem) const;
+  bool run_hand(const std::string& device, BenchRecord* r, tensor::Tensor* out,
+                std::vector<double>* times, std::string* problem) const;
+  BenchRecord run_cell(const Cell& cell, size_t done, size_t total);
+  void finish_record(BenchRecord* r, const std::vector<double>& times, bool ok,
+                     const std::string& problem, const std::string& skip) const;
+
+  const BenchOptions& o_;
+  std::string sched_dir_;
+  Session session_;  // the prelude's kernels, lowered and scheduled through it
+  std::map<std::string, OpenDevice> devices_;
+  std::map<int, Roofline> roofs_;
+  Prepared p_;
+};
+
+bool TensorSuite::validate(std::string* error) const {
+  std::vector<std::string> engines;
+  for (const auto& c : columns()) engines.push_back(c.engine);
+  for (const auto& e : o_.engines) {
+    if (!find_column(e)) {
+      *error = fmt::format("unknown tensor engine '{}' (engines: {})", e, join(engines));
+      return false;
+    }
+  }
+  auto names = tensor_workloads();
+  for (const auto& name : o_.workloads) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      *error = fmt::format("no workload '{}' in suite 'tensor' (workloads: {})", name, join(names));
+      return false;
+    }
+  }
+  if (o_.repeats < 1) {
+    *error = "repeats must be at least 1";
+    return false;
+  }
+  if (o_.threads.empty()) {
+    *error = "no thread counts to run at";
+    return false;
+  }
+  for (int t : o_.threads) {
+    if (t < 1 || t > 256) {
+      *error = fmt::format("thread counts must be 1..256, not {}", t);
+      return false;
+    }
+  }
+  return true;
+}
+
+// The cells, listed first so the progress bar knows the total: per workload, each wanted
+// column, at every thread count where the column runs on host threads.
+std::vector<Cell> TensorSuite::plan() const {
+  std::vector<Cell> cells;
+  for (size_t wi = 0; wi < all_workloads().size(); ++wi) {
+    const auto& w = all_workloads()[wi];
+    if (!o_.workloads.empty() &&
+        std::find(o_.workloads.begin(), o_.workloads.end(), w.name) == o_.workloads.end())
+      continue;
+    for (const Column& c : columns()) {
+      if (!wanted(c.engine)) continue;
+      switch (c.kind) {
+        case Column::Ref:
+          if (o_.quick || w.ref_full) cells.push_back({wi, &c, 1});
+          break;
+        case Column::Naive:
+        case Column::Sched:
+          if (tensor::find_backend(c.device)->host_threads()) {
+            for (int t : o_.threads) cells.push_back({wi, &c, t});
+          } else {
+            cells.push_back({wi, &c, 0});
+          }
+          break;
+        case Column::Hand:
+          if (find_hand(c.device, w.kernel)) cells.push_back({wi, &c, 0});
+          break;
+        case Column::Baseline:
+          if (c.engine == w.baseline)
+            for (int t : o_.threads) cells.push_back({wi, &c, t});
+          break;
+      }
+    }
+  }
+  // The table groups a workload's host-thread columns by thread count, as before: ref, then
+  // cpu-naive and cpu-sched at each count, then the device columns, then the baseline.
+  std::stable_sort(cells.begin(), cells.end(), [](const Cell& a, const Cell& b) {
+    if (a.workload != b.workload) return a.workload < b.workload;
+    auto rank = [](const Cell& c) {
+      if (c.column->kind == Column::Ref) return 0;
+      if (c.column->kind == Column::Baseline) return 3;
+      return c.threads > 0 ? 1 : 2;
+    };
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
+    return rank(a) == 1 && a.threads < b.threads;
+  });
+  return cells;
+}
+
+// Every device the cells use, opened once. One that cannot open has its columns skipped.
+void TensorSuite::open_devices(const std::vector<Cell>& cells) {
+  for (const Cell& c : cells) {
+    const std::string& d = c.column->device;
+    if (d.empty() || devices_.count(d)) continue;
+    OpenDevice& od = devices_[d];
+    tensor::Backend* b = tensor::find_backend(d);
+    od.ok = b->open(&od.error) && b->device(&od.summary, &od.error);
+    if (b->host_threads() || d == "ref") continue;
+    if (od.ok) {
+      say(fmt::format("{}: {} ({}, {}, {} compute units)", d, od.summary.name, od.summary.type,
+                      od.summary.detail, od.summary.compute_units));
+    } else {
+      say(fmt::format("{}: no device, the {} columns are skipped: {}", d, d, od.error));
+    }
+  }
+}
+
+// The roofline at each thread count, measured before any workload (so a busy machine shows
+// up in the roof as well as in the kernels); also at a device's count when the device is
+// this CPU (PoCL), where the CPU roofline applies to it.
+void TensorSuite::measure_roofs() {
+  std::vector<int> counts = o_.threads;
+  for (const auto& [name, d] : devices_)
+    if (d.ok && d.summary.host_cpu && !tensor::find_backend(name)->host_threads() && name != "ref")
+      counts.push_back(d.summary.compute_units);
+  for (int t : counts) {
+    if (roofs_.count(t)) continue;
+    roofs_[t] = measure_roofline(t);
+    say(fmt::format("roofline at {} thread{}: {}", t, t == 1 ? "" : "s", format_roofline(roofs_[t])));
+  }
+  say("OpenBLAS: " + blas_description());
+}
+
+// Lowers the workload's kernel through the Session, applies each device's schedule file,
+// makes the seeded inputs (the same for every column) and computes the answer to check.
+bool TensorSuite::prepare(size_t workload, std::string* error) {
+  p_ = Prepared{};
+  p_.w = &all_workloads()[workload];
+  const TensorWorkload& w = *p_.w;
+  const Dims& dims = o_.quick ? w.quick_dims : w.dims;
+  if (!session_.lower_kernel(w.kernel, dims, "", &p_.naive, error)) {
+    *error = "cannot lower " + w.name + ": " + *error;
+    return false;
+  }
+  // A schedule file that does not apply fails its column with the line and the reason. The
+  // suite ships a plain .sched for every workload, so a missing one fails too; a device
+  // family's own schedules (.opencl.sched) exist where someone wrote one, so a missing one
+  // only skips its column.
+  for (const auto& device : Session::devices()) {
+    if (device == "ref") continue;
+    Prepared::Scheduled& s = p_.scheduled[device];
+    std::string suffix = tensor::find_backend(device)->schedule_suffix();
+    std::string path = find_schedule(sched_dir_, {w.name, w.kernel}, suffix);
+    std::string text;
+    std::string& why = suffix == ".sched" ? s.problem : s.missing;
+    if (path.empty())
+      why = fmt::format("no schedule file {}/{}{} (or {}{})", sched_dir_, w.name, suffix, w.kernel, suffix);
+    else if (!read_file(path, &text))
+      s.problem = "cannot read " + path;
+    else if (!session_.lower_kernel(w.kernel, dims, text, &s.func, &s.problem))
+      s.problem = path + ": " + s.problem;
+  }
+  const tir::PrimFunc& f = p_.naive;
+  p_.inputs.assign(f.params.size(), tensor::Tensor());
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    if (!tensor::rand(f.buffers[size_t(f.params[i])].shape, int64_t(i + 1), &p_.inputs[i], error))
+      return false;
+    p_.args.push_back(&p_.inputs[i]);
+    p_.bytes += 4.0 * double(p_.inputs[i].numel());
+  }
+  int64_t out_elems = 1;
+  for (auto x : f.buffers[size_t(f.output)].shape) out_elems *= x;
+  p_.bytes += 4.0 * double(out_elems);
+  p_.flops = w.flops(dims);
+  if (o_.quick || w.ref_full) {
+    std::string e;
+    p_.have_ref = tir::interpret(f, p_.args, &p_.ref_out, &e);
+  }
+  // Where the interpreter would take minutes, the baseline's result is the check.
+  p_.have_base = !p_.have_ref &&
+                 run_baseline(*std::max_element(o_.threads.begin(), o_.threads.end()),
+                              &p_.base_out, &p_.base_error);
+  return true;
+}
+
+// The baseline column's computation (OpenBLAS, or the plain loops).
+bool TensorSuite::run_baseline(int threads, tensor::Tensor* out, std::string* problem) const {
+  const auto& in = p_.inputs;
+  blas_set_threads(threads);
+  if (p_.w->kernel == "add") cpp_add(in[0], in[1], out, threads);
+  else if (p_.w->kernel == "softmax") cpp_softmax(in[0], out, threads);
+  else if (p_.w->kernel == "matmul") return blas_matmul(in[0], in[1], out, problem);
+  else {
+    if (!blas_linear(in[0], in[1], out, problem)) return false;
+    for (size_t i = 0; i < out->data.size(); ++i)
+      out->data[i] = out->data[i] > 0 ? out->data[i] : 0.0f;
+  }
+  return true;
+}
+
+// Runs `fn` once untimed (page faults, thread start-up, program builds: what a framework's
+// first call pays), then up to `repeats` times. `fn` returns the time to record for its run
+// (the wall time it measured, or a device's own kernel time), or a negative number when it
+// failed.
+bool TensorSuite::time_runs(const std::function<double()>& fn, int repeats,
+                            std::vector<double>* t) const {
+  auto t0 = Clock::now();
+  if (fn() < 0) return false;
+  double first = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (o_.cell_budget_s > 0 && first * repeats > o_.cell_budget_s)
+    repeats = std::max(1, int(o_.cell_budget_s / first));
+  for (int i = 0; i < repeats; ++i) {
+    if (o_.interrupt && o_.interrupt->load()) break;
+    double s = fn();
+    if (s < 0) return false;
+    t->push_back(s);
+  }
+  return true;
+}
+
+// A loop nest compiled by a backend. The recorded time is the kernel's own
+// (KernelTiming::kernel_s): the device's profiling events, or the generated code's entry on
+// the CPU; transfers to and from a device are not part of the kernel (on a real GPU they
+// cross PCIe and would dominate a vector add). Compile time includes the build the first
+// run did.
+bool TensorSuite::run_compiled(tensor::Backend& b, const tir::PrimFunc& f, int threads,
+                               int repeats, BenchRecord* r, tensor::Tensor* out,
+                               std::vector<double>* times, std::string* problem) const {
+  tensor::BackendOptions options;
+  options.threads = threads;
+  options.interrupt = o_.interrupt;
+  std::unique_ptr<tensor::CompiledKernel> k;
+  double compile_wall = wall([&] { b.compile(f, options, &k, problem); });
+  if (!k) return false;
+  r->compile_s = compile_wall;
+  bool first = true;
+  return time_runs([&] {
+    tensor::KernelTiming t;
+    if (!k->run(p_.args, out, &t, problem)) return -1.0;
+    if (first) r->compile_s += t.build_s;
+    first = false;
+    return t.kernel_s;
+  }, repeats, times);
+}
+
+bool TensorSuite::run_hand(const std::string& device, BenchRecord* r, tensor::Tensor* out,
+                           std::vector<double>* times, std::string* problem) const {
+  const HandWritten* h = find_hand(device, p_.w->kernel);
+  tensor::HandKernel k;
+  k.entry = h->entry;
+  std::string path = (fs::path(schedules_dir()) / ".." / device / h->file).string();
+  if (!read_file(path, &k.source)) {
+    *problem = "cannot read " + path;
+    return false;
+  }
+  if (!h->launch(p_.inputs, &k, problem)) return false;
+  std::unique_ptr<tensor::CompiledKernel> compiled;
+  if (!tensor::find_backend(device)->compile_hand(k, &compiled, problem)) return false;
+  r->compile_s = compiled->compile_seconds();
+  return time_runs([&] {
+    tensor::KernelTiming t;
+    if (!compiled->run(p_.args, out, &t, problem)) return -1.0;
+    return t.kernel_s;
+  }, o_.repeats, times);
+}
+
+BenchRecord TensorSuite::run_cell(const Cell& cell, size_t done, size_t total) {
+  const TensorWorkload& w = *p_.w;
+  const Column& c = *cell.column;
+  BenchRecord r;
+  r.suite = "tensor";
+  r.workload = w.name;
+  r.engine = c.engine;
+  // "library": OpenBLAS; "native": the plain C++ loops compiled into this program.
+  r.kind = c.engine == "openblas" ? "library" : c.engine == "cpp" ? "native" : "descent";
+  r.scale = o_.quick ? "quick" : "full";
+  r.baseline = w.baseline;
+  const OpenDevice* dev = c.device.empty() ? nullptr : &devices_.at(c.device);
+  r.threads = cell.threads > 0 ? cell.threads : dev && dev->ok ? dev->summary.compute_units : 0;
+  r.expected = "matches " + std::string(p_.have_ref ? "the reference interpreter" : w.baseline);
+  std::string tag = cell.threads > 0 ? fmt::format("{} on {} x{}", w.name, c.engine, r.threads)
+                                     : fmt::format("{} on {}", w.name, c.engine);
+  say(fmt::format("{} {} ...", progress_bar(done, total), tag));
+
+  tensor::Tensor out;
+  std::vector<double> times;
+  std::string problem, skip;
+  bool ok = true;
+  if (dev && !dev->ok) {
+    skip = "no " + c.device + " device: " + dev->error;
+  } else if (c.kind == Column::Ref) {
+    // The interpreter: at most 3 runs, it is the slow oracle.
+    ok = run_compiled(tensor::reference_backend(), p_.naive, 1, std::min(o_.repeats, 3), &r,
+                      &out, &times, &problem);
+    r.compile_s = std::numeric_limits<double>::quiet_NaN();  // an interpreter compiles nothing
+  } else if (c.kind == Column::Baseline) {
+    ok = time_runs([&] {
+      bool good = true;
+      double s = wall([&] { good = run_baseline(cell.threads, &out, &problem); });
+      return good ? s : -1.0;
+    }, o_.repeats, &times);
+  } else if (c.kind == Column::Hand) {
+    ok = run_hand(c.device, &r, &out, &times, &problem);
+  } else {
+    const Prepared::Scheduled& s = p_.scheduled.at(c.device);
+    bool scheduled = c.kind == Column::Sched;
+    if (scheduled && !s.missing.empty()) skip = s.missing;
+    else if (scheduled && !s.problem.empty()) {
+      ok = false;
+      problem = s.problem;
+    } else {
+      ok = run_compiled(*tensor::find_backend(c.device), scheduled ? s.func : p_.naive,
+                        cell.threads, o_.repeats, &r, &out, &times, &problem);
+    }
+  }
+  if (ok && skip.empty()) {
+    std::string why;
+    if (p_.have_ref) {
+      if (!tensor::allclose(out, p_.ref_out, 1e-4, &why)) {
+        ok = false;
+        problem = "result differs from the reference interpreter: " + why;
+      }
+    } else if (p_.have_base) {
+      if (!tensor::allclose(out, p_.base_out, 1e-4, &why)) {
+        ok = false;
+        problem = "result differs from " + w.baseline + ": " + why;
+      }
+    } else {
+      ok = false;
+      problem = "nothing to check against: " + p_.base_error;
+    }
+  }
+  finish_record(&r, times, ok, problem, skip);
+  bool on_roof = c.kind != Column::Naive && c.kind != Column::Sched && c.kind != Column::Hand;
+  if (!on_roof) on_roof = !dev || tensor::find_backend(c.device)->host_threads() || dev->summary.host_cpu;
+  if (!on_roof) r.roof_fraction = std::numeric_limits<double>::quiet_NaN();
+  std::string result = r.skipped       ? "skipped: " + skip
+                       : r.checksum_ok ? fmt::format("median {}, {:.2f} GFLOP/s",
+                                                     seconds_text(r.median_s), r.gflops)
+                                       : "FAILED: " + problem;
+  say(fmt::format("{} {}: {}", progress_bar(done + 1, total), tag, result));
+  return r;
+}
+
+void TensorSuite::finish_record(BenchRecord* r, const std::vector<double>& times, bool ok,
+                                const std::string& problem, const std::string& skip) const {
+  r->runs_s = times;
+  r->runs = int(times.size());
+  if (!times.empty() && skip.empty()) {
+    r->median_s = median_of(times);
+    r->min_s = *std::min_element(times.begin(), times.end());
+    r->max_s = *std::max_element(times.begin(), times.end());
+    r->cpu_s = std::numeric_limits<double>::quiet_NaN();
+    if (r->median_s > 0) {
+      r->gflops = p_.flops / r->median_s / 1e9;
+      r->gbs = p_.bytes / r->median_s / 1e9;
+      auto roof = roofs_.find(r->threads);
+      if (roof != roofs_.end()) {
+        double attainable = roof->second.attainable_gflops(p_.flops / p_.bytes);
+        if (attainable > 0) r->roof_fraction = r->gflops / attainable;
+      }
+    }
+  }
+  r->skipped = !skip.empty();
+  r->checksum_ok = ok && skip.empty() && !times.empty();
+  std::string why = problem;
+  if (ok && skip.empty() && times.empty()) why = "interrupted";
+  r->note = r->skipped ? "skipped: " + skip : r->checksum_ok ? "" : why;
+  r->output = r->checksum_ok ? r->expected : "";
+}
+
+std::vector<BenchRecord> TensorSuite::run(std::string* error) {
+  std::vector<Cell> cells = plan();
+  open_devices(cells);
+  measure_roofs();
+  std::vector<BenchRecord> records;
+  size_t last_workload = SIZE_MAX;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (o_.interrupt && o_.interrupt->load()) {
+      *error = "interrupted";
+      break;
+    }
+    if (cells[i].workload != last_workload) {
+      last_workload = cells[i].workload;
+      if (!prepare(cells[i].workload, error)) return records;
+    }
+    records.push_back(run_cell(cells[i], i, cells.size()));
+  }
+  return records;
+}
+
+// Ratios against the workload's baseline at the same thread count (a device column, whose
+// parallelism is its own: against the baseline's highest thread count).
+void set_ratios(std::vector<BenchRecord>& records) {
+  for (auto& r : records) {
+    const Column* col = find_column(r.engine);
+    bool device_column = col && !col->device.empty() && col->kind != Column::Ref &&
+                         !tensor::find_backend(col->device)->host_threads();
+    const BenchRecord* best = nullptr;
+    for (const auto& b : records) {
+      if (b.workload != r.workload || b.engine != r.baseline || !b.checksum_ok || b.median_s <= 0)
+        continue;
+      if (!device_column && b.threads == r.threads) {
+        best = &b;
+        break;
+      }
+      if (device_column && (!best || b.threads > best->threads)) best = &b;
+    }
+    if (best && r.checksum_ok) r.ratio_vs_baseline = r.median_s / best->median_s;
+  }
+}
 
 }  // namespace
 
@@ -242,7 +726,11 @@ std::vector<std::string> tensor_workloads() {
   return names;
 }
 
-std::vector<std::string> tensor_engines() { return engine_list(); }
+std::vector<std::string> tensor_engines() {
+  std::vector<std::string> names;
+  for (const auto& c : columns()) names.push_back(c.engine);
+  return names;
+}
 
 std::string schedules_dir() {
   if (const char* d = std::getenv("DESCENT_SCHEDULES_DIR")) return d;
@@ -253,383 +741,10 @@ std::vector<BenchRecord> run_tensor_benchmarks(const BenchOptions& o, std::strin
   std::string scratch;
   if (!error) error = &scratch;
   error->clear();
-  auto say = [&](const std::string& line) {
-    if (o.progress) o.progress(line);
-  };
-  auto join = [](const std::vector<std::string>& v) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-    return s;
-  };
-  const auto& engines = engine_list();
-  for (const auto& e : o.engines) {
-    if (std::find(engines.begin(), engines.end(), e) == engines.end()) {
-      *error = fmt::format("unknown tensor engine '{}' (engines: {})", e, join(engines));
-      return {};
-    }
-  }
-  auto names = tensor_workloads();
-  for (const auto& name : o.workloads) {
-    if (std::find(names.begin(), names.end(), name) == names.end()) {
-      *error = fmt::format("no workload '{}' in suite 'tensor' (workloads: {})", name, join(names));
-      return {};
-    }
-  }
-  if (o.repeats < 1) {
-    *error = "repeats must be at least 1";
-    return {};
-  }
-  if (o.threads.empty()) {
-    *error = "no thread counts to run at";
-    return {};
-  }
-  for (int t : o.threads) {
-    if (t < 1 || t > 256) {
-      *error = fmt::format("thread counts must be 1..256, not {}", t);
-      return {};
-    }
-  }
-  auto wanted = [&](const std::string& e) {
-    return o.engines.empty() || std::find(o.engines.begin(), o.engines.end(), e) != o.engines.end();
-  };
-  std::string sched_dir = o.schedules_dir.empty() ? schedules_dir() : o.schedules_dir;
-  const std::string scale = o.quick ? "quick" : "full";
-
-  // The cells, listed first so the progress bar knows the total.
-  std::vector<Cell> cells;
-  for (size_t wi = 0; wi < all_workloads().size(); ++wi) {
-    const auto& w = all_workloads()[wi];
-    if (!o.workloads.empty() &&
-        std::find(o.workloads.begin(), o.workloads.end(), w.name) == o.workloads.end())
-      continue;
-    if (wanted("ref") && (o.quick || w.ref_full)) cells.push_back({wi, "ref", 1});
-    for (int t : o.threads)
-      for (const char* e : {"cpu-naive", "cpu-sched"})
-        if (wanted(e)) cells.push_back({wi, e, t});
-    for (const char* e : {"opencl-naive", "opencl-sched"})
-      if (wanted(e)) cells.push_back({wi, e, 0});
-    // The hand-written OpenCL yardstick exists for matmul only (bench/opencl/matmul_4x16.cl).
-    if (w.kernel == std::string("matmul") && wanted("opencl-hand"))
-      cells.push_back({wi, "opencl-hand", 0});
-    for (int t : o.threads)
-      if (wanted(w.baseline)) cells.push_back({wi, w.baseline, t});
-  }
-
-  // The prelude's kernels, parsed and checked once.
-  Session session;
-  const Module& module = session.module();
-
-  // The OpenCL device, opened once (its program cache then lives as long as this run, so
-  // every build time below is a real compilation). None: the OpenCL cells are skipped.
-  std::unique_ptr<gpu::Context> cl;
-  std::string cl_error;
-  bool any_opencl = std::any_of(cells.begin(), cells.end(), [](const Cell& c) {
-    return c.engine.rfind("opencl", 0) == 0;
-  });
-  if (any_opencl) {
-    if (gpu::Context::open(gpu::DeviceChoice{}, &cl, &cl_error)) {
-      const auto& d = cl->device();
-      say(fmt::format("OpenCL: {} ({}, {}, {} compute units)", d.name, d.type, d.platform,
-                      d.compute_units));
-    } else {
-      say("OpenCL: no device, the opencl columns are skipped: " + cl_error);
-    }
-  }
-  const int cl_threads = cl ? int(std::max<int64_t>(1, cl->device().compute_units)) : 0;
-  // The CPU roofline applies to an OpenCL device only when that device is this CPU (PoCL).
-  const bool cl_on_cpu = cl && cl->device().type == "CPU";
-
-  // The roofline at each thread count, measured before any workload (so a busy machine
-  // shows up in the roof as well as in the kernels).
-  std::map<int, Roofline> roofs;
-  std::vector<int> roof_threads = o.threads;
-  if (cl_on_cpu) roof_threads.push_back(cl_threads);
-  for (int t : roof_threads) {
-    if (roofs.count(t)) continue;
-    roofs[t] = measure_roofline(t);
-    say(fmt::format("roofline at {} thread{}: {}", t, t == 1 ? "" : "s", format_roofline(roofs[t])));
-  }
-  say("OpenBLAS: " + blas_description());
-
-  std::vector<BenchRecord> records;
-  size_t done = 0;
-  size_t last_workload = SIZE_MAX;
-  // Per workload, prepared when its first cell comes up.
-  const TensorWorkload* w = nullptr;
-  tir::PrimFunc naive;
-  std::unique_ptr<tensor::Schedule> sched, cl_sched;
-  std::string sched_error, cl_sched_error, cl_sched_missing;
-  std::vector<tensor::Tensor> inputs;
-  std::vector<const tensor::Tensor*> args;
-  std::vector<const float*> raw;
-  double flops = 0, bytes = 0;
-  int64_t out_elems = 1;
-  std::vector<int64_t> out_shape;
-  tensor::Tensor ref_out;
-  bool have_ref = false;
-  tensor::Tensor base_out;  // the baseline's result, the check where the reference is too slow
-  bool have_base = false;
-  std::string base_error;
-
-  // Runs `fn` once untimed (page faults, thread start-up, program builds: what a framework's
-  // first call pays), then up to `repeats` times. `fn` returns the time to record for its
-  // run (the wall time it measured, or a device's own kernel time), or a negative number
-  // when it failed.
-  auto time_runs = [&](const std::function<double()>& fn, int repeats, std::vector<double>* t) {
-    auto t0 = Clock::now();
-    if (fn() < 0) return false;
-    double first = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (o.cell_budget_s > 0 && first * repeats > o.cell_budget_s)
-      repeats = std::max(1, int(o.cell_budget_s / first));
-    for (int i = 0; i < repeats; ++i) {
-      if (o.interrupt && o.interrupt->load()) break;
-      double s = fn();
-      if (s < 0) return false;
-      t->push_back(s);
-    }
-    return true;
-  };
-  // The baseline column's computation (OpenBLAS, or the plain loops).
-  auto run_baseline = [&](int threads, tensor::Tensor* out, std::string* problem) {
-    blas_set_threads(threads);
-    if (w->kernel == "add") cpp_add(inputs[0], inputs[1], out, threads);
-    else if (w->kernel == "softmax") cpp_softmax(inputs[0], out, threads);
-    else if (w->kernel == "matmul") return blas_matmul(inputs[0], inputs[1], out, problem);
-    else {
-      if (!blas_linear(inputs[0], inputs[1], out, problem)) return false;
-      for (size_t i = 0; i < out->data.size(); ++i)
-        out->data[i] = out->data[i] > 0 ? out->data[i] : 0.0f;
-    }
-    return true;
-  };
-  auto wall = [](const std::function<void()>& fn) {
-    auto t0 = Clock::now();
-    fn();
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-  };
-
-  for (const Cell& cell : cells) {
-    if (o.interrupt && o.interrupt->load()) {
-      *error = "interrupted";
-      break;
-    }
-    if (cell.workload != last_workload) {
-      last_workload = cell.workload;
-      w = &all_workloads()[cell.workload];
-      const Dims& dims = o.quick ? w->quick_dims : w->dims;
-      int k = module.find_kernel(w->kernel);
-      if (k < 0) {
-        *error = "the prelude has no kernel '" + w->kernel + "'";
-        return records;
-      }
-      const KernelDecl& decl = *module.kernels[k].decl;
-      Diagnostic d;
-      auto shapes = tensor::shapes_for(decl, dims);
-      naive = tir::PrimFunc();
-      if (!tensor::lower(decl, shapes, &naive, &d)) {
-        *error = "cannot lower " + w->name + ": " + d.message;
-        return records;
-      }
-      // The schedules: a file that does not apply fails its column with the line and the
-      // reason; a missing CPU schedule too (the suite ships one for every workload), a
-      // missing OpenCL one only skips its column (they are written per device family).
-      auto load = [&](const std::string& suffix, std::unique_ptr<tensor::Schedule>* s,
-                      std::string* problem) {
-        s->reset(new tensor::Schedule(naive));
-        problem->clear();
-        std::string path = find_schedule(sched_dir, {w->name, w->kernel}, suffix);
-        std::string text;
-        if (path.empty()) {
-          *problem = fmt::format("no schedule file {}/{}{} (or {}{})", sched_dir, w->name, suffix,
-                                 w->kernel, suffix);
-          return false;
-        }
-        if (!read_file(path, &text)) *problem = "cannot read " + path;
-        else if (!(*s)->apply_text(text, problem)) *problem = path + ": " + *problem;
-        return true;
-      };
-      load(".sched", &sched, &sched_error);
-      cl_sched_missing.clear();
-      if (!load(".opencl.sched", &cl_sched, &cl_sched_error)) {
-        cl_sched_missing = cl_sched_error;
-        cl_sched_error.clear();
-      }
-
-      // Inputs: seeded, the same for every column.
-      inputs.assign(shapes.size(), tensor::Tensor());
-      args.clear();
-      raw.clear();
-      for (size_t i = 0; i < shapes.size(); ++i) {
-        if (!tensor::rand(shapes[i], int64_t(i + 1), &inputs[i], error)) return records;
-        args.push_back(&inputs[i]);
-        raw.push_back(inputs[i].data.data());
-      }
-      flops = w->flops(dims);
-      bytes = 0;
-      for (const auto& in : inputs) bytes += 4.0 * double(in.numel());
-      out_shape = naive.buffers[naive.output].shape;
-      out_elems = 1;
-      for (auto x : out_shape) out_elems *= x;
-      bytes += 4.0 * double(out_elems);
-      have_ref = false;
-      if (o.quick || w->ref_full) {
-        std::string e;
-        have_ref = tir::interpret(naive, args, &ref_out, &e);
-      }
-      // Where the interpreter would take minutes, the baseline's result is the check.
-      have_base = !have_ref && run_baseline(*std::max_element(o.threads.begin(), o.threads.end()), &base_out,
-                                             &base_error);
-    }
-
-    BenchRecord r;
-    r.suite = "tensor";
-    r.workload = w->name;
-    r.engine = cell.engine;
-    // "library": OpenBLAS; "native": the plain C++ loops compiled into this program.
-    r.kind = cell.engine == "openblas" ? "library" : cell.engine == "cpp" ? "native" : "descent";
-    r.scale = scale;
-    r.baseline = w->baseline;
-    bool opencl = cell.engine.rfind("opencl", 0) == 0;
-    r.threads = opencl ? cl_threads : cell.threads;
-    r.expected = "matches " + std::string(have_ref ? "the reference interpreter" : w->baseline);
-    std::string tag = opencl ? fmt::format("{} on {}", w->name, cell.engine)
-                             : fmt::format("{} on {} x{}", w->name, cell.engine, r.threads);
-    say(fmt::format("{} {} ...", progress_bar(done, cells.size()), tag));
-
-    tensor::Tensor out;
-    std::vector<double> times;
-    std::string problem, skip;
-    bool ok = true;
-    if (cell.engine == "ref") {
-      // The interpreter: at most 3 runs, it is the slow oracle.
-      ok = time_runs([&] {
-        bool good = true;
-        double s = wall([&] { good = tir::interpret(naive, args, &out, &problem); });
-        return good ? s : -1.0;
-      }, std::min(o.repeats, 3), &times);
-    } else if (cell.engine == "openblas" || cell.engine == "cpp") {
-      ok = time_runs([&] {
-        bool good = true;
-        double s = wall([&] { good = run_baseline(cell.threads, &out, &problem); });
-        return good ? s : -1.0;
-      }, o.repeats, &times);
-    } else if (!opencl) {
-      bool scheduled = cell.engine == "cpu-sched";
-      if (scheduled && !sched_error.empty()) {
-        ok = false;
-        problem = sched_error;
-      } else {
-        tensor::CpuOptions opts;
-        opts.threads = cell.threads;
-        std::unique_ptr<tensor::CpuKernel> kernel;
-        auto t0 = Clock::now();
-        ok = tensor::compile_cpu(scheduled ? sched->func() : naive, opts, &kernel, &problem);
-        r.compile_s = std::chrono::duration<double>(Clock::now() - t0).count();
-        if (ok) {
-          out.shape = out_shape;
-          out.data = tensor::AlignedFloats(size_t(out_elems));
-          ok = time_runs([&] { return wall([&] { kernel->run_raw(raw, out.data.data()); }); },
-                         o.repeats, &times);
-        }
-      }
-    } else if (cell.engine == "opencl-hand") {
-      if (!cl) skip = "no OpenCL device: " + cl_error;
-      else ok = run_hand_matmul(*cl, inputs, out_shape, o.repeats, &out, &times, &r.compile_s, &problem);
-    } else {
-      bool scheduled = cell.engine == "opencl-sched";
-      if (!cl) {
-        skip = "no OpenCL device: " + cl_error;
-      } else if (scheduled && !cl_sched_missing.empty()) {
-        skip = cl_sched_missing;
-      } else if (scheduled && !cl_sched_error.empty()) {
-        ok = false;
-        problem = cl_sched_error;
-      } else {
-        const tir::PrimFunc& f = scheduled ? cl_sched->func() : naive;
-        gpu::OpenCLProgram program;
-        auto t0 = Clock::now();
-        ok = gpu::generate_opencl(f, &program, &problem);
-        double gen_s = std::chrono::duration<double>(Clock::now() - t0).count();
-        double build_s = 0;
-        bool first = true;
-        // The recorded time is the kernels' own time from the profiling events: the
-        // transfers to and from the device are not part of the kernel (on a real GPU they
-        // cross PCIe and would dominate a vector add).
-        if (ok)
-          ok = time_runs([&] {
-            gpu::Timing t;
-            if (!gpu::run_program(f, program, *cl, args, &out, &t, &problem)) return -1.0;
-            if (first) build_s = t.build_s;
-            first = false;
-            return t.kernel_s;
-          }, o.repeats, &times);
-        r.compile_s = gen_s + build_s;
-      }
-    }
-    if (ok && skip.empty()) {
-      std::string why;
-      if (have_ref) {
-        if (!tensor::allclose(out, ref_out, 1e-4, &why)) {
-          ok = false;
-          problem = "result differs from the reference interpreter: " + why;
-        }
-      } else if (have_base) {
-        if (!tensor::allclose(out, base_out, 1e-4, &why)) {
-          ok = false;
-          problem = "result differs from " + w->baseline + ": " + why;
-        }
-      } else {
-        ok = false;
-        problem = "nothing to check against: " + base_error;
-      }
-    }
-    r.runs_s = times;
-    r.runs = int(times.size());
-    if (!times.empty() && skip.empty()) {
-      r.median_s = median_of(times);
-      r.min_s = *std::min_element(times.begin(), times.end());
-      r.max_s = *std::max_element(times.begin(), times.end());
-      r.cpu_s = std::numeric_limits<double>::quiet_NaN();
-      if (r.median_s > 0) {
-        r.gflops = flops / r.median_s / 1e9;
-        r.gbs = bytes / r.median_s / 1e9;
-        auto roof = roofs.find(r.threads);
-        if (roof != roofs.end() && (!opencl || cl_on_cpu)) {
-          double attainable = roof->second.attainable_gflops(flops / bytes);
-          if (attainable > 0) r.roof_fraction = r.gflops / attainable;
-        }
-      }
-    }
-    r.skipped = !skip.empty();
-    r.checksum_ok = ok && skip.empty() && !times.empty();
-    if (ok && skip.empty() && times.empty()) problem = "interrupted";
-    r.note = r.skipped ? "skipped: " + skip : r.checksum_ok ? "" : problem;
-    r.output = r.checksum_ok ? r.expected : "";
-    ++done;
-    std::string result = r.skipped       ? "skipped: " + skip
-                         : r.checksum_ok ? fmt::format("median {}, {:.2f} GFLOP/s",
-                                                       seconds_text(r.median_s), r.gflops)
-                                         : "FAILED: " + problem;
-    say(fmt::format("{} {}: {}", progress_bar(done, cells.size()), tag, result));
-    records.push_back(std::move(r));
-  }
-
-  // Ratios against the workload's baseline at the same thread count (the OpenCL columns,
-  // whose thread count the device chooses: against the baseline's highest thread count).
-  for (auto& r : records) {
-    const BenchRecord* best = nullptr;
-    for (const auto& b : records) {
-      if (b.workload != r.workload || b.engine != r.baseline || !b.checksum_ok || b.median_s <= 0)
-        continue;
-      if (b.threads == r.threads) {
-        best = &b;
-        break;
-      }
-      if (r.engine.rfind("opencl", 0) == 0 && (!best || b.threads > best->threads)) best = &b;
-    }
-    if (best && r.checksum_ok) r.ratio_vs_baseline = r.median_s / best->median_s;
-  }
-
+  TensorSuite suite(o);
+  if (!suite.validate(error)) return {};
+  std::vector<BenchRecord> records = suite.run(error);
+  set_ratios(records);
   std::string write_error;
   if (!o.csv.empty() && !write_csv(o.csv, records, &write_error) && error->empty())
     *error = write_error;

@@ -63,6 +63,7 @@ struct Session::Unit {
 };
 
 Session::Session() : tensors_(std::make_unique<tensor::GraphRuntime>()) {
+  register_tensor_backends();
   tensors_->set_interrupt(&interrupt_);
   // The prelude's kernels (add, matmul, linear, relu, softmax, ...) are there from the
   // start, as if the user had typed them; it is not "the last input".

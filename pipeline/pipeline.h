@@ -25,6 +25,10 @@
 
 namespace descent {
 
+// Registers the tensor backends that live above tensor/ (OpenCL); every Session does it
+// once per process (pipeline/backends.cpp, the one registration point).
+void register_tensor_backends();
+
 namespace tensor {
 class GraphRuntime;
 class Schedule;
@@ -204,13 +208,18 @@ class Session {
   // ---- The tensor layer (tensor/) ------------------------------------------------------
   // Tensor code in scalar programs (kernel calls, rand, sum_all, ...) runs on the ast
   // engine whatever engine is chosen (Outcome::note says so); its kernels run on the tensor
-  // device: "ref" (the reference interpreter, the default) or "cpu" (LLVM-compiled).
+  // device, a tensor backend from the registry (tensor/backend.h).
   tensor::GraphRuntime& tensors() { return *tensors_; }
   const tensor::GraphRuntime& tensors() const { return *tensors_; }
-  // Devices: "ref", "cpu", "opencl" (the default OpenCL device: a GPU where there is one,
-  // else PoCL on the CPU). Choosing opencl opens it; without a platform or device that fails
-  // with *error saying why, and the previous device stays.
+  // Devices, in the registry's order: "ref" (the reference interpreter, the default), "cpu"
+  // (LLVM-compiled), "opencl" (the default OpenCL device: a GPU where there is one, else
+  // PoCL on the CPU), and whatever else is registered. Choosing one opens it; without a
+  // platform or device that fails with *error saying why, and the previous device stays.
   static std::vector<std::string> devices();
+  // Each device and what it is, for help texts: ("cpu", "LLVM-compiled machine code ...").
+  static std::vector<std::pair<std::string, std::string>> device_descriptions();
+  // `descent devices`: a paragraph per device about what it runs on, or why it cannot.
+  static std::string describe_devices();
   bool set_device(std::string_view name, std::string* error = nullptr);
   std::string device() const;
   void set_threads(int threads);  // parallel loops of cpu kernels (0: every hardware thread)
@@ -233,7 +242,7 @@ class Session {
   std::string schedule_trace() const;
   // Views of the selected kernel: "tir" (scheduled loop nest, TVMScript-like), "tir-original"
   // (as lowered), "c" (the C loop nest), "llvm" / "llvm-opt" (the CPU backend's IR),
-  // "opencl" (the OpenCL C and its launch sizes).
+  // "opencl" (the OpenCL C and its launch sizes): each device lists its own.
   // "tir" and "tir-original" also fill StageResult::tree with the loop nest:
   //   head "func"  atom: the kernel's name; kids: its allocations and nests
   //   head "alloc" atom: the buffer and its shape and scope ("C_local[4, 16] local")
@@ -243,20 +252,27 @@ class Session {
   //   head "init"  the reduction's init statement(s) as kids
   //   head "if"    atom: the predicate
   //   head "stmt"  atom: one statement as the TVMScript printer writes it (a leaf)
-  static const std::vector<StageInfo>& kernel_views();
+  // The list: the Session's own views, then each device's views of its generated code.
+  static std::vector<StageInfo> kernel_views();
   StageResult kernel_view(std::string_view view) const;
-  // Runs the selected kernel on seeded random inputs on a device ("ref" or "cpu"); with
-  // check, also on the reference interpreter, and compares (relative 1e-4).
+  // Runs the selected kernel on seeded random inputs on a device (a name from devices());
+  // with check, also on the reference interpreter, and compares (relative 1e-4).
   struct KernelRun {
     bool ok = false;
     std::string error;     // why it did not run, or (check) where the results differ
-    double seconds = 0;    // the device run (median of `repeats`), compilation excluded
-    double compile_seconds = 0;
+    double seconds = 0;    // the kernel's own time (median of `repeats`), compilation and
+                           // transfers excluded (tensor::KernelTiming::kernel_s)
+    double compile_seconds = 0;  // code generation and the device's build
     bool checked = false;  // compared against the reference
     double checksum = 0;   // sum of the output's elements
     std::vector<int64_t> shape;
   };
   KernelRun run_kernel(std::string_view device, bool check, uint64_t seed = 1, int repeats = 1);
+  // A kernel of the module lowered for `dims` (as select_kernel) with a whole schedule's
+  // text applied, without touching the kernel under the microscope: what a benchmark or a
+  // tuner measures. False with *error naming the kernel, or the schedule line that failed.
+  bool lower_kernel(const std::string& name, const std::map<std::string, int64_t>& dims,
+                    std::string_view schedule, tir::PrimFunc* out, std::string* error) const;
   // The dataflow graph: "pending" (built but not computed yet), or what the last evaluation
   // did: "before" (as built), a graph pass's name (its result), "executed". Also fills
   // StageResult::graph.

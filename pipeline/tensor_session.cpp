@@ -6,10 +6,9 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "gpu/opencl_codegen.h"
-#include "gpu/runtime.h"
+#include "lang/text.h"
 #include "pipeline/pipeline.h"
-#include "tensor/cpu.h"
+#include "tensor/backend.h"
 #include "tensor/lower.h"
 #include "tensor/runtime.h"
 #include "tensor/schedule.h"
@@ -18,10 +17,6 @@
 namespace descent {
 
 namespace {
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 StageResult fail(std::string text) {
   return StageResult{false, std::move(text), std::nullopt, std::nullopt};
 }
@@ -52,16 +47,10 @@ GraphData graph_data(const tensor::Graph& g) {
 // The same nesting the TVMScript printer indents, as nodes a front end can fold and colour:
 // Seq is flattened into its parent and an Allocate's body follows its "alloc" node, as the
 // printer writes them.
-std::string dims_text(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 TreeNode alloc_node(const tir::Buffer& b) {
   TreeNode n;
   n.head = "alloc";
-  n.atom = b.name + dims_text(b.shape) + " " + tir::scope_name(b.scope);
+  n.atom = b.name + tensor::shape_text(b.shape) + " " + tir::scope_name(b.scope);
   n.leaf = true;
   return n;
 }
@@ -168,39 +157,29 @@ TreeNode loop_nest_tree(const tir::PrimFunc& f) {
 
 }  // namespace
 
-std::vector<std::string> Session::devices() { return {"ref", "cpu", "opencl"}; }
-
-namespace {
-// The OpenCL device as a tensor runtime backend: each kernel is generated, built (once per
-// process: the context caches programs) and run on the default device.
-bool run_on_opencl(const tir::PrimFunc& f, const std::vector<const tensor::Tensor*>& args,
-                   tensor::Tensor* out, std::string* error) {
-  gpu::Context* ctx = gpu::default_context(error);
-  if (!ctx) return false;
-  return gpu::run_opencl(f, *ctx, args, out, nullptr, error);
+std::vector<std::string> Session::devices() {
+  register_tensor_backends();
+  return tensor::backend_names();
 }
-}  // namespace
+
+std::vector<std::pair<std::string, std::string>> Session::device_descriptions() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& name : devices())
+    out.emplace_back(name, tensor::find_backend(name)->description());
+  return out;
+}
+
+std::string Session::describe_devices() {
+  std::string text;
+  for (const auto& name : devices()) text += tensor::find_backend(name)->describe();
+  return text;
+}
 
 bool Session::set_device(std::string_view name, std::string* error) {
-  std::string scratch;
-  if (!error) error = &scratch;
-  if (name == "ref") tensors_->set_device(tensor::Device::Ref);
-  else if (name == "cpu") tensors_->set_device(tensor::Device::Cpu);
-  else if (name == "opencl") {
-    if (!gpu::default_context(error)) return false;
-    tensors_->set_external("opencl", run_on_opencl);
-    tensors_->set_device(tensor::Device::External);
-  } else {
-    *error = "unknown device '" + std::string(name) + "' (devices: ref, cpu, opencl)";
-    return false;
-  }
-  return true;
+  return tensors_->set_device(name, error);
 }
 
-std::string Session::device() const {
-  if (tensors_->device() == tensor::Device::External) return tensors_->external_name();
-  return tensor::device_name(tensors_->device());
-}
+std::string Session::device() const { return tensors_->device(); }
 
 void Session::set_threads(int threads) {
   threads_ = threads;
@@ -292,16 +271,40 @@ bool Session::schedule_redo() {
 
 std::string Session::schedule_trace() const { return schedule_ ? schedule_->trace() : ""; }
 
-const std::vector<StageInfo>& Session::kernel_views() {
-  static const std::vector<StageInfo> v = {
+bool Session::lower_kernel(const std::string& name, const std::map<std::string, int64_t>& dims,
+                           std::string_view schedule, tir::PrimFunc* out,
+                           std::string* error) const {
+  int k = module_.find_kernel(name);
+  if (k < 0) {
+    *error = "no kernel named '" + name + "'";
+    return false;
+  }
+  const KernelDecl& decl = *module_.kernels[size_t(k)].decl;
+  Diagnostic d;
+  tir::PrimFunc f;
+  if (!tensor::lower(decl, tensor::shapes_for(decl, dims), &f, &d)) {
+    *error = "cannot lower kernel '" + name + "': " + d.message;
+    return false;
+  }
+  if (schedule.empty()) {
+    *out = std::move(f);
+    return true;
+  }
+  tensor::Schedule s(std::move(f));
+  if (!s.apply_text(schedule, error)) return false;
+  *out = s.func();
+  return true;
+}
+
+std::vector<StageInfo> Session::kernel_views() {
+  std::vector<StageInfo> v = {
       {"tir", "the loop nest after the schedule (TVMScript-like)"},
       {"tir-original", "the loop nest as lowered from the kernel, before any schedule"},
       {"c", "the scheduled loop nest as the equivalent C"},
-      {"llvm", "LLVM IR the CPU backend generates for the scheduled loop nest"},
-      {"llvm-opt", "the same after LLVM's -O3 pipeline (vector types, FMAs)"},
       {"schedule", "the schedule steps in effect (replayable)"},
-      {"opencl", "the scheduled loop nest as OpenCL C, with its launch sizes"},
   };
+  for (const auto& name : devices())
+    for (const auto& view : tensor::find_backend(name)->views()) v.push_back({view.name, view.help});
   return v;
 }
 
@@ -316,21 +319,19 @@ StageResult Session::kernel_view(std::string_view view) const {
   }
   if (view == "c") return okay(tir::print_c(f));
   if (view == "schedule") return okay(schedule_->trace());
-  if (view == "opencl") {
-    gpu::OpenCLProgram program;
-    std::string error;
-    if (!gpu::generate_opencl(f, &program, &error)) return fail(error);
-    return okay(gpu::print_opencl(f));
+  // A device's view of the code it generates ("llvm", "opencl", ...).
+  for (const auto& name : tensor::backend_names()) {
+    tensor::Backend* b = tensor::find_backend(name);
+    for (const auto& v : b->views()) {
+      if (view != v.name) continue;
+      std::string text, error;
+      if (!b->view(f, view, &text, &error)) return fail(error);
+      return okay(text);
+    }
   }
-  if (view == "llvm" || view == "llvm-opt") {
-    std::string ir, error;
-    if (!tensor::emit_cpu_llvm(f, tensor::CpuOptions{}, view == "llvm-opt", &ir, &error))
-      return fail(error);
-    return okay(ir);
-  }
-  std::string known;
-  for (const auto& v : kernel_views()) known += std::string(known.empty() ? "" : ", ") + v.name;
-  return fail("unknown kernel view '" + std::string(view) + "' (views: " + known + ")");
+  std::vector<std::string> known;
+  for (const auto& v : kernel_views()) known.push_back(v.name);
+  return fail("unknown kernel view '" + std::string(view) + "' (views: " + join(known) + ")");
 }
 
 Session::KernelRun Session::run_kernel(std::string_view device, bool check, uint64_t seed,
@@ -340,10 +341,8 @@ Session::KernelRun Session::run_kernel(std::string_view device, bool check, uint
     r.error = "no kernel selected";
     return r;
   }
-  if (device != "ref" && device != "cpu" && device != "opencl") {
-    r.error = "unknown device '" + std::string(device) + "' (devices: ref, cpu, opencl)";
-    return r;
-  }
+  tensor::Backend* backend = tensor::backend_or_error(device, &r.error);
+  if (!backend || !backend->open(&r.error)) return r;
   const tir::PrimFunc& f = schedule_->func();
   // Inputs: one seeded random tensor per parameter, so a run can be reproduced exactly.
   std::vector<tensor::Tensor> inputs(f.params.size());
@@ -353,38 +352,20 @@ Session::KernelRun Session::run_kernel(std::string_view device, bool check, uint
       return r;
     args.push_back(&inputs[i]);
   }
+  tensor::BackendOptions options;
+  options.threads = threads_;
+  options.interrupt = &interrupt_;
+  std::unique_ptr<tensor::CompiledKernel> kernel;
+  if (!backend->compile(f, options, &kernel, &r.error)) return r;
+  r.compile_seconds = kernel->compile_seconds();
   tensor::Tensor out;
   std::vector<double> times;
-  if (device == "ref") {
-    for (int i = 0; i < std::max(1, repeats); ++i) {
-      auto t0 = Clock::now();
-      if (!tir::interpret(f, args, &out, &r.error, &interrupt_)) return r;
-      times.push_back(seconds_since(t0));
-    }
-  } else if (device == "opencl") {
-    gpu::Context* ctx = gpu::default_context(&r.error);
-    if (!ctx) return r;
-    gpu::OpenCLProgram program;
-    if (!gpu::generate_opencl(f, &program, &r.error)) return r;
-    for (int i = 0; i < std::max(1, repeats); ++i) {
-      gpu::Timing t;
-      if (!gpu::run_program(f, program, *ctx, args, &out, &t, &r.error)) return r;
-      // The kernel's own time (profiling events), apart from building and transfers.
-      times.push_back(t.kernel_s);
-      if (i == 0) r.compile_seconds = t.build_s;
-    }
-  } else {
-    tensor::CpuOptions opts;
-    opts.threads = threads_;
-    std::unique_ptr<tensor::CpuKernel> k;
-    auto t0 = Clock::now();
-    if (!tensor::compile_cpu(f, opts, &k, &r.error)) return r;
-    r.compile_seconds = seconds_since(t0);
-    for (int i = 0; i < std::max(1, repeats); ++i) {
-      auto t1 = Clock::now();
-      if (!k->run(args, &out, &r.error)) return r;
-      times.push_back(seconds_since(t1));
-    }
+  for (int i = 0; i < std::max(1, repeats); ++i) {
+    tensor::KernelTiming t;
+    if (!kernel->run(args, &out, &t, &r.error)) return r;
+    // The kernel's own time, apart from transfers; a build the first run did is compiling.
+    times.push_back(t.kernel_s);
+    r.compile_seconds += t.build_s;
   }
   std::sort(times.begin(), times.end());
   r.seconds = times[times.size() / 2];

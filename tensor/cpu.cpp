@@ -196,7 +196,9 @@ class JitKernel final : public CpuKernel {
     }
   }
 
-  bool run(const std::vector<const Tensor*>& args, Tensor* out, std::string* error) override {
+  bool run(const std::vector<const Tensor*>& args, Tensor* out, std::string* error,
+           double* kernel_seconds, double* setup_seconds) override {
+    auto t0 = std::chrono::steady_clock::now();
     if (args.size() != param_shapes_.size()) {
       *error = "expected " + std::to_string(param_shapes_.size()) + " arguments, got " +
                std::to_string(args.size());
@@ -216,7 +218,11 @@ class JitKernel final : public CpuKernel {
     for (auto& t : temps_) std::memset(t.data(), 0, t.size() * sizeof(float));
     Tensor result;
     if (!zeros(out_shape_, &result, error)) return false;
+    auto t1 = std::chrono::steady_clock::now();
     run_raw(raw, result.data.data());
+    auto t2 = std::chrono::steady_clock::now();
+    if (setup_seconds) *setup_seconds = std::chrono::duration<double>(t1 - t0).count();
+    if (kernel_seconds) *kernel_seconds = std::chrono::duration<double>(t2 - t1).count();
     *out = std::move(result);  // out may be one of args: it is replaced only now
     return true;
   }

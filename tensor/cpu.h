@@ -29,8 +29,11 @@ class CpuKernel {
  public:
   virtual ~CpuKernel() = default;
   // args: one tensor per PrimFunc::params entry (shapes as lowered); *out is (re)shaped to
-  // the output buffer. False with *error when shapes do not match.
-  virtual bool run(const std::vector<const Tensor*>& args, Tensor* out, std::string* error) = 0;
+  // the output buffer. False with *error when shapes do not match. *kernel_seconds (may be
+  // null) gets the time of the generated code alone, *setup_seconds that of allocating the
+  // output and zeroing scratch buffers, which a benchmark does not count.
+  virtual bool run(const std::vector<const Tensor*>& args, Tensor* out, std::string* error,
+                   double* kernel_seconds = nullptr, double* setup_seconds = nullptr) = 0;
   // Same, into caller-provided raw buffers (benchmarks: no allocation in the timed loop).
   virtual void run_raw(const std::vector<const float*>& args, float* out) = 0;
   virtual const std::string& llvm_ir() const = 0;  // the module after optimisation

@@ -13,10 +13,6 @@ namespace descent::tensor {
 
 std::string_view prelude_source() { return kPreludeText; }
 
-const char* device_name(Device d) {
-  return d == Device::Cpu ? "cpu" : d == Device::External ? "external" : "ref";
-}
-
 GraphRuntime::GraphRuntime() = default;
 GraphRuntime::~GraphRuntime() = default;
 
@@ -174,34 +170,39 @@ bool GraphRuntime::lower_node(const Node& n, std::shared_ptr<const tir::PrimFunc
 
 // ---- Evaluation -------------------------------------------------------------------------
 
+bool GraphRuntime::set_device(std::string_view name, std::string* error) {
+  std::string scratch;
+  if (!error) error = &scratch;
+  Backend* b = backend_or_error(name, error);
+  if (!b || !b->open(error)) return false;
+  backend_ = b;
+  device_ = b->name();
+  return true;
+}
+
 bool GraphRuntime::run_kernel(const Node& n, const std::vector<const Tensor*>& args, Tensor* out,
                               std::string* error) {
-  if (device_ == Device::Ref) return tir::interpret(*n.func, args, out, error, interrupt_);
-  if (device_ == Device::External) {
-    if (!external_) {
-      *error = "no external tensor device is set";
-      return false;
-    }
-    std::string why;
-    if (external_(*n.func, args, out, &why)) return true;
-    *error = "kernel '" + n.label + "' on " + external_name_ + ": " + why;
-    return false;
-  }
-  std::string key = std::to_string(threads_) + "\n" + tir::print_script(*n.func);
-  auto it = cpu_cache_.find(key);
-  if (it == cpu_cache_.end()) {
-    CpuOptions options;
+  Backend* b = backend_ ? backend_ : &reference_backend();
+  std::string key = device_ + "\n" + std::to_string(threads_) + "\n" + tir::print_script(*n.func);
+  auto it = compiled_.find(key);
+  if (it == compiled_.end()) {
+    BackendOptions options;
     options.threads = threads_;
-    std::unique_ptr<CpuKernel> k;
+    options.interrupt = interrupt_;
+    std::unique_ptr<CompiledKernel> k;
     std::string why;
-    if (!compile_cpu(*n.func, options, &k, &why)) {
-      *error = "kernel '" + n.label + "': cpu code generation failed: " + why;
+    if (!b->compile(*n.func, options, &k, &why)) {
+      *error = "kernel '" + n.label + "': " + device_ + " code generation failed: " + why;
       return false;
     }
-    ++cpu_compilations_;
-    it = cpu_cache_.emplace(key, std::move(k)).first;
+    ++compilations_;
+    it = compiled_.emplace(key, std::move(k)).first;
   }
-  return it->second->run(args, out, error);
+  std::string why;
+  if (it->second->run(args, out, nullptr, &why)) return true;
+  // The interpreter's messages already name the block and buffer; others get the kernel.
+  *error = device_ == "ref" || why == "interrupted" ? why : "kernel '" + n.label + "' on " + device_ + ": " + why;
+  return false;
 }
 
 bool GraphRuntime::evaluate(int64_t tensor, std::string* error) {

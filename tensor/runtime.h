@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "lang/tensor_api.h"
-#include "tensor/cpu.h"
+#include "tensor/backend.h"
 #include "tensor/graph.h"
 
 namespace descent::tensor {
@@ -30,13 +30,6 @@ namespace descent::tensor {
 // The prelude's source text (tensor/prelude.ds, compiled in): add, mul, relu, bias_add,
 // matmul, linear, linear_relu, softmax. A session parses it before the user's code.
 std::string_view prelude_source();
-
-enum class Device : uint8_t {
-  Ref,  // the reference interpreter (tir::interpret): slow, obviously right
-  Cpu,  // LLVM-compiled kernels (cpu.h), cached
-  External,  // a backend above this library (OpenCL, gpu/), plugged in with set_external()
-};
-const char* device_name(Device d);  // "ref", "cpu"
 
 // One graph pass as it ran during an evaluation.
 struct PassSnapshot {
@@ -52,7 +45,7 @@ struct Evaluation {
   std::vector<PassSnapshot> passes;   // empty when graph passes are off
   Graph executed;                     // the graph that ran
   std::vector<std::shared_ptr<const tir::PrimFunc>> kernels;  // in execution order
-  Device device = Device::Ref;
+  std::string device = "ref";        // the backend the kernels ran on
   bool ok = true;
   std::string error;
 };
@@ -78,17 +71,10 @@ class GraphRuntime : public TensorRuntime {
   bool save(int64_t tensor, const std::string& path, std::string* error) override;
 
   // ---- Options ----
-  void set_device(Device d) { device_ = d; }
-  // A backend this library cannot depend on (gpu/ sits above tensor/): it runs one lowered
-  // kernel. set_device(Device::External) then uses it; device_name() reports `name`.
-  using KernelRunner = std::function<bool(const tir::PrimFunc&, const std::vector<const Tensor*>&,
-                                          Tensor*, std::string*)>;
-  void set_external(std::string name, KernelRunner runner) {
-    external_name_ = std::move(name);
-    external_ = std::move(runner);
-  }
-  const std::string& external_name() const { return external_name_; }
-  Device device() const { return device_; }
+  // Where kernels run: a backend's name from the registry (tensor/backend.h). Opens it;
+  // false with *error (unknown name, no device) and the previous device stays.
+  bool set_device(std::string_view name, std::string* error = nullptr);
+  const std::string& device() const { return device_; }
   void set_threads(int threads) { threads_ = threads; }
   // A schedule (schedule.h text) applied to every lowering of this kernel; "" removes it.
   // Checked when the kernel is evaluated: an illegal step for the shapes of that call is an
@@ -113,7 +99,7 @@ class GraphRuntime : public TensorRuntime {
     return last_.kernels;
   }
   size_t num_tensors() const { return nodes_.size(); }
-  int cpu_compilations() const { return cpu_compilations_; }  // cache misses so far
+  int compilations() const { return compilations_; }  // kernel cache misses so far
 
  private:
   bool valid(int64_t tensor) const { return tensor >= 0 && size_t(tensor) < nodes_.size(); }
@@ -125,18 +111,17 @@ class GraphRuntime : public TensorRuntime {
   std::vector<Node> nodes_;  // index = handle = node id
   std::vector<std::vector<int64_t>> shapes_;
   std::vector<int64_t> no_dims_;  // what a bad handle's dims are
-  Device device_ = Device::Ref;
+  std::string device_ = "ref";
+  Backend* backend_ = nullptr;  // device_'s backend (null until the first set_device: ref)
   int threads_ = 0;
   bool passes_on_ = true;
   const std::atomic<bool>* interrupt_ = nullptr;
   std::map<std::string, std::string> schedules_;
-  std::string external_name_ = "external";
-  KernelRunner external_;
-  // Compiled kernels, keyed by the printed function and the thread count: the text is
-  // exactly what gets compiled, so a fused function (which belongs to no single kernel) or a
-  // changed schedule can never hit a stale entry.
-  std::map<std::string, std::unique_ptr<CpuKernel>> cpu_cache_;
-  int cpu_compilations_ = 0;
+  // Compiled kernels, keyed by the device, the thread count and the printed function: the
+  // text is exactly what gets compiled, so a fused function (which belongs to no single
+  // kernel) or a changed schedule can never hit a stale entry.
+  std::map<std::string, std::unique_ptr<CompiledKernel>> compiled_;
+  int compilations_ = 0;
   Evaluation last_;
 };
 

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "lang/text.h"
 #include "viz/pane.h"
 #include "viz/widgets.h"
 
@@ -29,7 +30,6 @@ namespace {
 const char* const kKinds[] = {"serial", "parallel", "vectorized", "unrolled", "bound"};
 // The thread axes schedule.h's `bind` accepts (OpenCL work-group and work-item indices).
 const char* const kAxes[] = {"group.x", "group.y", "group.z", "local.x", "local.y", "local.z"};
-const char* const kDevices[] = {"ref", "cpu"};
 const char* const kDefaultKernel = "matmul";
 // Small enough that the reference interpreter checks a schedule in a blink.
 const char* const kDefaultDims = "n=64 m=64 k=64";
@@ -38,12 +38,6 @@ std::vector<std::string> words_of(std::string_view s) {
   std::vector<std::string> out;
   std::istringstream in{std::string(s)};
   for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
-std::string join(const std::vector<std::string>& v, size_t from = 0, const char* sep = " ") {
-  std::string out;
-  for (size_t i = from; i < v.size(); ++i) out += (i > from ? sep : "") + v[i];
   return out;
 }
 
@@ -64,7 +58,7 @@ struct LoopsPane : Pane {
   std::string dims_ = kDefaultDims;
   std::string trace_;        // the steps in effect, replayed onto each new Session
   std::string selected_;     // the selected loop's schedule name, or ""
-  int device_ = 0;           // index into kDevices
+  std::string device_ = "ref";  // where Run & check runs: a name from Session::devices()
   // A kernel an edit removed, with its dims and schedule, restored if an edit brings it back.
   std::string lost_kernel_, lost_dims_, lost_trace_;
 
@@ -309,7 +303,7 @@ struct LoopsPane : Pane {
   void select_loop(const std::string& name) {
     selected_ = name;
     for (const auto& [node, info] : loops_)
-      if (info.name == name) reorder_field_ = join(info.nest);
+      if (info.name == name) reorder_field_ = join(info.nest, " ");
   }
 
   // Remembers the listings as they were, so the next refresh can mark what the step changed.
@@ -399,17 +393,17 @@ struct LoopsPane : Pane {
       *error = run_;
       return false;
     }
-    const char* device = kDevices[device_];
+    const std::string& device = device_;
     Session::KernelRun r = doc.session().run_kernel(device, /*check=*/true);
     run_ok_ = r.ok;
     if (!r.ok) {
-      run_ = std::string("run on ") + device + " failed: " + r.error;
+      run_ = "run on " + device + " failed: " + r.error;
       *error = run_;
       return false;
     }
     char buf[256];
     std::snprintf(buf, sizeof buf, "%s on %s: %.3f ms", r.checked ? "matches the reference" : "ran",
-                  device, r.seconds * 1e3);
+                  device.c_str(), r.seconds * 1e3);
     run_ = buf;
     if (r.compile_seconds > 0) {
       std::snprintf(buf, sizeof buf, " (compiled in %.0f ms)", r.compile_seconds * 1e3);
@@ -428,10 +422,10 @@ struct LoopsPane : Pane {
         *error = "usage: kernel NAME [DIM=N ...]";
         return false;
       }
-      return choose_kernel(doc, args[0], args.size() > 1 ? join(args, 1) : dims_, error);
+      return choose_kernel(doc, args[0], args.size() > 1 ? join(args, " ", 1) : dims_, error);
     }
     if (verb == "sched" || verb == "try") {
-      bool ok = apply(doc, join(args), error);
+      bool ok = apply(doc, join(args, " "), error);
       // `try` is the scripted Apply button: a refusal is shown in the pane, not an error of
       // the script (so a screenshot can show the reason).
       return ok || verb == "try";
@@ -451,7 +445,7 @@ struct LoopsPane : Pane {
       auto alias = aliases_.find(args[0]);
       if (alias == aliases_.end()) {
         *error = "no loop '" + args[0] + "' (loops: " +
-                 (loop_names_.empty() ? std::string("none") : join(loop_names_, 0, ", ")) + ")";
+                 (loop_names_.empty() ? std::string("none") : join(loop_names_)) + ")";
         return false;
       }
       select_loop(alias->second);
@@ -466,11 +460,13 @@ struct LoopsPane : Pane {
       return true;
     }
     if (verb == "run") {
-      if (args.size() > 1 || (args.size() == 1 && args[0] != "ref" && args[0] != "cpu")) {
-        *error = "usage: run [ref|cpu]";
+      auto devices = Session::devices();
+      if (args.size() > 1 ||
+          (args.size() == 1 && std::find(devices.begin(), devices.end(), args[0]) == devices.end())) {
+        *error = "usage: run [" + join(devices, "|") + "]";
         return false;
       }
-      if (args.size() == 1) device_ = args[0] == "ref" ? 0 : 1;
+      if (args.size() == 1) device_ = args[0];
       return run_check(doc, error);
     }
     return Pane::Act(doc, verb, args, error);
@@ -525,7 +521,11 @@ struct LoopsPane : Pane {
     ImGui::TextDisabled("|");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(64);
-    ImGui::Combo("##device", &device_, kDevices, IM_ARRAYSIZE(kDevices));
+    if (ImGui::BeginCombo("##device", device_.c_str())) {
+      for (const auto& d : Session::devices())
+        if (ImGui::Selectable(d.c_str(), d == device_)) device_ = d;
+      ImGui::EndCombo();
+    }
     ImGui::SameLine();
     if (ImGui::Button("Run & check")) run_check(doc, &ignored);
     if (ImGui::IsItemHovered())
@@ -676,7 +676,7 @@ struct LoopsPane : Pane {
     if (loop && ImGui::IsItemClicked() && !ImGui::IsItemToggledOpen()) select_loop(loop->name);
     if (loop && ImGui::IsItemHovered())
       ImGui::SetTooltip("%s loop '%s'%s", loop->kind.c_str(), loop->name.c_str(),
-                        loop->nest.empty() ? "" : ("\nits nest: " + join(loop->nest)).c_str());
+                        loop->nest.empty() ? "" : ("\nits nest: " + join(loop->nest, " ")).c_str());
     if (!extra.empty()) {
       ImGui::SameLine();
       if (loop) {
