@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "apps/repl.h"
+#include "lang/text.h"
 #include "bench/bench.h"
 #include "bench/plot.h"
 #include "gpu/runtime.h"
@@ -46,12 +47,6 @@ bool read_file(const std::string& path, std::string* text) {
   ss << in.rdbuf();
   *text = ss.str();
   return true;
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
 }
 
 // ---- the REPL on a terminal ----
