@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "apps/repl.h"
+#include "lang/text.h"
 #include "bench/bench.h"
 #include "bench/plot.h"
 #include "lang/text.h"

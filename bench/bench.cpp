@@ -23,6 +23,7 @@
 #include <sstream>
 #include <thread>
 
+#include "lang/text.h"
 #include "pipeline/pipeline.h"
 
 extern char** environ;
@@ -497,11 +498,6 @@ std::vector<BenchRecord> run_program_benchmarks(const BenchOptions& o, std::stri
   error->clear();
   auto say = [&](const std::string& line) {
     if (o.progress) o.progress(line);
-  };
-  auto join = [](const std::vector<std::string>& v) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-    return s;
   };
 
   // Which workloads.

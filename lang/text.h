@@ -1,4 +1,5 @@
-// Small text helpers every tier uses, written once: joining words into a list.
+// Small text helpers every tier uses, written once: joining words into a list, and the line
+// diff (longest common subsequence) behind :diff and the visualizer's changed-line colours.
 #pragma once
 #include <string>
 #include <string_view>
@@ -16,5 +17,16 @@ inline std::string join(const std::vector<std::string>& items, std::string_view 
   }
   return out;
 }
+
+// For each line of b: is it new or changed relative to a? The line diff unified_diff prints
+// (longest common subsequence, deletions before insertions, as `diff` does), as data: the
+// visualizer colours those lines.
+std::vector<bool> changed_lines(const std::vector<std::string>& a,
+                                const std::vector<std::string>& b);
+
+// A unified diff (3 lines of context, "@@ -a,b +c,d @@" hunks, under "--- a_label" and
+// "+++ b_label") from text a to text b; "" when they are equal.
+std::string unified_diff(const std::string& a, const std::string& b,
+                         const std::string& a_label = "a", const std::string& b_label = "b");
 
 }  // namespace descent

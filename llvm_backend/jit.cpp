@@ -14,14 +14,13 @@
 #include <pthread.h>
 
 #include <llvm/ExecutionEngine/Orc/CompileUtils.h>
-#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
-#include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 
 #include "llvm_backend/codegen.h"
+#include "llvm_backend/host.h"
 #include "llvm_backend/passes.h"
 #include "llvm_backend/runtime.h"
 
@@ -34,41 +33,28 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-std::string message(llvm::Error e) { return llvm::toString(std::move(e)); }
-
 // One TargetMachine per -O level for this host (the IR passes and the code generator use the
 // same one, so the cost model matches the machine code).
 class Machines {
  public:
-  explicit Machines(llvm::orc::JITTargetMachineBuilder jtmb) : jtmb_(std::move(jtmb)) {}
   llvm::TargetMachine* get(int level) {
     if (!tm_[level]) {
-      static const llvm::CodeGenOpt::Level levels[] = {
-          llvm::CodeGenOpt::None, llvm::CodeGenOpt::Less, llvm::CodeGenOpt::Default,
-          llvm::CodeGenOpt::Aggressive};
-      llvm::orc::JITTargetMachineBuilder b = jtmb_;
-      b.setCodeGenOptLevel(levels[level]);
-      auto tm = b.createTargetMachine();
-      if (!tm) {
-        llvm::consumeError(tm.takeError());
-        return nullptr;
-      }
-      tm_[level] = std::move(*tm);
+      std::string ignored;
+      tm_[level] = make_host_target_machine(level, &ignored);
     }
     return tm_[level].get();
   }
-  const llvm::orc::JITTargetMachineBuilder& builder() const { return jtmb_; }
 
  private:
-  llvm::orc::JITTargetMachineBuilder jtmb_;
   std::unique_ptr<llvm::TargetMachine> tm_[4];
 };
 
 // LLJIT's IR -> object step, at the engine's current -O level.
 class LevelCompiler : public llvm::orc::IRCompileLayer::IRCompiler {
  public:
-  LevelCompiler(Machines& machines, const int& level)
-      : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(machines.builder().getOptions())),
+  LevelCompiler(const llvm::orc::JITTargetMachineBuilder& host, Machines& machines,
+                const int& level)
+      : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(host.getOptions())),
         machines_(machines), level_(level) {}
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module& m) override {
     llvm::TargetMachine* tm = machines_.get(level_);
@@ -174,55 +160,16 @@ class Jit final : public JitEngine {
   // ---- [SECTION] set-up ----
   bool start(std::string* error) {
     if (jit_) return true;
-    static std::once_flag once;
-    std::call_once(once, [] {
-      llvm::InitializeNativeTarget();
-      llvm::InitializeNativeTargetAsmPrinter();
-    });
-    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-    if (!jtmb) {
-      *error = message(jtmb.takeError());
-      return false;
-    }
-    // Position-independent code reaches the runtime and the globals (anywhere in the
-    // address space) through the GOT.
-    jtmb->setRelocationModel(llvm::Reloc::PIC_);
-    jtmb->setCodeModel(llvm::CodeModel::Small);
-    machines_ = std::make_unique<Machines>(*jtmb);
-    auto jit = llvm::orc::LLJITBuilder()
-                   .setJITTargetMachineBuilder(*jtmb)
-                   .setCompileFunctionCreator([this](llvm::orc::JITTargetMachineBuilder)
-                                                  -> llvm::Expected<std::unique_ptr<
-                                                      llvm::orc::IRCompileLayer::IRCompiler>> {
-                     return std::make_unique<LevelCompiler>(*machines_, level_);
-                   })
-                   .create();
-    if (!jit) {
-      *error = message(jit.takeError());
-      return false;
-    }
-    jit_ = std::move(*jit);
-    llvm::orc::JITDylib& lib = jit_->getMainJITDylib();
-    // libm (exp, sin, fmod, ...) from the process; the runtime's symbols from Runtime.
-    auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-        jit_->getDataLayout().getGlobalPrefix());
-    if (!process) {
-      *error = message(process.takeError());
-      return false;
-    }
-    lib.addGenerator(std::move(*process));
-    llvm::orc::SymbolMap symbols;
-    for (auto& [name, address] : runtime_.symbols()) symbols[jit_->mangleAndIntern(name)] = at(address);
-    if (auto e = lib.define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
-      *error = message(std::move(e));
-      return false;
-    }
-    return true;
-  }
-
-  static llvm::JITEvaluatedSymbol at(void* address) {
-    return llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(address),
-                                    llvm::JITSymbolFlags::Exported);
+    machines_ = std::make_unique<Machines>();
+    HostJitOptions options;
+    options.compiler = [this](llvm::orc::JITTargetMachineBuilder host)
+        -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+      return std::make_unique<LevelCompiler>(host, *machines_, level_);
+    };
+    // libm (exp, sin, fmod, ...) comes from the process; the runtime's symbols from Runtime.
+    for (auto& [name, address] : runtime_.symbols()) options.symbols.emplace_back(name, address);
+    jit_ = make_host_jit(options, error);
+    return jit_ != nullptr;
   }
 
   // Everything compiled belongs to one session's Module. A different one (the same engine
@@ -247,21 +194,17 @@ class Jit final : public JitEngine {
   // ---- [SECTION] globals ----
   // New globals get a fixed home here and absolute symbols ds.x / ds.x.defined for it.
   bool bind_globals(const Module& m, std::string* error) {
-    llvm::orc::SymbolMap symbols;
+    SymbolAddresses symbols;
     for (size_t i = bound_.size(); i < m.globals.size(); ++i) {
       const GlobalInfo& g = m.globals[i];
       values_.emplace_back();
       defined_.push_back(0);
-      symbols[jit_->mangleAndIntern(global_symbol(g.name))] = at(&values_.back());
-      symbols[jit_->mangleAndIntern(defined_symbol(g.name))] = at(&defined_.back());
+      symbols.emplace_back(global_symbol(g.name), &values_.back());
+      symbols.emplace_back(defined_symbol(g.name), &defined_.back());
       bound_.emplace_back(g.name, g.type);
     }
     if (symbols.empty()) return true;
-    if (auto e = jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
-      *error = message(std::move(e));
-      return false;
-    }
-    return true;
+    return define_symbols(*jit_, symbols, error);
   }
 
   // ---- [SECTION] what to compile ----
@@ -355,12 +298,12 @@ class Jit final : public JitEngine {
     optimize(*ir.module, level_, false, machines_->get(level_));
     llvm::orc::ThreadSafeModule tsm(std::move(ir.module), std::move(ir.context));
     if (auto e = jit_->addIRModule(std::move(tsm))) {
-      *error = message(std::move(e));
+      *error = error_text(std::move(e));
       return nullptr;
     }
     auto address = jit_->lookup(spec.entry);  // compiles the unit
     if (!address) {
-      *error = message(address.takeError());
+      *error = error_text(address.takeError());
       return nullptr;
     }
     for (int f : stale) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <sstream>
 
 #include <llvm/ADT/Any.h>
 #include <llvm/Analysis/CGSCCPassManager.h>
@@ -17,6 +16,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "lang/text.h"
 #include "llvm_backend/codegen.h"
 
 namespace descent::llvmbe {
@@ -58,13 +58,6 @@ std::unique_ptr<llvm::TargetMachine> machine_for(const llvm::Module& m) {
   if (!t) return nullptr;
   return std::unique_ptr<llvm::TargetMachine>(t->createTargetMachine(
       m.getTargetTriple(), "generic", "", llvm::TargetOptions(), llvm::None));
-}
-
-std::vector<std::string> lines_of(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
 }
 
 }  // namespace
@@ -132,100 +125,9 @@ const PassSnapshot* find_snapshot(const std::vector<PassSnapshot>& snaps, std::s
 
 // ---- [SECTION] diff ----
 
-namespace {
-struct Op {
-  char kind;      // ' ', '-', '+'
-  size_t ai, bi;  // line indices (0-based) in a and b where the op stands
-};
-
-// The edit script from x to y: the longest common subsequence of the lines, deletions before
-// insertions where both are possible (what `diff` does).
-std::vector<Op> diff_ops(const std::vector<std::string>& x, const std::vector<std::string>& y) {
-  size_t n = x.size(), m = y.size();
-  // Common head and tail first: passes usually touch one function of many.
-  size_t head = 0;
-  while (head < n && head < m && x[head] == y[head]) ++head;
-  size_t tail = 0;
-  while (tail < n - head && tail < m - head && x[n - 1 - tail] == y[m - 1 - tail]) ++tail;
-  size_t xn = n - head - tail, yn = m - head - tail;
-  std::vector<Op> ops;
-  for (size_t i = 0; i < head; ++i) ops.push_back({' ', i, i});
-  if (xn * yn <= 4'000'000) {
-    // Longest common subsequence of the middle parts, then walk it.
-    std::vector<uint32_t> lcs((xn + 1) * (yn + 1), 0);
-    auto at = [&](size_t i, size_t j) -> uint32_t& { return lcs[i * (yn + 1) + j]; };
-    for (size_t i = xn; i-- > 0;)
-      for (size_t j = yn; j-- > 0;)
-        at(i, j) = x[head + i] == y[head + j] ? at(i + 1, j + 1) + 1
-                                              : std::max(at(i + 1, j), at(i, j + 1));
-    size_t i = 0, j = 0;
-    while (i < xn || j < yn) {
-      if (i < xn && j < yn && x[head + i] == y[head + j]) {
-        ops.push_back({' ', head + i++, head + j++});
-      } else if (i < xn && (j == yn || at(i + 1, j) >= at(i, j + 1))) {
-        ops.push_back({'-', head + i++, head + j});  // deletions before insertions
-      } else {
-        ops.push_back({'+', head + i, head + j++});
-      }
-    }
-  } else {
-    for (size_t i = 0; i < xn; ++i) ops.push_back({'-', head + i, head});
-    for (size_t j = 0; j < yn; ++j) ops.push_back({'+', head + xn, head + j});
-  }
-  for (size_t i = 0; i < tail; ++i) ops.push_back({' ', n - tail + i, m - tail + i});
-  return ops;
-}
-}  // namespace
-
-std::vector<bool> changed_lines(const std::vector<std::string>& a,
-                                const std::vector<std::string>& b) {
-  std::vector<bool> changed(b.size(), false);
-  for (const Op& op : diff_ops(a, b))
-    if (op.kind == '+') changed[op.bi] = true;
-  return changed;
-}
-
 std::string diff_snapshots(const std::string& a, const std::string& b, const std::string& a_label,
                            const std::string& b_label) {
-  if (a == b) return "";
-  std::vector<std::string> x = lines_of(a), y = lines_of(b);
-  std::vector<Op> ops = diff_ops(x, y);
-
-  const size_t context = 3;
-  std::string out = "--- " + a_label + "\n+++ " + b_label + "\n";
-  size_t k = 0, total = ops.size();
-  while (k < total) {
-    while (k < total && ops[k].kind == ' ') ++k;
-    if (k == total) break;
-    size_t start = k >= context ? k - context : 0;
-    size_t end = k;
-    for (;;) {
-      while (end < total && ops[end].kind != ' ') ++end;
-      size_t next = end;
-      while (next < total && ops[next].kind == ' ' && next - end <= 2 * context) ++next;
-      if (next < total && ops[next].kind != ' ' && next - end <= 2 * context) {
-        end = next;
-        continue;
-      }
-      break;
-    }
-    size_t stop = std::min(total, end + context);
-    size_t acount = 0, bcount = 0;
-    std::string body;
-    for (size_t i = start; i < stop; ++i) {
-      const Op& op = ops[i];
-      if (op.kind != '+') ++acount;
-      if (op.kind != '-') ++bcount;
-      body += op.kind;
-      body += op.kind == '+' ? y[op.bi] : x[op.ai];
-      body += '\n';
-    }
-    size_t a0 = ops[start].ai + (acount ? 1 : 0), b0 = ops[start].bi + (bcount ? 1 : 0);
-    out += "@@ -" + std::to_string(a0) + "," + std::to_string(acount) + " +" + std::to_string(b0) +
-           "," + std::to_string(bcount) + " @@\n" + body;
-    k = stop;
-  }
-  return out;
+  return unified_diff(a, b, a_label, b_label);
 }
 
 // ---- [SECTION] stage views ----

@@ -42,12 +42,8 @@ std::vector<PassSnapshot> optimize(llvm::Module& m, int opt_level, bool capture,
 // run. Null if no such pass ran.
 const PassSnapshot* find_snapshot(const std::vector<PassSnapshot>& snaps, std::string_view key);
 
-// A unified diff (3 lines of context, "@@ -a,b +c,d @@" hunks) from text a to text b;
-// "" when they are equal.
-// For each line of b: is it new or changed relative to a? The same line diff as
-// diff_snapshots (longest common subsequence), as data: the visualizer colours those lines.
-std::vector<bool> changed_lines(const std::vector<std::string>& a,
-                                const std::vector<std::string>& b);
+// A unified diff of two snapshots' IR: descent::unified_diff (lang/text.h) under the name
+// the REPL's :diff and the docs use.
 std::string diff_snapshots(const std::string& a, const std::string& b,
                            const std::string& a_label = "a", const std::string& b_label = "b");
 

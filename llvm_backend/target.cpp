@@ -23,8 +23,6 @@
 #include "llvm/CodeGen/MachineFunctionPass.h"
 #include "llvm/CodeGen/MachineModuleInfo.h"
 #include "llvm/CodeGen/TargetPassConfig.h"
-#include "llvm/IR/DiagnosticInfo.h"
-#include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -39,6 +37,8 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
+
+#include "llvm_backend/host.h"
 
 namespace descent::llvmbe {
 namespace {
@@ -73,8 +73,8 @@ bool supported_arch(llvm::Triple::ArchType arch) {
 
 // The four back ends, their assembly printers (which also emit objects), and the codegen
 // pass registry (emit_mir looks passes up by name). Nothing else: no AsmParsers, no
-// disassemblers, no other targets. Registration is idempotent in LLVM, so a JIT that also
-// calls InitializeNativeTarget does no harm.
+// disassemblers, no other targets. Registration is idempotent in LLVM, so the JITs' own
+// initialize_native_target (host.h) does no harm.
 void initialize_llvm() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -161,11 +161,8 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const std::string& name
   // Position-independent code links into the PIE executables Debian's cc makes by default.
   llvm::Optional<llvm::Reloc::Model> reloc;
   if (!triple.isWasm()) reloc = llvm::Reloc::PIC_;
-  static const llvm::CodeGenOpt::Level levels[] = {
-      llvm::CodeGenOpt::None, llvm::CodeGenOpt::Less, llvm::CodeGenOpt::Default,
-      llvm::CodeGenOpt::Aggressive};
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple_text, cpu.cpu, cpu.features, options, reloc, llvm::None, levels[opt_level]));
+      triple_text, cpu.cpu, cpu.features, options, reloc, llvm::None, codegen_level(opt_level)));
   if (!machine) set_error(error, "LLVM could not create a target machine for " + triple_text);
   return machine;
 }
@@ -174,20 +171,6 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const std::string& name
 // [SECTION] copies
 // ---------------------------------------------------------------------------------------
 
-// Errors LLVM reports while generating code (an operation a target cannot lower, ...) arrive
-// through the context's diagnostic handler; the default one would print and exit.
-struct DiagnosticSink {
-  std::string errors;
-  static void handle(const llvm::DiagnosticInfo& info, void* context) {
-    if (info.getSeverity() != llvm::DS_Error) return;
-    auto* sink = static_cast<DiagnosticSink*>(context);
-    llvm::raw_string_ostream out(sink->errors);
-    if (!sink->errors.empty()) out << "\n";
-    llvm::DiagnosticPrinterRawOStream printer(out);
-    info.print(printer);
-  }
-};
-
 // A copy of the caller's module in a context of its own (so the copy can be generated while
 // the caller's context is in use on another thread, and its diagnostics go to our sink),
 // retargeted to the target machine. Bitcode is the copy's vehicle: llvm::CloneModule can
@@ -195,7 +178,7 @@ struct DiagnosticSink {
 struct ModuleCopy {
   std::unique_ptr<llvm::LLVMContext> context;
   std::unique_ptr<llvm::Module> module;
-  DiagnosticSink diagnostics;
+  DiagnosticSink diagnostics;  // host.h: LLVM's code generation errors, collected
 };
 
 std::unique_ptr<ModuleCopy> copy_for_target(const llvm::Module& original,
@@ -215,7 +198,7 @@ std::unique_ptr<ModuleCopy> copy_for_target(const llvm::Module& original,
   }
   auto copy = std::make_unique<ModuleCopy>();
   copy->context = std::make_unique<llvm::LLVMContext>();
-  copy->context->setDiagnosticHandlerCallBack(&DiagnosticSink::handle, &copy->diagnostics);
+  copy->diagnostics.attach(*copy->context);
   auto parsed = llvm::parseBitcodeFile(
       llvm::MemoryBufferRef(bitcode.str(), original.getModuleIdentifier()), *copy->context);
   if (!parsed) {

@@ -399,11 +399,6 @@ const Program* Session::last_checked_program() const {
 
 bool Session::last_echo() const { return last_ && last_->echo; }
 
-std::vector<bool> Session::changed_lines(const std::vector<std::string>& before,
-                                        const std::vector<std::string>& after) {
-  return llvmbe::changed_lines(before, after);
-}
-
 std::vector<std::string> Session::known_names() const {
   std::vector<std::string> names;
   for (const auto& g : module_.globals) names.push_back(g.name);

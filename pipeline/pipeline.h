@@ -149,10 +149,6 @@ class Session {
   bool build_object(const std::string& path, std::string* error) const;
   // A unified diff of the IR after two LLVM passes (labels as passes() gives them).
   StageResult diff_passes(std::string_view a, std::string_view b) const;
-  // For each line of `after`: is it new or changed relative to `before`? The line diff
-  // diff_passes prints, as data (front ends colour the lines a pass or a schedule changed).
-  static std::vector<bool> changed_lines(const std::vector<std::string>& before,
-                                         const std::vector<std::string>& after);
 
   // The register VM's register file size (3..250, default 16); affects `reg-alloc`, `live`
   // and the reg engine.

@@ -8,22 +8,17 @@
 
 #include <chrono>
 #include <cstring>
-#include <mutex>
 #include <new>
 
-#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
-#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
-#include <llvm/IR/DiagnosticInfo.h>
-#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
-#include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "llvm_backend/host.h"
 #include "llvm_backend/passes.h"
 #include "tensor/cpu_codegen.h"
 #include "tensor/thread_pool.h"
@@ -32,70 +27,24 @@ namespace descent::tensor {
 
 namespace {
 
-std::string message(llvm::Error e) { return llvm::toString(std::move(e)); }
-
 // ---------------------------------------------------------------------------------------
 // [SECTION] the host target
 // ---------------------------------------------------------------------------------------
 
-struct Host {
-  bool ok = false;
-  std::string error;
-  llvm::orc::JITTargetMachineBuilder* jtmb = nullptr;  // owned below; null when !ok
-  CpuTarget target;
-};
-
-const Host& host() {
-  static Host h;
-  static std::unique_ptr<llvm::orc::JITTargetMachineBuilder> owned;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-    if (!jtmb) {
-      h.error = message(jtmb.takeError());
-      return;
-    }
-    jtmb->setRelocationModel(llvm::Reloc::PIC_);
-    jtmb->setCodeModel(llvm::CodeModel::Small);
-    owned = std::make_unique<llvm::orc::JITTargetMachineBuilder>(std::move(*jtmb));
-    h.jtmb = owned.get();
-    h.target.triple = owned->getTargetTriple().str();
-    h.target.cpu = owned->getCPU();
-    h.target.features = owned->getFeatures().getString();
-    h.target.avx512 = h.target.features.find("+avx512f") != std::string::npos;
-    auto tm = owned->createTargetMachine();
-    if (!tm) {
-      h.error = message(tm.takeError());
-      return;
-    }
-    h.target.data_layout = (*tm)->createDataLayout().getStringRepresentation();
-    h.ok = true;
-  });
-  return h;
+// This machine for the code generator (llvm_backend/host.h detects it once); false with the
+// reason when LLVM cannot target it.
+bool host_target(CpuTarget* target, std::string* error) {
+  llvmbe::HostCpu host;
+  if (!llvmbe::describe_host(&host, error)) return false;
+  target->triple = host.triple;
+  target->cpu = host.cpu;
+  target->features = host.features;
+  target->data_layout = host.data_layout;
+  target->avx512 = host.features.find("+avx512f") != std::string::npos;
+  return true;
 }
 
-llvm::CodeGenOpt::Level codegen_level(int level) {
-  static const llvm::CodeGenOpt::Level levels[] = {llvm::CodeGenOpt::None, llvm::CodeGenOpt::Less,
-                                                   llvm::CodeGenOpt::Default,
-                                                   llvm::CodeGenOpt::Aggressive};
-  return levels[std::clamp(level, 0, 3)];
-}
-
-// LLVM reports code generation errors through the context; the default handler would
-// print and exit the process.
-struct Diagnostics {
-  std::string errors;
-  static void handle(const llvm::DiagnosticInfo& info, void* context) {
-    if (info.getSeverity() != llvm::DS_Error) return;
-    auto* self = static_cast<Diagnostics*>(context);
-    llvm::raw_string_ostream out(self->errors);
-    if (!self->errors.empty()) out << "\n";
-    llvm::DiagnosticPrinterRawOStream printer(out);
-    info.print(printer);
-  }
-};
+using Diagnostics = llvmbe::DiagnosticSink;
 
 std::string module_text(const llvm::Module& m) {
   std::string s;
@@ -121,12 +70,12 @@ int effective_threads(const CpuOptions& o) { return o.threads > 0 ? o.threads : 
 
 bool build(const tir::PrimFunc& f, const CpuOptions& options, bool optimize, Built* out,
            std::string* error) {
-  const Host& h = host();
-  if (!h.ok) {
-    *error = "cpu: cannot target this machine: " + h.error;
+  CpuTarget target;
+  std::string why;
+  if (!host_target(&target, &why)) {
+    *error = "cpu: cannot target this machine: " + why;
     return false;
   }
-  std::string why;
   if (!tir::verify(f, &why)) {
     *error = "cpu: the loop nest of '" + f.name + "' is malformed: " + why;
     return false;
@@ -142,9 +91,9 @@ bool build(const tir::PrimFunc& f, const CpuOptions& options, bool optimize, Bui
     }
   out->context = std::make_unique<llvm::LLVMContext>();
   out->diagnostics = std::make_unique<Diagnostics>();
-  out->context->setDiagnosticHandlerCallBack(&Diagnostics::handle, out->diagnostics.get());
+  out->diagnostics->attach(*out->context);
   CpuCodegenOptions cg;
-  cg.target = h.target;
+  cg.target = target;
   cg.threads = effective_threads(options);
   cg.prefer_wide_vectors = options.prefer_wide_vectors;
   if (!generate_cpu_module(f, cg, *out->context, &out->module, &out->entry, &out->temps, &why)) {
@@ -160,14 +109,12 @@ bool build(const tir::PrimFunc& f, const CpuOptions& options, bool optimize, Bui
   }
   out->before = module_text(*out->module);
   if (!optimize) return true;
-  llvm::orc::JITTargetMachineBuilder jtmb = *h.jtmb;
-  jtmb.setCodeGenOptLevel(codegen_level(options.opt_level));
-  auto tm = jtmb.createTargetMachine();
+  auto tm = llvmbe::make_host_target_machine(options.opt_level, &why);
   if (!tm) {
-    *error = "cpu: " + message(tm.takeError());
+    *error = "cpu: " + why;
     return false;
   }
-  llvmbe::optimize(*out->module, options.opt_level, false, tm->get());
+  llvmbe::optimize(*out->module, options.opt_level, false, tm.get());
   out->after = module_text(*out->module);
   return true;
 }
@@ -251,11 +198,6 @@ class JitKernel final : public CpuKernel {
   std::vector<AlignedFloats> temps_;  // Global temp buffers, reused by every run
 };
 
-llvm::JITEvaluatedSymbol at(const void* address) {
-  return llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(address),
-                                  llvm::JITSymbolFlags::Exported);
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
@@ -267,41 +209,29 @@ bool compile_cpu(const tir::PrimFunc& f, const CpuOptions& options,
   auto start = std::chrono::steady_clock::now();
   Built built;
   if (!build(f, options, true, &built, error)) return false;
-  const Host& h = host();
-  llvm::orc::JITTargetMachineBuilder jtmb = *h.jtmb;
-  jtmb.setCodeGenOptLevel(codegen_level(options.opt_level));
-  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create();
-  if (!jit) {
-    *error = "cpu: " + message(jit.takeError());
-    return false;
-  }
-  llvm::orc::JITDylib& lib = (*jit)->getMainJITDylib();
+  llvmbe::HostJitOptions jit_options;
+  jit_options.opt_level = options.opt_level;
   // expf, logf, memset, ... from the process; the thread pool and allocator by address.
-  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-      (*jit)->getDataLayout().getGlobalPrefix());
-  if (!process) {
-    *error = "cpu: " + message(process.takeError());
-    return false;
-  }
-  lib.addGenerator(std::move(*process));
-  llvm::orc::SymbolMap symbols;
-  symbols[(*jit)->mangleAndIntern("descent_parallel_for")] =
-      at(reinterpret_cast<const void*>(&descent_parallel_for));
-  symbols[(*jit)->mangleAndIntern("descent_alloc")] = at(reinterpret_cast<const void*>(&descent_alloc));
-  symbols[(*jit)->mangleAndIntern("descent_free")] = at(reinterpret_cast<const void*>(&descent_free));
-  if (auto e = lib.define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
-    *error = "cpu: " + message(std::move(e));
+  jit_options.symbols = {
+      {"descent_parallel_for", reinterpret_cast<const void*>(&descent_parallel_for)},
+      {"descent_alloc", reinterpret_cast<const void*>(&descent_alloc)},
+      {"descent_free", reinterpret_cast<const void*>(&descent_free)},
+  };
+  std::string why;
+  std::unique_ptr<llvm::orc::LLJIT> jit = llvmbe::make_host_jit(jit_options, &why);
+  if (!jit) {
+    *error = "cpu: " + why;
     return false;
   }
   Diagnostics* diagnostics = built.diagnostics.get();
   llvm::orc::ThreadSafeModule tsm(std::move(built.module), std::move(built.context));
-  if (auto e = (*jit)->addIRModule(std::move(tsm))) {
-    *error = "cpu: " + message(std::move(e));
+  if (auto e = jit->addIRModule(std::move(tsm))) {
+    *error = "cpu: " + llvmbe::error_text(std::move(e));
     return false;
   }
-  auto address = (*jit)->lookup(built.entry);  // compiles the module
+  auto address = jit->lookup(built.entry);  // compiles the module
   if (!address) {
-    *error = "cpu: " + message(address.takeError());
+    *error = "cpu: " + llvmbe::error_text(address.takeError());
     return false;
   }
   if (!diagnostics->errors.empty()) {
@@ -315,7 +245,7 @@ bool compile_cpu(const tir::PrimFunc& f, const CpuOptions& options,
     }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   try {
-    *out = std::make_unique<JitKernel>(f, std::move(built.diagnostics), std::move(*jit),
+    *out = std::make_unique<JitKernel>(f, std::move(built.diagnostics), std::move(jit),
                                        address->toPtr<JitKernel::Entry>(),
                                        std::move(built.temps), std::move(built.after), seconds);
   } catch (const std::bad_alloc&) {

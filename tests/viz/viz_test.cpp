@@ -255,17 +255,6 @@ TEST_CASE("the document re-runs edits off the UI thread and stops a runaway prog
   CHECK(doc.outcome().status == descent::Outcome::Ok);
 }
 
-TEST_CASE("Session::changed_lines marks what a pass changed, as diff does") {
-  auto L = [](std::string_view s) { return split_lines(s); };
-  using descent::Session;
-  CHECK(Session::changed_lines(L("a\nb\nc\n"), L("a\nb\nc\n")) == std::vector<bool>{false, false, false});
-  CHECK(Session::changed_lines(L("a\nb\nc\n"), L("a\nX\nc\n")) == std::vector<bool>{false, true, false});
-  CHECK(Session::changed_lines(L("a\nb\nc\n"), L("a\nc\n")) == std::vector<bool>{false, false});
-  CHECK(Session::changed_lines(L("a\nc\n"), L("z\na\nb\nc\n")) ==
-        std::vector<bool>{true, false, true, false});
-  CHECK(Session::changed_lines(L(""), L("a\n")) == std::vector<bool>{true});
-}
-
 TEST_CASE("layered_layout puts every edge downwards and keeps boxes apart") {
   // A diamond with a long edge and a cycle-closing back edge (tolerated, ignored).
   std::vector<ImVec2> sizes(5, ImVec2(40, 20));

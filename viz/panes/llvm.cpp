@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "lang/text.h"
 #include "viz/pane.h"
 #include "viz/widgets.h"
 
@@ -145,7 +146,7 @@ struct LlvmPane : Pane {
         return;
       }
       lines_ = split_lines(after.text);
-      changed_ = before.ok ? Session::changed_lines(split_lines(before.text), lines_)
+      changed_ = before.ok ? descent::changed_lines(split_lines(before.text), lines_)
                            : std::vector<bool>(lines_.size(), false);
     }
     int first = -1;

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <string>
 
+#include "lang/text.h"
 #include "viz/pane.h"
 #include "viz/widgets.h"
 
@@ -71,12 +72,6 @@ std::string unescape(std::string_view s) {
       out += s[i];
     }
   }
-  return out;
-}
-
-std::string join(const std::vector<std::string>& words) {
-  std::string out;
-  for (size_t i = 0; i < words.size(); ++i) out += (i ? " " : "") + words[i];
   return out;
 }
 
@@ -438,12 +433,12 @@ struct SourcePane : Pane {
   bool Act(Document& doc, std::string_view verb, const std::vector<std::string>& args,
            std::string* error) override {
     if (verb == "set") {
-      doc.set_text(unescape(join(args)));
+      doc.set_text(unescape(join(args, " ")));
       hover_override_ = {};
       return true;
     }
     if (verb == "append") {
-      doc.set_text(doc.text() + unescape(join(args)));
+      doc.set_text(doc.text() + unescape(join(args, " ")));
       return true;
     }
     if (verb == "goto") {

@@ -1,0 +1,35 @@
+// lang/text.h: the line diff as data (changed_lines), which the visualizer colours.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lang/text.h"
+
+namespace {
+
+// "a\nb\n" -> {"a", "b"}; "" -> {} (as the visualizer splits a listing).
+std::vector<std::string> L(std::string_view text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string_view::npos) nl = text.size();
+    lines.emplace_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("changed_lines marks what a pass changed, as diff does") {
+  using descent::changed_lines;
+  CHECK(changed_lines(L("a\nb\nc\n"), L("a\nb\nc\n")) == std::vector<bool>{false, false, false});
+  CHECK(changed_lines(L("a\nb\nc\n"), L("a\nX\nc\n")) == std::vector<bool>{false, true, false});
+  CHECK(changed_lines(L("a\nb\nc\n"), L("a\nc\n")) == std::vector<bool>{false, false});
+  CHECK(changed_lines(L("a\nc\n"), L("z\na\nb\nc\n")) ==
+        std::vector<bool>{true, false, true, false});
+  CHECK(changed_lines(L(""), L("a\n")) == std::vector<bool>{true});
+}
