@@ -80,33 +80,10 @@ LoopRef find_loop(tir::PrimFunc& f, const std::string& name, std::string* error)
 std::vector<std::string> loop_names(const tir::PrimFunc& f);
 std::vector<std::string> block_names(const tir::PrimFunc& f);
 
-// ---- Helpers for primitives (schedule.cpp and schedule_blocks.cpp share them) ---------
-// The loops enclosing `block` (outermost first; any statement works, a loop's own loop is
-// not included); empty when it has none or is absent.
-std::vector<tir::Stmt*> loops_above(tir::PrimFunc& f, const tir::Stmt* block);
-// The statement whose body/init/stmts holds `s`; null when s is f.body or absent.
-tir::Stmt* parent_of(tir::PrimFunc& f, const tir::Stmt* s);
-// The owning pointer of `s` (f.body, a parent's body or init, or a Seq element); null if
-// absent. Assigning through it replaces the statement in place.
-tir::StmtPtr* slot_of(tir::PrimFunc& f, const tir::Stmt* s);
-// Puts `with` where `s` was and returns `s` (null when s is absent; then `with` is dropped).
-tir::StmtPtr replace_stmt(tir::PrimFunc& f, const tir::Stmt* s, tir::StmtPtr with);
-// The single statement a For/Block/If/Allocate holds, looking through one-element Seqs;
-// null when the body is a Seq of several statements (or s has no body).
-tir::Stmt* only_child(tir::Stmt* s);
-// True when each loop's only_child is the next loop (outermost first); an empty or single
-// chain is perfect.
-bool is_perfect_chain(const std::vector<tir::Stmt*>& loops);
-// Every Block / every For inside `s` (s included), in program order.
-std::vector<tir::Stmt*> blocks_under(tir::Stmt* s);
-std::vector<tir::Stmt*> loops_under(tir::Stmt* s);
-// True when `inner` is `outer` or lies inside it.
-bool contains(const tir::Stmt* outer, const tir::Stmt* inner);
-// `base` if no loop on the path through `at` (the loops above it, it, and those inside it)
-// is named so, else base_1, base_2, ... `at` may be null: then all loops of f count.
-std::string fresh_loop_name(tir::PrimFunc& f, const tir::Stmt* at, const std::string& base);
 // Replaces loop variable `name` by `with` in everything under `s`: block bindings and
-// predicates, If conditions, loose Store indices/values (simplified afterwards).
+// predicates, If conditions, loose Store indices/values (simplified afterwards). Public
+// because the OpenCL backend uses it to unroll a loop (one body copy per value); the other
+// helpers the primitives share are private to tensor/ (tensor/schedule/internal.h).
 void substitute_loop_var(tir::Stmt* s, const std::string& name, const tir::Expr& with);
 }  // namespace sched
 

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "tensor/schedule.h"
+#include "tensor/schedule/internal.h"  // loops_under, blocks_under, only_child, loops_above
 
 namespace descent::tensor {
 namespace {

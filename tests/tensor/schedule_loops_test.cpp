@@ -16,6 +16,7 @@
 #include "lang/sema.h"
 #include "tensor/lower.h"
 #include "tensor/schedule.h"
+#include "tensor/schedule/internal.h"  // the tree helpers tested below
 #include "tensor/tensor.h"
 #include "tensor/tir.h"
 
