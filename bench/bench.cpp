@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "lang/text.h"
+#include "bench/internal.h"
 #include "pipeline/pipeline.h"
 
 extern char** environ;
@@ -107,22 +108,6 @@ std::string trim_right(std::string s) {
 std::string clip(std::string s, size_t n = 200) {
   if (s.size() > n) s = s.substr(0, n) + "...";
   return s;
-}
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-bool read_text(const std::string& path, std::string* text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *text = ss.str();
-  return true;
 }
 
 bool contains(const std::vector<std::string>& v, const std::string& s) {
@@ -439,15 +424,6 @@ class ExternalTarget : public Target {
   std::vector<std::string> argv_;
 };
 
-std::string format_seconds(double s) {
-  if (std::isnan(s)) return "-";
-  if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
-  if (s < 1) return fmt::format("{:.1f} ms", s * 1e3);
-  return fmt::format("{:.3f} s", s);
-}
-
-std::string format_ratio(double r) { return std::isnan(r) ? "-" : fmt::format("{:.2f}", r); }
-
 }  // namespace
 
 // ---- the runner --------------------------------------------------------------------------
@@ -564,7 +540,7 @@ std::vector<BenchRecord> run_program_benchmarks(const BenchOptions& o, std::stri
       times.push_back(p.seconds);
     }
     startup[b.name] = static_cast<int>(times.size()) == o.repeats ? median_of(times) : nan;
-    say(fmt::format("{} ({}): start-up {}", b.name, tool, format_seconds(startup[b.name])));
+    say(fmt::format("{} ({}): start-up {}", b.name, tool, seconds_text(startup[b.name], 1)));
   }
 
   // The cells, in run order: per workload, the Descent engines then the baselines.
@@ -651,8 +627,8 @@ std::vector<BenchRecord> run_program_benchmarks(const BenchOptions& o, std::stri
     }
     r.checksum_ok = ok;
     r.note = ok ? "" : problem;
-    say(ok ? fmt::format("{}: median {} (min {}), ok", tag, format_seconds(r.median_s),
-                         format_seconds(r.min_s))
+    say(ok ? fmt::format("{}: median {} (min {}), ok", tag, seconds_text(r.median_s, 1),
+                         seconds_text(r.min_s, 1))
            : fmt::format("{}: FAILED: {}", tag, problem));
     records.push_back(std::move(r));
   }
@@ -679,178 +655,6 @@ bool all_ok(const std::vector<BenchRecord>& records) {
   for (const auto& r : records)
     if (!r.checksum_ok && !r.skipped) return false;
   return true;
-}
-
-// ---- writers -----------------------------------------------------------------------------
-
-namespace {
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
-std::string csv_number(double v) { return std::isnan(v) ? "" : fmt::format("{:.6g}", v); }
-
-bool write_text(const std::string& path, const std::string& text, std::string* error) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (out) out << text;
-  if (!out) {
-    if (error) *error = fmt::format("cannot write '{}': {}", path, std::strerror(errno));
-    return false;
-  }
-  return true;
-}
-
-// Keys stay in the order written, so the file reads like the CSV.
-using Json = nlohmann::ordered_json;
-
-Json number_or_null(double v) { return std::isnan(v) ? Json() : Json(v); }
-
-}  // namespace
-
-std::string to_csv(const std::vector<BenchRecord>& records) {
-  std::string s =
-      "suite,workload,engine,kind,scale,median_s,min_s,max_s,cpu_s,runs,compile_s,startup_s,"
-      "steps,baseline,ratio_vs_baseline,checksum_ok,note,threads,gflops,gbs,roof_fraction\n";
-  for (const auto& r : records) {
-    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.suite),
-                     csv_field(r.workload), csv_field(r.engine), r.kind, r.scale,
-                     csv_number(r.median_s), csv_number(r.min_s), csv_number(r.max_s),
-                     csv_number(r.cpu_s), r.runs,
-                     csv_number(r.compile_s), csv_number(r.startup_s), r.steps,
-                     csv_field(r.baseline),
-                     csv_number(r.ratio_vs_baseline), r.checksum_ok ? "true" : "false",
-                     csv_field(r.note), r.threads, csv_number(r.gflops), csv_number(r.gbs),
-                     csv_number(r.roof_fraction));
-  }
-  return s;
-}
-
-std::string to_json(const std::vector<BenchRecord>& records) {
-  Json doc;
-  doc["schema"] = "descent-bench/1";
-  doc["host"] = host_description();
-  Json list = Json::array();
-  for (const auto& r : records) {
-    list.push_back({
-        {"suite", r.suite},
-        {"workload", r.workload},
-        {"engine", r.engine},
-        {"kind", r.kind},
-        {"scale", r.scale},
-        {"median_s", r.median_s},
-        {"min_s", r.min_s},
-        {"max_s", r.max_s},
-        {"cpu_s", r.cpu_s},
-        {"runs", r.runs},
-        {"runs_s", r.runs_s},
-        {"compile_s", number_or_null(r.compile_s)},
-        {"startup_s", number_or_null(r.startup_s)},
-        {"steps", r.steps},
-        {"baseline", r.baseline},
-        {"ratio_vs_baseline", number_or_null(r.ratio_vs_baseline)},
-        {"checksum_ok", r.checksum_ok},
-        {"expected", r.expected},
-        {"output", r.output},
-        {"note", r.note},
-        {"threads", r.threads},
-        {"gflops", number_or_null(r.gflops)},
-        {"gbs", number_or_null(r.gbs)},
-        {"roof_fraction", number_or_null(r.roof_fraction)},
-        {"skipped", r.skipped},
-    });
-  }
-  doc["records"] = std::move(list);
-  // Replace invalid UTF-8 (a program's output could hold anything) instead of throwing.
-  return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
-}
-
-bool write_csv(const std::string& path, const std::vector<BenchRecord>& records,
-               std::string* error) {
-  return write_text(path, to_csv(records), error);
-}
-
-bool write_json(const std::string& path, const std::vector<BenchRecord>& records,
-                std::string* error) {
-  return write_text(path, to_json(records), error);
-}
-
-// ---- text tables -------------------------------------------------------------------------
-
-namespace {
-
-// Left-aligns the first `left` columns and right-aligns the rest.
-std::string render(const std::vector<std::vector<std::string>>& rows, size_t left) {
-  std::vector<size_t> w;
-  for (const auto& row : rows)
-    for (size_t c = 0; c < row.size(); ++c) {
-      if (w.size() <= c) w.push_back(0);
-      w[c] = std::max(w[c], row[c].size());
-    }
-  std::string s;
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t c = 0; c < row.size(); ++c) {
-      if (c) line += "  ";
-      line += c < left ? fmt::format("{:<{}}", row[c], w[c]) : fmt::format("{:>{}}", row[c], w[c]);
-    }
-    s += trim_right(line) + "\n";
-  }
-  return s;
-}
-
-}  // namespace
-
-std::string format_table(const std::vector<BenchRecord>& records) {
-  std::string base = records.empty() ? "baseline" : records.front().baseline;
-  std::vector<std::vector<std::string>> rows = {
-      {"suite", "workload", "engine", "median", "min", "cpu", "runs", "time/" + base, "start-up",
-       "check"}};
-  for (const auto& r : records)
-    rows.push_back({r.suite, r.workload, r.engine, r.runs ? format_seconds(r.median_s) : "-",
-                    r.runs ? format_seconds(r.min_s) : "-", r.runs ? format_seconds(r.cpu_s) : "-",
-                    std::to_string(r.runs),
-                    format_ratio(r.ratio_vs_baseline), format_seconds(r.startup_s),
-                    r.checksum_ok ? "ok" : "FAILED"});
-  std::string s = render(rows, 3);
-  for (const auto& r : records)
-    if (!r.checksum_ok) s += fmt::format("{} on {}: {}\n", r.workload, r.engine, r.note);
-  return s;
-}
-
-std::string format_summary(const std::vector<BenchRecord>& records) {
-  std::vector<std::string> engines, loads;
-  for (const auto& r : records) {
-    if (!contains(engines, r.engine)) engines.push_back(r.engine);
-    std::string key = r.suite + "/" + r.workload;
-    if (!contains(loads, key)) loads.push_back(key);
-  }
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> head = {"workload"};
-  for (const auto& e : engines) head.push_back(e);
-  rows.push_back(head);
-  for (const auto& key : loads) {
-    std::vector<std::string> row = {key};
-    for (const auto& e : engines) {
-      std::string cell = "-";
-      for (const auto& r : records)
-        if (r.suite + "/" + r.workload == key && r.engine == e)
-          cell = !r.checksum_ok ? "FAILED"
-                 : std::isnan(r.ratio_vs_baseline)
-                     ? format_seconds(r.median_s)
-                     : fmt::format("{} ({}x)", format_seconds(r.median_s),
-                                   format_ratio(r.ratio_vs_baseline));
-      row.push_back(cell);
-    }
-    rows.push_back(row);
-  }
-  std::string base = records.empty() ? "" : records.front().baseline;
-  std::string s = render(rows, 1);
-  if (!base.empty()) s += fmt::format("median wall time per run (time relative to {})\n", base);
-  return s;
 }
 
 }  // namespace descent::bench

@@ -2,6 +2,9 @@
 #include "bench/blas.h"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
+#include <vector>
 #include <climits>
 #include <thread>
 
@@ -52,11 +55,7 @@ void gemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float
 #endif
 }
 
-std::string dims(const tensor::Tensor& t) {
-  std::string s = "[";
-  for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);
-  return s + "]";
-}
+std::string dims(const tensor::Tensor& t) { return tensor::shape_text(t.shape); }
 
 // A tensor whose buffer does not hold its shape's element count would make BLAS read past it.
 bool well_formed(const tensor::Tensor& t) {
@@ -153,6 +152,55 @@ bool blas_linear(const tensor::Tensor& x, const tensor::Tensor& w, tensor::Tenso
     gemm(rows, m, k, x.data.data(), w.data.data(), y.data.data(), true);
   *out = std::move(y);
   return true;
+}
+
+// ---- the plain C++ baselines ----------------------------------------------------------
+
+namespace {
+// Rows split over threads (std::thread per call: tens of microseconds, negligible next to
+// 16M elements).
+void parallel_rows(int64_t rows, int threads, const std::function<void(int64_t, int64_t)>& fn) {
+  threads = int(std::max<int64_t>(1, std::min<int64_t>(threads, rows)));
+  if (threads == 1) return fn(0, rows);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back(fn, rows * t / threads, rows * (t + 1) / threads);
+  for (auto& th : pool) th.join();
+}
+
+}  // namespace
+
+void cpp_add(const tensor::Tensor& a, const tensor::Tensor& b, tensor::Tensor* c, int threads) {
+  c->shape = a.shape;
+  if (c->data.size() != a.data.size()) c->data = tensor::AlignedFloats(a.data.size());
+  const float* x = a.data.data();
+  const float* y = b.data.data();
+  float* z = c->data.data();
+  // Chunks of whole cache lines, so no two threads write the same line.
+  int64_t n = int64_t(a.data.size()), lines = (n + 15) / 16;
+  parallel_rows(lines, threads, [&](int64_t l0, int64_t l1) {
+    for (int64_t i = l0 * 16, e = std::min(n, l1 * 16); i < e; ++i) z[i] = x[i] + y[i];
+  });
+}
+
+// The stable softmax of the prelude, row by row: the same four passes, fused per row.
+void cpp_softmax(const tensor::Tensor& x, tensor::Tensor* out, int threads) {
+  out->shape = x.shape;
+  if (out->data.size() != x.data.size()) out->data = tensor::AlignedFloats(x.data.size());
+  int64_t rows = x.shape[0], cols = x.shape[1];
+  const float* in = x.data.data();
+  float* o = out->data.data();
+  parallel_rows(rows, threads, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* row = in + r * cols;
+      float* dst = o + r * cols;
+      float mx = row[0];
+      for (int64_t c = 1; c < cols; ++c) mx = row[c] > mx ? row[c] : mx;
+      float s = 0;
+      for (int64_t c = 0; c < cols; ++c) s += dst[c] = std::exp(row[c] - mx);
+      for (int64_t c = 0; c < cols; ++c) dst[c] /= s;
+    }
+  });
 }
 
 }  // namespace descent::bench

@@ -1,5 +1,6 @@
-// OpenBLAS, the yardstick: the tensor benchmarks compare Descent's generated kernels with a
-// tuned BLAS on the same inputs and the same thread count.
+// The yardsticks of the tensor benchmarks: OpenBLAS, a tuned BLAS on the same inputs and the
+// same thread count, and where BLAS has nothing to offer (vector add, softmax) the plain C++
+// loops a programmer writes in five minutes ("cpp").
 //
 //   blas_set_threads(4);
 //   blas_sgemm(M, N, K, a, b, c);   // c[M, N] = a[M, K] * b[K, N], all row-major, contiguous
@@ -34,5 +35,11 @@ bool blas_matmul(const tensor::Tensor& a, const tensor::Tensor& b, tensor::Tenso
                  std::string* error);
 bool blas_linear(const tensor::Tensor& x, const tensor::Tensor& w, tensor::Tensor* out,
                  std::string* error);
+
+// The "cpp" column: c = a + b and the prelude's stable row softmax (its four passes fused
+// per row), split over `threads` by rows. *out is reshaped; its buffer is reused when the
+// size matches.
+void cpp_add(const tensor::Tensor& a, const tensor::Tensor& b, tensor::Tensor* c, int threads);
+void cpp_softmax(const tensor::Tensor& x, tensor::Tensor* out, int threads);
 
 }  // namespace descent::bench

@@ -27,6 +27,7 @@
 
 #include "bench/bench.h"
 #include "bench/blas.h"
+#include "bench/internal.h"
 #include "bench/roofline.h"
 #include "lang/text.h"
 #include "pipeline/pipeline.h"
@@ -118,28 +119,6 @@ const Column* find_column(const std::string& engine) {
   return nullptr;
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-std::string seconds_text(double s) {
-  if (std::isnan(s)) return "-";
-  if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
-  if (s < 1) return fmt::format("{:.2f} ms", s * 1e3);
-  return fmt::format("{:.3f} s", s);
-}
-
-bool read_file(const std::string& path, std::string* text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *text = ss.str();
-  return true;
-}
-
 // The first of dir/<stem><suffix> for the stems that exists ("" when none does).
 std::string find_schedule(const std::string& dir, const std::vector<std::string>& stems,
                           const std::string& suffix) {
@@ -149,50 +128,6 @@ std::string find_schedule(const std::string& dir, const std::vector<std::string>
     if (fs::is_regular_file(p, ec)) return p.string();
   }
   return "";
-}
-
-// The "cpp" column: what a C++ programmer writes without a library, split over threads by
-// rows (std::thread per call: tens of microseconds, negligible next to 16M elements).
-void parallel_rows(int64_t rows, int threads, const std::function<void(int64_t, int64_t)>& fn) {
-  threads = int(std::max<int64_t>(1, std::min<int64_t>(threads, rows)));
-  if (threads == 1) return fn(0, rows);
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back(fn, rows * t / threads, rows * (t + 1) / threads);
-  for (auto& th : pool) th.join();
-}
-
-void cpp_add(const tensor::Tensor& a, const tensor::Tensor& b, tensor::Tensor* c, int threads) {
-  c->shape = a.shape;
-  if (c->data.size() != a.data.size()) c->data = tensor::AlignedFloats(a.data.size());
-  const float* x = a.data.data();
-  const float* y = b.data.data();
-  float* z = c->data.data();
-  // Chunks of whole cache lines, so no two threads write the same line.
-  int64_t n = int64_t(a.data.size()), lines = (n + 15) / 16;
-  parallel_rows(lines, threads, [&](int64_t l0, int64_t l1) {
-    for (int64_t i = l0 * 16, e = std::min(n, l1 * 16); i < e; ++i) z[i] = x[i] + y[i];
-  });
-}
-
-// The stable softmax of the prelude, row by row: the same four passes, fused per row.
-void cpp_softmax(const tensor::Tensor& x, tensor::Tensor* out, int threads) {
-  out->shape = x.shape;
-  if (out->data.size() != x.data.size()) out->data = tensor::AlignedFloats(x.data.size());
-  int64_t rows = x.shape[0], cols = x.shape[1];
-  const float* in = x.data.data();
-  float* o = out->data.data();
-  parallel_rows(rows, threads, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const float* row = in + r * cols;
-      float* dst = o + r * cols;
-      float mx = row[0];
-      for (int64_t c = 1; c < cols; ++c) mx = row[c] > mx ? row[c] : mx;
-      float s = 0;
-      for (int64_t c = 0; c < cols; ++c) s += dst[c] = std::exp(row[c] - mx);
-      for (int64_t c = 0; c < cols; ++c) dst[c] /= s;
-    }
-  });
 }
 
 std::string progress_bar(size_t done, size_t total) {
@@ -463,7 +398,7 @@ bool TensorSuite::prepare(size_t workload, std::string* error) {
     std::string& why = suffix == ".sched" ? s.problem : s.missing;
     if (path.empty())
       why = fmt::format("no schedule file {}/{}{} (or {}{})", sched_dir_, w.name, suffix, w.kernel, suffix);
-    else if (!read_file(path, &text))
+    else if (!read_text(path, &text))
       s.problem = "cannot read " + path;
     else if (!session_.lower_kernel(w.kernel, dims, text, &s.func, &s.problem))
       s.problem = path + ": " + s.problem;
@@ -557,7 +492,7 @@ bool TensorSuite::run_hand(const std::string& device, BenchRecord* r, tensor::Te
   tensor::HandKernel k;
   k.entry = h->entry;
   std::string path = (fs::path(schedules_dir()) / ".." / device / h->file).string();
-  if (!read_file(path, &k.source)) {
+  if (!read_text(path, &k.source)) {
     *problem = "cannot read " + path;
     return false;
   }
@@ -751,53 +686,6 @@ std::vector<BenchRecord> run_tensor_benchmarks(const BenchOptions& o, std::strin
   if (!o.json.empty() && !write_json(o.json, records, &write_error) && error->empty())
     *error = write_error;
   return records;
-}
-
-std::string format_tensor_table(const std::vector<BenchRecord>& records) {
-  std::vector<std::vector<std::string>> rows = {{"workload", "engine", "threads", "median",
-                                                 "compile", "GFLOP/s", "GB/s", "% roof",
-                                                 "time/base", "check"}};
-  std::map<std::string, std::string> bases;
-  for (const auto& r : records) {
-    if (r.suite != "tensor") continue;
-    auto num = [](double v, const char* f) {
-      return std::isnan(v) ? std::string("-") : fmt::format(fmt::runtime(f), v);
-    };
-    bases[r.workload] = r.baseline;
-    rows.push_back({r.workload, r.engine, std::to_string(r.threads),
-                    r.runs ? seconds_text(r.median_s) : "-", seconds_text(r.compile_s),
-                    num(r.gflops, "{:.2f}"), num(r.gbs, "{:.1f}"),
-                    num(r.roof_fraction * 100, "{:.0f}%"), num(r.ratio_vs_baseline, "{:.2f}"),
-                    r.skipped ? "skipped" : r.checksum_ok ? "ok" : "FAILED"});
-  }
-  std::vector<size_t> width;
-  for (const auto& row : rows)
-    for (size_t c = 0; c < row.size(); ++c) {
-      if (width.size() <= c) width.push_back(0);
-      width[c] = std::max(width[c], row[c].size());
-    }
-  std::string s;
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t c = 0; c < row.size(); ++c) {
-      if (c) line += "  ";
-      line += c < 2 ? fmt::format("{:<{}}", row[c], width[c]) : fmt::format("{:>{}}", row[c], width[c]);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    s += line + "\n";
-  }
-  std::map<std::string, std::string> by_base;
-  for (const auto& [wl, b] : bases) by_base[b] += (by_base[b].empty() ? "" : ", ") + wl;
-  std::string legend;
-  for (const auto& [b, wls] : by_base) legend += (legend.empty() ? "" : "; ") + b + " for " + wls;
-  if (!legend.empty()) s += "time/base: median / the baseline's median (" + legend + ")\n";
-  for (const auto& r : records)
-    if (r.suite == "tensor" && !r.checksum_ok)
-      s += r.engine.rfind("opencl", 0) == 0
-               ? fmt::format("{} on {}: {}\n", r.workload, r.engine, r.note)
-               : fmt::format("{} on {} ({} thread{}): {}\n", r.workload, r.engine, r.threads,
-                             r.threads == 1 ? "" : "s", r.note);
-  return s;
 }
 
 }  // namespace descent::bench
