@@ -79,6 +79,8 @@ class ExprPrinter {
     return helper;
   }
 
+  // Printing is const (a printer is asked for text); which helpers it called is a record
+  // the prelude reads afterwards, hence mutable.
   mutable std::set<std::string> helpers_;
 };
 
@@ -104,6 +106,8 @@ class CPrinter : public ExprPrinter {
   virtual std::string comment(const std::string& text) const { return "/* " + text + " */"; }
 
   // ---- statement hooks ----
+  // C keeps every loop a loop (a pragma names its kind, a comment its work-item id); OpenCL
+  // turns bound loops into work-item ids and vectorizes or unrolls the others.
   virtual bool loop(const Stmt* s, int depth);
   // `for (int64_t i = 0; i < 16; i++) {`
   virtual std::string for_header(const Stmt* s) const;
