@@ -1,4 +1,4 @@
-// Loop nests (tensor/tir.h) -> OpenCL C, and running them through the runtime (runtime.h).
+// Loop nests (tensor/tir.h) -> OpenCL C. Running the result is opencl_run.h's.
 //
 // The mapping, in the terms the MLC course uses for TVM's CUDA backend:
 //   - Bound loops are not loops: `for i_0 in T.thread_binding(8, "group.x")` becomes
@@ -42,13 +42,15 @@
 //     by constants); longer ones, and bodies that declare or synchronise, get #pragma unroll.
 //     Parallel loops (a CPU notion) run serially inside the work-item.
 //   - max(a, b) is (b > a) ? b : a, not fmax (whose nan rule differs from the interpreter's).
+//
+// The text comes from the C-style printer (tensor/c_printer.h): OpenCLPrinter
+// (opencl_printer.h, private to gpu/) overrides its hooks for all of the above.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "gpu/runtime.h"
-#include "tensor/tensor.h"
 #include "tensor/tir.h"
 
 namespace descent::gpu {
@@ -80,17 +82,5 @@ std::string print_opencl(const tir::PrimFunc& f);
 
 // "kernel mm_0: global (128, 128) local (16, 16) = 64 groups of 256 work-items".
 std::string describe_launch(const KernelLaunch& k);
-
-// Builds (cached in the context), uploads args (one per PrimFunc::params entry, shapes as
-// lowered), runs every kernel, downloads the output into *out (reshaped). *timing (may be
-// null) gets each phase; build_s is 0 when the program was already built in this context.
-bool run_opencl(const tir::PrimFunc& f, Context& context,
-                const std::vector<const tensor::Tensor*>& args, tensor::Tensor* out,
-                Timing* timing, std::string* error);
-
-// Same, with a program generated earlier (benchmarks: generate once, run many times).
-bool run_program(const tir::PrimFunc& f, const OpenCLProgram& program, Context& context,
-                 const std::vector<const tensor::Tensor*>& args, tensor::Tensor* out,
-                 Timing* timing, std::string* error);
 
 }  // namespace descent::gpu

@@ -237,7 +237,8 @@ std::string print_script(const PrimFunc& f);
 // The equivalent C loop nest (blocks become plain statements with their bindings
 // substituted; init becomes `if (k == 0)` or is hoisted when decomposed; pragmas mark
 // parallel/vectorized/unrolled loops). Valid C99 that compiles as a function
-// `void NAME(const float* restrict A, ..., float* restrict OUT)`.
+// `void NAME(const float* restrict A, ..., float* restrict OUT)`. Printed by the C-style
+// printer (tensor/c_printer.h), whose OpenCL subclass is gpu's generator.
 std::string print_c(const PrimFunc& f);
 std::string print_expr(const PrimFunc& f, const Expr& e);  // in script syntax
 

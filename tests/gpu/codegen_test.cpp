@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "gpu/opencl_codegen.h"
+#include "gpu/opencl_run.h"
 #include "gpu/runtime.h"
 #include "lang/module.h"
 #include "lang/parser.h"

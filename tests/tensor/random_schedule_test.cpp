@@ -26,6 +26,7 @@
 #include "lang/parser.h"
 #include "lang/sema.h"
 #include "gpu/opencl_codegen.h"
+#include "gpu/opencl_run.h"
 #include "gpu/runtime.h"
 #include "tensor/cpu.h"
 #include "tensor/lower.h"
