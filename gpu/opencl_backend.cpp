@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "gpu/opencl_codegen.h"
+#include "gpu/opencl_run.h"
 #include "gpu/runtime.h"
 #include "tensor/backend.h"
 
