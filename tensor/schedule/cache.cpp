@@ -9,14 +9,6 @@
 #include "tensor/schedule/internal.h"
 
 namespace descent::tensor::sched {
-using tir::ExprKind;
-using tir::ExprPtr;
-using tir::IterKind;
-using tir::Op;
-using tir::PrimFunc;
-using tir::Stmt;
-using tir::StmtKind;
-using tir::StmtPtr;
 
 namespace {
 

@@ -11,16 +11,6 @@
 #include "tensor/schedule/internal.h"
 
 namespace descent::tensor::sched {
-using tir::Expr;
-using tir::ExprKind;
-using tir::ExprPtr;
-using tir::IterKind;
-using tir::IterVar;
-using tir::Op;
-using tir::PrimFunc;
-using tir::Stmt;
-using tir::StmtKind;
-using tir::StmtPtr;
 
 namespace {
 

@@ -10,15 +10,6 @@
 #include "tensor/schedule/internal.h"
 
 namespace descent::tensor::sched {
-using tir::Expr;
-using tir::ExprKind;
-using tir::ExprPtr;
-using tir::IterKind;
-using tir::IterVar;
-using tir::PrimFunc;
-using tir::Stmt;
-using tir::StmtKind;
-using tir::StmtPtr;
 
 namespace {
 

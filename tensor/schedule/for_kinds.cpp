@@ -10,9 +10,6 @@
 #include "tensor/schedule/internal.h"
 
 namespace descent::tensor::sched {
-using tir::ForKind;
-using tir::PrimFunc;
-using tir::Stmt;
 
 namespace {
 

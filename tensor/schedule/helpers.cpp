@@ -12,15 +12,6 @@
 #include "tensor/schedule/internal.h"
 
 namespace descent::tensor::sched {
-using tir::Expr;
-using tir::ExprKind;
-using tir::ExprPtr;
-using tir::ForKind;
-using tir::Op;
-using tir::PrimFunc;
-using tir::Stmt;
-using tir::StmtKind;
-using tir::StmtPtr;
 
 // ---- Errors and commit --------------------------------------------------------------------
 

@@ -30,6 +30,18 @@
 #include "tensor/tir.h"
 
 namespace descent::tensor::sched {
+// The loop-nest IR's names, used unqualified by every primitive.
+using tir::Expr;
+using tir::ExprKind;
+using tir::ExprPtr;
+using tir::ForKind;
+using tir::IterKind;
+using tir::IterVar;
+using tir::Op;
+using tir::PrimFunc;
+using tir::Stmt;
+using tir::StmtKind;
+using tir::StmtPtr;
 
 // ---- Errors and the copy-verify-commit discipline (helpers.cpp) ---------------------------
 // Sets *error (when given) and returns false, so a refusal is one line: return fail(...).

@@ -9,10 +9,6 @@
 #include "tensor/schedule/internal.h"
 
 namespace descent::tensor::sched {
-using tir::PrimFunc;
-using tir::Stmt;
-using tir::StmtKind;
-using tir::StmtPtr;
 
 namespace {
 
