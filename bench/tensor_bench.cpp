@@ -97,24 +97,21 @@ struct Column {
   Kind kind;
 };
 
-const std::vector<Column>& columns() {
-  static const std::vector<Column> c = [] {
-    std::vector<Column> out = {{"ref", "ref", Column::Ref}};
-    for (const auto& d : Session::devices()) {
-      if (d == "ref") continue;
-      out.push_back({d + "-naive", d, Column::Naive});
-      out.push_back({d + "-sched", d, Column::Sched});
-      if (tensor::find_backend(d)->has_hand_kernels()) out.push_back({d + "-hand", d, Column::Hand});
-    }
-    out.push_back({"openblas", "", Column::Baseline});
-    out.push_back({"cpp", "", Column::Baseline});
-    return out;
-  }();
-  return c;
+std::vector<Column> columns() {
+  std::vector<Column> out = {{"ref", "ref", Column::Ref}};
+  for (const auto& d : Session::devices()) {
+    if (d == "ref") continue;
+    out.push_back({d + "-naive", d, Column::Naive});
+    out.push_back({d + "-sched", d, Column::Sched});
+    if (tensor::find_backend(d)->has_hand_kernels()) out.push_back({d + "-hand", d, Column::Hand});
+  }
+  out.push_back({"openblas", "", Column::Baseline});
+  out.push_back({"cpp", "", Column::Baseline});
+  return out;
 }
 
-const Column* find_column(const std::string& engine) {
-  for (const auto& c : columns())
+const Column* find_column(const std::vector<Column>& columns, const std::string& engine) {
+  for (const auto& c : columns)
     if (c.engine == engine) return &c;
   return nullptr;
 }
@@ -252,6 +249,7 @@ class TensorSuite {
                      const std::string& problem, const std::string& skip) const;
 
   const BenchOptions& o_;
+  std::vector<Column> columns_ = columns();  // the cells point into this
   std::string sched_dir_;
   Session session_;  // the prelude's kernels, lowered and scheduled through it
   std::map<std::string, OpenDevice> devices_;
@@ -261,9 +259,9 @@ class TensorSuite {
 
 bool TensorSuite::validate(std::string* error) const {
   std::vector<std::string> engines;
-  for (const auto& c : columns()) engines.push_back(c.engine);
+  for (const auto& c : columns_) engines.push_back(c.engine);
   for (const auto& e : o_.engines) {
-    if (!find_column(e)) {
+    if (!find_column(columns_, e)) {
       *error = fmt::format("unknown tensor engine '{}' (engines: {})", e, join(engines));
       return false;
     }
@@ -301,7 +299,7 @@ std::vector<Cell> TensorSuite::plan() const {
     if (!o_.workloads.empty() &&
         std::find(o_.workloads.begin(), o_.workloads.end(), w.name) == o_.workloads.end())
       continue;
-    for (const Column& c : columns()) {
+    for (const Column& c : columns_) {
       if (!wanted(c.engine)) continue;
       switch (c.kind) {
         case Column::Ref:
@@ -635,8 +633,9 @@ std::vector<BenchRecord> TensorSuite::run(std::string* error) {
 // Ratios against the workload's baseline at the same thread count (a device column, whose
 // parallelism is its own: against the baseline's highest thread count).
 void set_ratios(std::vector<BenchRecord>& records) {
+  std::vector<Column> cols = columns();
   for (auto& r : records) {
-    const Column* col = find_column(r.engine);
+    const Column* col = find_column(cols, r.engine);
     bool device_column = col && !col->device.empty() && col->kind != Column::Ref &&
                          !tensor::find_backend(col->device)->host_threads();
     const BenchRecord* best = nullptr;

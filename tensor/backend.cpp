@@ -22,6 +22,21 @@ class RefKernel : public CompiledKernel {
       : f_(f), interrupt_(interrupt) {}
   bool run(const std::vector<const Tensor*>& args, Tensor* out, KernelTiming* timing,
            std::string* error) override {
+    // tir::interpret trusts its caller with the shapes; a backend may not.
+    if (args.size() != f_.params.size()) {
+      *error = "kernel '" + f_.name + "' takes " + std::to_string(f_.params.size()) +
+               " arguments, got " + std::to_string(args.size());
+      return false;
+    }
+    for (size_t i = 0; i < args.size(); ++i) {
+      const tir::Buffer& b = f_.buffers[size_t(f_.params[i])];
+      if (!args[i] || args[i]->shape != b.shape) {
+        *error = "argument " + std::to_string(i + 1) + " ('" + b.name + "') has shape " +
+                 (args[i] ? shape_text(args[i]->shape) : std::string("(none)")) +
+                 " but the kernel was lowered for " + shape_text(b.shape);
+        return false;
+      }
+    }
     auto t0 = Clock::now();
     bool ok = tir::interpret(f_, args, out, error, interrupt_);
     if (timing) *timing = KernelTiming{0, std::chrono::duration<double>(Clock::now() - t0).count(), 0, 0};
