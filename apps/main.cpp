@@ -52,19 +52,22 @@ bool read_file(const std::string& path, std::string* text) {
 // ---- the REPL on a terminal ----
 Repl* g_repl = nullptr;
 
+std::string g_before;  // the line before the word being completed
+
 char* completion_generator(const char* text, int state) {
   static std::vector<std::string> matches;
   static size_t next;
   if (state == 0) {
-    matches = g_repl->complete(text);
+    matches = g_repl->complete(g_before, text);
     next = 0;
   }
   if (next >= matches.size()) return nullptr;
   return strdup(matches[next++].c_str());
 }
 
-char** completer(const char* text, int, int) {
+char** completer(const char* text, int start, int) {
   rl_attempted_completion_over = 1;
+  g_before.assign(rl_line_buffer, size_t(start));
   return rl_completion_matches(text, completion_generator);
 }
 

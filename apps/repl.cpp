@@ -7,52 +7,13 @@
 #include <map>
 #include <sstream>
 
+#include "lang/ast.h"
 #include "lang/text.h"
 #include "lang/token.h"
 
 namespace descent {
 
 namespace {
-struct CommandHelp {
-  const char* name;
-  const char* args;
-  const char* help;
-};
-const CommandHelp kCommands[] = {
-    {":help", "", "this list"},
-    {":tokens", "", "the tokens of the last input"},
-    {":ast", "[sexpr|dot]", "the checked syntax tree of the last input"},
-    {":folded", "[sexpr|dot]", "the tree after the fold_constants pass"},
-    {":stack", "[fused]", "stack bytecode of the last input (fused: what the VM runs)"},
-    {":reg", "[alloc|fused|live]", "register bytecode: virtual, allocated, fused (what runs), live intervals"},
-    {":registers", "[N]", "show or set the register VM's register file size (3..250)"},
-    {":trace", "", "toggle tracing every instruction the VMs execute"},
-    {":compare", "", "run the last input on every engine: output, steps, time"},
-    {":llvm", "[opt]", "LLVM IR of the last input (opt: after the -O pipeline)"},
-    {":passes", "", "the passes that ran on the last input, and what each changed"},
-    {":diff", "PASS_A PASS_B", "how the IR changed between two passes (names from :passes)"},
-    {":asm", "[TARGET]", "assembly with encodings (x86-64, aarch64, riscv64, wasm32)"},
-    {":mir", "[regalloc] [TARGET]", "machine IR after isel, or after register allocation"},
-    {":opt", "[N]", "show or set the -O level (0..3) of the LLVM views and the jit"},
-    {":stages", "", "every stage the pipeline can show"},
-    {":stage", "NAME [text|sexpr|dot]", "any stage of the last input by name"},
-    {":engine", "[NAME]", "show or choose the engine that runs input"},
-    {":time", "", "toggle timing of each input"},
-    {":load", "FILE", "compile and run a .ds file in this session"},
-    {":device", "[DEVICE]", "show the tensor devices (ref, cpu, opencl, ...) or choose where kernels run"},
-    {":graph", "[pending|before|PASS|executed] [dot]", "the tensor dataflow graph of the last evaluation"},
-    {":kernel", "NAME [n=SIZE ...]", "lower a kernel to its loop nest for scheduling (named dims default to 64)"},
-    {":tir", "[original]", "the selected kernel's loop nest (after the schedule)"},
-    {":c", "", "the selected kernel's loop nest as C"},
-    {":opencl", "", "the selected kernel's loop nest as OpenCL C"},
-    {":sched", "STEP", "apply a schedule step, e.g. :sched split i 32 (docs/tensor.md lists them)"},
-    {":undo", "", "undo the last schedule step"},
-    {":redo", "", "redo an undone schedule step"},
-    {":trace-schedule", "", "the schedule steps in effect (replayable)"},
-    {":run", "[DEVICE]", "run the selected kernel on random inputs and check it against the reference"},
-    {":quit", "", "leave (Ctrl-D works too)"},
-};
-
 std::vector<std::string> words(const std::string& line) {
   std::istringstream in(line);
   std::vector<std::string> w;
@@ -67,26 +28,316 @@ bool parse_format(const std::string& s, Format* f) {
   else return false;
   return true;
 }
+
+// Word i of a command, if there is one, as a format; false (and says why) if it is none.
+bool format_arg(std::ostream& err, const std::vector<std::string>& w, size_t i, Format* f) {
+  if (w.size() <= i) return true;
+  if (parse_format(w[i], f)) return true;
+  err << "error: unknown format '" << w[i] << "' (formats: text, sexpr, dot)\n";
+  return false;
+}
+
+std::vector<std::string> stage_names(const Session&) {
+  std::vector<std::string> v;
+  for (const auto& s : Session::stages()) v.push_back(s.name);
+  return v;
+}
+std::vector<std::string> engine_names(const Session&) { return Session::engines(); }
+std::vector<std::string> device_names(const Session&) { return Session::devices(); }
+std::vector<std::string> kernel_names(const Session& s) {
+  std::vector<std::string> v;
+  for (const auto& k : s.module().kernels) v.push_back(k.name);
+  return v;
+}
 }  // namespace
+
+const std::vector<Repl::Command>& Repl::command_table() {
+  // The handlers are lambdas here so that they may use the Repl's private parts.
+  static const std::vector<Command> t = {
+      {":help", "", "this list",
+       [](Repl& r, const Call&) {
+         r.out_ << "Type Descent statements; an expression's value is echoed. Commands:\n";
+         for (const auto& k : command_table())
+           r.out_ << fmt::format("  {:<8} {:<22} {}\n", k.name, k.args, k.help);
+       }},
+      {":tokens", "", "the tokens of the last input",
+       [](Repl& r, const Call&) { r.show_stage("tokens", Format::Text); }},
+      {":ast", "[sexpr|dot]", "the checked syntax tree of the last input",
+       [](Repl& r, const Call& c) {
+         Format f = Format::Text;
+         if (format_arg(r.err_, c.words, 1, &f)) r.show_stage("ast", f);
+       }},
+      {":folded", "[sexpr|dot]", "the tree after the fold_constants pass",
+       [](Repl& r, const Call& c) {
+         Format f = Format::Text;
+         if (format_arg(r.err_, c.words, 1, &f)) r.show_stage("ast-folded", f);
+       }},
+      {":stack", "[fused]", "stack bytecode of the last input (fused: what the VM runs)",
+       [](Repl& r, const Call& c) {
+         const auto& w = c.words;
+         r.show_stage(w.size() > 1 && w[1] == "fused" ? "stack-fused" : "stack", Format::Text);
+       }},
+      {":reg", "[alloc|fused|live]",
+       "register bytecode: virtual, allocated, fused (what runs), live intervals",
+       [](Repl& r, const Call& c) {
+         std::string which = c.words.size() > 1 ? c.words[1] : "";
+         if (which == "alloc") r.show_stage("reg-alloc", Format::Text);
+         else if (which == "fused") r.show_stage("reg-fused", Format::Text);
+         else if (which == "live") r.show_stage("live", Format::Text);
+         else if (which.empty()) r.show_stage("reg", Format::Text);
+         else r.err_ << "error: usage: :reg [alloc|fused|live]\n";
+       }},
+      {":registers", "[N]", "show or set the register VM's register file size (3..250)",
+       [](Repl& r, const Call& c) {
+         if (c.words.size() < 2) {
+           r.out_ << "registers: " << r.session_.num_registers() << '\n';
+           return;
+         }
+         int n = 0;
+         try {
+           n = std::stoi(c.words[1]);
+         } catch (...) {
+         }
+         if (!r.session_.set_num_registers(n))
+           r.err_ << "error: the register file holds 3 to 250 registers\n";
+       }},
+      {":trace", "", "toggle tracing every instruction the VMs execute",
+       [](Repl& r, const Call&) {
+         r.trace_ = !r.trace_;
+         r.out_ << "trace " << (r.trace_ ? "on" : "off") << " (the ast engine does not trace)\n";
+       }},
+      {":compare", "", "run the last input on every engine: output, steps, time",
+       [](Repl& r, const Call&) { r.compare(); }},
+      {":llvm", "[opt]", "LLVM IR of the last input (opt: after the -O pipeline)",
+       [](Repl& r, const Call& c) {
+         const auto& w = c.words;
+         r.show_stage(w.size() > 1 && w[1] == "opt" ? "llvm-opt" : "llvm", Format::Text);
+       }},
+      {":passes", "", "the passes that ran on the last input, and what each changed",
+       [](Repl& r, const Call&) {
+         auto passes = r.session_.passes();
+         if (passes.empty()) r.out_ << "no passes ran (no input compiled yet)\n";
+         for (const auto& p : passes)
+           r.out_ << fmt::format("  {:<24} [{}] {}{}\n", p.name, p.stage,
+                                 p.changed ? "changed: " : "no change: ", p.summary);
+       }},
+      {":diff", "PASS_A PASS_B", "how the IR changed between two passes (names from :passes)",
+       [](Repl& r, const Call& c) {
+         if (c.words.size() < 3) {
+           r.err_ << "error: usage: :diff PASS_A PASS_B (see :passes)\n";
+           return;
+         }
+         StageResult d = r.session_.diff_passes(c.words[1], c.words[2]);
+         if (d.ok) r.out_ << d.text;
+         else r.err_ << "error: " << d.text << '\n';
+       }},
+      {":asm", "[TARGET]", "assembly with encodings (x86-64, aarch64, riscv64, wasm32)",
+       [](Repl& r, const Call& c) { r.show_machine(c.words, "asm", 1); },
+       [](const Session&) { return Session::targets(); }},
+      {":mir", "[regalloc] [TARGET]", "machine IR after isel, or after register allocation",
+       [](Repl& r, const Call& c) {
+         bool regalloc = c.words.size() > 1 && c.words[1] == "regalloc";
+         r.show_machine(c.words, regalloc ? "mir-regalloc" : "mir", regalloc ? 2 : 1);
+       },
+       [](const Session&) {
+         std::vector<std::string> v = Session::targets();
+         v.insert(v.begin(), "regalloc");
+         return v;
+       }},
+      {":opt", "[N]", "show or set the -O level (0..3) of the LLVM views and the jit",
+       [](Repl& r, const Call& c) {
+         if (c.words.size() < 2) {
+           r.out_ << "-O" << r.session_.opt_level() << '\n';
+           return;
+         }
+         int n = -1;
+         try {
+           n = std::stoi(c.words[1]);
+         } catch (...) {
+         }
+         if (!r.session_.set_opt_level(n)) r.err_ << "error: the -O level is 0, 1, 2 or 3\n";
+       }},
+      {":stages", "", "every stage the pipeline can show",
+       [](Repl& r, const Call&) {
+         for (const auto& s : Session::stages())
+           r.out_ << fmt::format("  {:<12} {}\n", s.name, s.description);
+       }},
+      {":stage", "NAME [text|sexpr|dot]", "any stage of the last input by name",
+       [](Repl& r, const Call& c) {
+         Format f = Format::Text;
+         if (c.words.size() < 2)
+           r.err_ << "error: usage: :stage NAME [text|sexpr|dot] (see :stages)\n";
+         else if (format_arg(r.err_, c.words, 2, &f))
+           r.show_stage(c.words[1], f);
+       },
+       stage_names},
+      {":engine", "[NAME]", "show or choose the engine that runs input",
+       [](Repl& r, const Call& c) {
+         if (c.words.size() < 2) {
+           r.out_ << "engine: " << r.session_.engine() << " (engines:";
+           for (auto& e : Session::engines()) r.out_ << ' ' << e;
+           r.out_ << ")\n";
+         } else if (!r.session_.set_engine(c.words[1])) {
+           r.err_ << "error: unknown engine '" << c.words[1] << "' (engines:";
+           for (auto& e : Session::engines()) r.err_ << ' ' << e;
+           r.err_ << ")\n";
+         }
+       },
+       engine_names},
+      {":time", "", "toggle timing of each input",
+       [](Repl& r, const Call&) {
+         r.time_ = !r.time_;
+         r.out_ << "timing " << (r.time_ ? "on" : "off") << '\n';
+       }},
+      {":load", "FILE", "compile and run a .ds file in this session",
+       [](Repl& r, const Call& c) {
+         if (c.words.size() < 2) {
+           r.err_ << "error: usage: :load FILE\n";
+           return;
+         }
+         std::ifstream in(c.words[1], std::ios::binary);
+         if (!in) {
+           r.err_ << "error: cannot read '" << c.words[1] << "'\n";
+           return;
+         }
+         std::stringstream ss;
+         ss << in.rdbuf();
+         r.submit(ss.str(), c.words[1]);
+       }},
+      {":device", "[DEVICE]",
+       "show the tensor devices (ref, cpu, opencl, ...) or choose where kernels run",
+       [](Repl& r, const Call& c) {
+         std::string error;
+         if (c.words.size() < 2)
+           r.out_ << "device: " << r.session_.device()
+                  << " (devices: " << join(Session::devices(), " ") << ")\n";
+         else if (!r.session_.set_device(c.words[1], &error))
+           r.err_ << "error: " << error << '\n';
+       },
+       device_names},
+      {":graph", "[pending|before|PASS|executed] [dot]",
+       "the tensor dataflow graph of the last evaluation",
+       [](Repl& r, const Call& c) {
+         Format f = Format::Text;
+         std::string which = "executed";
+         for (size_t i = 1; i < c.words.size(); ++i) {
+           if (c.words[i] == "dot") f = Format::Dot;
+           else which = c.words[i];
+         }
+         StageResult g = r.session_.graph_view(which, f);
+         if (which == "executed" && !g.ok) g = r.session_.graph_view("pending", f);
+         if (g.ok) r.out_ << g.text;
+         else r.err_ << "error: " << g.text << '\n';
+       }},
+      {":kernel", "NAME [n=SIZE ...]",
+       "lower a kernel to its loop nest for scheduling (named dims default to 64)",
+       [](Repl& r, const Call& c) {
+         const auto& w = c.words;
+         if (w.size() < 2) {
+           if (r.session_.selected_kernel().empty())
+             r.err_ << "error: usage: :kernel NAME [n=SIZE ...]\n";
+           else
+             r.out_ << "kernel: " << r.session_.selected_kernel() << '\n';
+           return;
+         }
+         std::map<std::string, int64_t> dims;
+         std::string error;
+         if (!Session::parse_dims({w.begin() + 2, w.end()}, &dims, &error) ||
+             !r.session_.select_kernel(w[1], dims, &error))
+           r.err_ << "error: " << error << '\n';
+         else
+           r.out_ << r.session_.kernel_view("tir").text;
+       },
+       kernel_names},
+      {":tir", "[original]", "the selected kernel's loop nest (after the schedule)",
+       [](Repl& r, const Call& c) {
+         r.show_kernel(c.words.size() > 1 && c.words[1] == "original" ? "tir-original" : "tir");
+       }},
+      {":c", "", "the selected kernel's loop nest as C",
+       [](Repl& r, const Call&) { r.show_kernel("c"); }},
+      {":opencl", "", "the selected kernel's loop nest as OpenCL C",
+       [](Repl& r, const Call&) { r.show_kernel("opencl"); }},
+      {":sched", "STEP", "apply a schedule step, e.g. :sched split i 32 (docs/tensor.md lists them)",
+       [](Repl& r, const Call& c) {
+         std::string step = c.line.substr(std::min(c.line.size(), c.line.find(":sched") + 6));
+         std::string error;
+         if (step.find_first_not_of(" \t") == std::string::npos)
+           r.err_ << "error: usage: :sched STEP (e.g. :sched split i 32)\n";
+         else if (!r.session_.schedule_step(step, &error))
+           r.err_ << "error: " << error << '\n';
+         else
+           r.out_ << r.session_.kernel_view("tir").text;
+       }},
+      {":undo", "", "undo the last schedule step",
+       [](Repl& r, const Call&) {
+         if (!r.session_.schedule_undo()) r.err_ << "error: nothing to undo\n";
+         else r.out_ << r.session_.kernel_view("tir").text;
+       }},
+      {":redo", "", "redo an undone schedule step",
+       [](Repl& r, const Call&) {
+         if (!r.session_.schedule_redo()) r.err_ << "error: nothing to redo\n";
+         else r.out_ << r.session_.kernel_view("tir").text;
+       }},
+      {":trace-schedule", "", "the schedule steps in effect (replayable)",
+       [](Repl& r, const Call&) {
+         std::string t = r.session_.schedule_trace();
+         r.out_ << (t.empty() ? "(no schedule steps)\n" : t);
+       }},
+      {":run", "[DEVICE]",
+       "run the selected kernel on random inputs and check it against the reference",
+       [](Repl& r, const Call& c) {
+         std::string device = c.words.size() > 1 ? c.words[1] : r.session_.device();
+         Session::KernelRun k = r.session_.run_kernel(device, true);
+         if (!k.ok) {
+           r.err_ << "error: " << k.error << '\n';
+           return;
+         }
+         std::string shape;
+         for (auto d : k.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+         r.out_ << fmt::format(
+             "{} on {}: output [{}], sum {:.6g}, {:.3f} ms; matches the reference interpreter\n",
+             r.session_.selected_kernel(), device, shape, k.checksum, k.seconds * 1e3);
+       },
+       device_names},
+      {":quit", "", "leave (Ctrl-D works too)", [](Repl& r, const Call&) { r.quit_ = true; },
+       nullptr, {":q", ":exit"}},
+  };
+  return t;
+}
 
 Repl::Repl(Session& session, std::ostream& out, std::ostream& err)
     : session_(session), out_(out), err_(err) {}
 
 std::vector<std::string> Repl::commands() {
   std::vector<std::string> c;
-  for (const auto& k : kCommands) c.push_back(k.name);
+  for (const auto& k : command_table()) c.push_back(k.name);
   return c;
 }
 
 std::vector<std::string> Repl::complete(const std::string& prefix) const {
+  return complete("", prefix);
+}
+
+std::vector<std::string> Repl::complete(const std::string& before,
+                                        const std::string& prefix) const {
   std::vector<std::string> pool;
-  if (!prefix.empty() && prefix[0] == ':') {
+  std::vector<std::string> w = words(before);
+  const Command* cmd = nullptr;
+  if (!w.empty())
+    for (const auto& k : command_table())
+      if (w[0] == k.name) cmd = &k;
+  if (cmd) {
+    // The word after a command is its argument.
+    if (w.size() == 1 && cmd->arguments) pool = cmd->arguments(session_);
+  } else if (!prefix.empty() && prefix[0] == ':') {
     pool = commands();
   } else {
     pool = session_.known_names();
-    for (const char* kw : {"fn", "return", "if", "else", "while", "for", "in", "break",
-                           "continue", "true", "false", "int", "float", "bool"})
-      pool.push_back(kw);
+    for (std::string_view kw : keywords()) pool.emplace_back(kw);
+    // Type names are identifiers to the lexer, and only these three are whole words.
+    for (Type t : {Type::Int, Type::Float, Type::Bool}) pool.push_back(type_name(t));
+    std::sort(pool.begin(), pool.end());
+    pool.erase(std::unique(pool.begin(), pool.end()), pool.end());
   }
   std::vector<std::string> out;
   for (auto& p : pool)
@@ -156,185 +407,35 @@ void Repl::show_stage(const std::string& stage, Format format) {
     err_ << "error: " << r.text << '\n';
 }
 
+void Repl::show_kernel(const std::string& view) {
+  StageResult r = session_.kernel_view(view);
+  if (r.ok) out_ << r.text;
+  else err_ << "error: " << r.text << '\n';
+}
+
+// :asm and :mir: words[target_at], if given, is a target for this view only.
+void Repl::show_machine(const std::vector<std::string>& w, const std::string& stage,
+                        size_t target_at) {
+  std::string error, saved = session_.target();
+  if (w.size() > target_at && !session_.set_target(w[target_at], &error)) {
+    err_ << "error: " << error << '\n';
+    return;
+  }
+  show_stage(stage, Format::Text);
+  if (w.size() > target_at) session_.set_target(saved.empty() ? "host" : saved, &error);
+}
+
 bool Repl::command(const std::string& line) {
   std::vector<std::string> w = words(line);
-  const std::string& cmd = w[0];
-  auto format_arg = [&](size_t i, Format* f) {
-    if (w.size() <= i) return true;
-    if (parse_format(w[i], f)) return true;
-    err_ << "error: unknown format '" << w[i] << "' (formats: text, sexpr, dot)\n";
-    return false;
-  };
-  if (cmd == ":quit" || cmd == ":q" || cmd == ":exit") return false;
-  if (cmd == ":help") {
-    out_ << "Type Descent statements; an expression's value is echoed. Commands:\n";
-    for (const auto& k : kCommands)
-      out_ << fmt::format("  {:<8} {:<22} {}\n", k.name, k.args, k.help);
-  } else if (cmd == ":tokens") {
-    show_stage("tokens", Format::Text);
-  } else if (cmd == ":ast" || cmd == ":folded") {
-    Format f = Format::Text;
-    if (format_arg(1, &f)) show_stage(cmd == ":ast" ? "ast" : "ast-folded", f);
-  } else if (cmd == ":stage") {
-    Format f = Format::Text;
-    if (w.size() < 2)
-      err_ << "error: usage: :stage NAME [text|sexpr|dot] (see :stages)\n";
-    else if (format_arg(2, &f))
-      show_stage(w[1], f);
-  } else if (cmd == ":stack") {
-    show_stage(w.size() > 1 && w[1] == "fused" ? "stack-fused" : "stack", Format::Text);
-  } else if (cmd == ":reg") {
-    std::string which = w.size() > 1 ? w[1] : "";
-    if (which == "alloc") show_stage("reg-alloc", Format::Text);
-    else if (which == "fused") show_stage("reg-fused", Format::Text);
-    else if (which == "live") show_stage("live", Format::Text);
-    else if (which.empty()) show_stage("reg", Format::Text);
-    else err_ << "error: usage: :reg [alloc|fused|live]\n";
-  } else if (cmd == ":registers") {
-    if (w.size() < 2) {
-      out_ << "registers: " << session_.num_registers() << '\n';
-    } else {
-      int n = 0;
-      try {
-        n = std::stoi(w[1]);
-      } catch (...) {
-      }
-      if (!session_.set_num_registers(n)) err_ << "error: the register file holds 3 to 250 registers\n";
-    }
-  } else if (cmd == ":trace") {
-    trace_ = !trace_;
-    out_ << "trace " << (trace_ ? "on" : "off") << " (the ast engine does not trace)\n";
-  } else if (cmd == ":compare") {
-    compare();
-  } else if (cmd == ":llvm") {
-    show_stage(w.size() > 1 && w[1] == "opt" ? "llvm-opt" : "llvm", Format::Text);
-  } else if (cmd == ":diff") {
-    if (w.size() < 3) {
-      err_ << "error: usage: :diff PASS_A PASS_B (see :passes)\n";
-    } else {
-      StageResult r = session_.diff_passes(w[1], w[2]);
-      if (r.ok) out_ << r.text;
-      else err_ << "error: " << r.text << '\n';
-    }
-  } else if (cmd == ":asm" || cmd == ":mir") {
-    size_t i = 1;
-    bool regalloc = cmd == ":mir" && w.size() > 1 && w[1] == "regalloc";
-    if (regalloc) ++i;
-    std::string error, saved = session_.target();
-    if (w.size() > i && !session_.set_target(w[i], &error)) {
-      err_ << "error: " << error << '\n';
-    } else {
-      show_stage(cmd == ":asm" ? "asm" : regalloc ? "mir-regalloc" : "mir", Format::Text);
-      if (w.size() > i) session_.set_target(saved.empty() ? "host" : saved, &error);
-    }
-  } else if (cmd == ":opt") {
-    if (w.size() < 2) {
-      out_ << "-O" << session_.opt_level() << '\n';
-    } else {
-      int n = -1;
-      try {
-        n = std::stoi(w[1]);
-      } catch (...) {
-      }
-      if (!session_.set_opt_level(n)) err_ << "error: the -O level is 0, 1, 2 or 3\n";
-    }
-  } else if (cmd == ":stages") {
-    for (const auto& s : Session::stages()) out_ << fmt::format("  {:<12} {}\n", s.name, s.description);
-  } else if (cmd == ":passes") {
-    auto passes = session_.passes();
-    if (passes.empty()) out_ << "no passes ran (no input compiled yet)\n";
-    for (const auto& p : passes)
-      out_ << fmt::format("  {:<24} [{}] {}{}\n", p.name, p.stage, p.changed ? "changed: " : "no change: ",
-                          p.summary);
-  } else if (cmd == ":engine") {
-    if (w.size() < 2) {
-      out_ << "engine: " << session_.engine() << " (engines:";
-      for (auto& e : Session::engines()) out_ << ' ' << e;
-      out_ << ")\n";
-    } else if (!session_.set_engine(w[1])) {
-      err_ << "error: unknown engine '" << w[1] << "' (engines:";
-      for (auto& e : Session::engines()) err_ << ' ' << e;
-      err_ << ")\n";
-    }
-  } else if (cmd == ":time") {
-    time_ = !time_;
-    out_ << "timing " << (time_ ? "on" : "off") << '\n';
-  } else if (cmd == ":device") {
-    std::string error;
-    if (w.size() < 2)
-      out_ << "device: " << session_.device() << " (devices: " << join(Session::devices(), " ") << ")\n";
-    else if (!session_.set_device(w[1], &error))
-      err_ << "error: " << error << '\n';
-  } else if (cmd == ":graph") {
-    Format f = Format::Text;
-    std::string which = "executed";
-    for (size_t i = 1; i < w.size(); ++i) {
-      if (w[i] == "dot") f = Format::Dot;
-      else which = w[i];
-    }
-    StageResult r = session_.graph_view(which, f);
-    if (which == "executed" && !r.ok) r = session_.graph_view("pending", f);
-    if (r.ok) out_ << r.text;
-    else err_ << "error: " << r.text << '\n';
-  } else if (cmd == ":kernel") {
-    if (w.size() < 2) {
-      if (session_.selected_kernel().empty()) err_ << "error: usage: :kernel NAME [n=SIZE ...]\n";
-      else out_ << "kernel: " << session_.selected_kernel() << '\n';
-    } else {
-      std::map<std::string, int64_t> dims;
-      std::string error;
-      bool ok = Session::parse_dims({w.begin() + 2, w.end()}, &dims, &error);
-      if (!ok) err_ << "error: " << error << '\n';
-      if (ok && !session_.select_kernel(w[1], dims, &error)) err_ << "error: " << error << '\n';
-      else if (ok) out_ << session_.kernel_view("tir").text;
-    }
-  } else if (cmd == ":tir" || cmd == ":c" || cmd == ":opencl") {
-    StageResult r = session_.kernel_view(cmd == ":c" ? "c" : cmd == ":opencl" ? "opencl" : w.size() > 1 && w[1] == "original" ? "tir-original" : "tir");
-    if (r.ok) out_ << r.text;
-    else err_ << "error: " << r.text << '\n';
-  } else if (cmd == ":sched") {
-    std::string step = line.substr(std::min(line.size(), line.find(":sched") + 6));
-    std::string error;
-    if (step.find_first_not_of(" \t") == std::string::npos)
-      err_ << "error: usage: :sched STEP (e.g. :sched split i 32)\n";
-    else if (!session_.schedule_step(step, &error))
-      err_ << "error: " << error << '\n';
-    else
-      out_ << session_.kernel_view("tir").text;
-  } else if (cmd == ":undo" || cmd == ":redo") {
-    bool ok = cmd == ":undo" ? session_.schedule_undo() : session_.schedule_redo();
-    if (!ok) err_ << "error: nothing to " << cmd.substr(1) << '\n';
-    else out_ << session_.kernel_view("tir").text;
-  } else if (cmd == ":trace-schedule") {
-    std::string t = session_.schedule_trace();
-    out_ << (t.empty() ? "(no schedule steps)\n" : t);
-  } else if (cmd == ":run") {
-    std::string device = w.size() > 1 ? w[1] : session_.device();
-    Session::KernelRun r = session_.run_kernel(device, true);
-    if (!r.ok) {
-      err_ << "error: " << r.error << '\n';
-    } else {
-      std::string shape;
-      for (auto d : r.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-      out_ << fmt::format("{} on {}: output [{}], sum {:.6g}, {:.3f} ms; matches the reference interpreter\n",
-                          session_.selected_kernel(), device, shape, r.checksum, r.seconds * 1e3);
-    }
-  } else if (cmd == ":load") {
-    if (w.size() < 2) {
-      err_ << "error: usage: :load FILE\n";
-    } else {
-      std::ifstream in(w[1], std::ios::binary);
-      if (!in) {
-        err_ << "error: cannot read '" << w[1] << "'\n";
-      } else {
-        std::stringstream ss;
-        ss << in.rdbuf();
-        submit(ss.str(), w[1]);
-      }
-    }
-  } else {
-    err_ << "error: unknown command '" << cmd << "' (try :help)\n";
+  for (const auto& k : command_table()) {
+    bool match = w[0] == k.name;
+    for (const char* a : k.aliases) match |= w[0] == a;
+    if (!match) continue;
+    k.run(*this, Call{w, line});
+    out_.flush();
+    return !quit_;
   }
+  err_ << "error: unknown command '" << w[0] << "' (try :help)\n";
   out_.flush();
   return true;
 }

@@ -22,15 +22,38 @@ class Repl {
   void cancel_input() { buffer_.clear(); }
   const char* prompt() const { return continuing() ? "   ...> " : "descent> "; }
 
-  // The : commands, for :help and tab completion.
+  // One : command. The table of them (command_table()) is the one list: :help prints it,
+  // command() dispatches through it and completion offers its names.
+  struct Call {
+    const std::vector<std::string>& words;  // words[0]: the command as typed
+    const std::string& line;                // the whole line, from the ':'
+  };
+  struct Command {
+    const char* name;  // ":ast"
+    const char* args;  // for :help: "[sexpr|dot]"
+    const char* help;  // one line for :help
+    void (*run)(Repl& repl, const Call& call);
+    // What completes as the command's first argument (stages, engines, ...), or null.
+    std::vector<std::string> (*arguments)(const Session& session) = nullptr;
+    std::vector<const char*> aliases = {};  // other spellings, not listed (":q")
+  };
+  static const std::vector<Command>& command_table();
+
+  // The : commands' names, in the table's order.
   static std::vector<std::string> commands();
   // Completions for a word being typed: commands after ':', otherwise names and keywords.
   std::vector<std::string> complete(const std::string& prefix) const;
+  // The same with the line before the word (`before`): the word after a command completes
+  // as that command's argument (":stage as" -> "asm", "ast", "ast-folded").
+  std::vector<std::string> complete(const std::string& before, const std::string& prefix) const;
 
  private:
   bool command(const std::string& line);
   void submit(const std::string& text, const std::string& name);
   void show_stage(const std::string& stage, Format format);
+  void show_kernel(const std::string& view);
+  void show_machine(const std::vector<std::string>& words, const std::string& stage,
+                    size_t target_at);
   void compare();
 
   Session& session_;
@@ -40,6 +63,7 @@ class Repl {
   bool time_ = false;
   bool trace_ = false;
   int entry_ = 0;
+  bool quit_ = false;  // :quit ran
   std::string noted_engine_;  // the engine for which the "tensor code runs on ast" note was shown
 };
 

@@ -7,6 +7,15 @@
 
 namespace descent {
 
+const std::vector<std::string_view>& keywords() {
+  static const std::vector<std::string_view> k = {
+#define X(name, text) text,
+      DESCENT_KEYWORDS(X)
+#undef X
+  };
+  return k;
+}
+
 const char* tok_name(Tok t) {
   switch (t) {
 #define X(name, text) \
@@ -20,12 +29,12 @@ const char* tok_name(Tok t) {
 
 namespace {
 
-const std::unordered_map<std::string_view, Tok>& keywords() {
+const std::unordered_map<std::string_view, Tok>& keyword_tokens() {
   static const std::unordered_map<std::string_view, Tok> k = {
-      {"fn", Tok::Fn},       {"return", Tok::Return}, {"if", Tok::If},
-      {"else", Tok::Else},   {"while", Tok::While},   {"for", Tok::For},
-      {"in", Tok::In},       {"break", Tok::Break},   {"continue", Tok::Continue},
-      {"true", Tok::True},   {"false", Tok::False},   {"kernel", Tok::Kernel}};
+#define X(name, text) {text, Tok::name},
+      DESCENT_KEYWORDS(X)
+#undef X
+  };
   return k;
 }
 
@@ -141,8 +150,8 @@ class Lexer {
     if (std::isdigit(static_cast<unsigned char>(c))) return number(start);
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       while (std::isalnum(static_cast<unsigned char>(peek())) || peek() == '_') ++pos_;
-      auto kw = keywords().find(src_.substr(start, pos_ - start));
-      return make(kw == keywords().end() ? Tok::Ident : kw->second, start);
+      auto kw = keyword_tokens().find(src_.substr(start, pos_ - start));
+      return make(kw == keyword_tokens().end() ? Tok::Ident : kw->second, start);
     }
     switch (c) {
       case '"': return string(start);

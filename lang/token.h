@@ -12,13 +12,18 @@
 
 namespace descent {
 
+// The keywords: the lexer recognises them by this table, and keywords() lists it (for
+// completion), so a new keyword is one line here.
+#define DESCENT_KEYWORDS(X)                                                           \
+  X(Fn, "fn") X(Return, "return") X(If, "if") X(Else, "else") X(While, "while")     \
+  X(For, "for") X(In, "in") X(Break, "break") X(Continue, "continue")               \
+  X(True, "true") X(False, "false") X(Kernel, "kernel")
+
 #define DESCENT_TOKENS(X)                                                             \
   /* literals and names */                                                          \
   X(Int, "INT") X(Float, "FLOAT") X(String, "STRING") X(Ident, "IDENT")             \
   /* keywords */                                                                    \
-  X(Fn, "fn") X(Return, "return") X(If, "if") X(Else, "else") X(While, "while")     \
-  X(For, "for") X(In, "in") X(Break, "break") X(Continue, "continue")               \
-  X(True, "true") X(False, "false") X(Kernel, "kernel")                             \
+  DESCENT_KEYWORDS(X)                                                               \
   /* punctuation */                                                                 \
   X(LParen, "(") X(RParen, ")") X(LBrace, "{") X(RBrace, "}") X(LBracket, "[")      \
   X(RBracket, "]") X(Comma, ",") X(Semicolon, ";") X(Colon, ":") X(Arrow, "->")     \
@@ -48,6 +53,9 @@ struct Token {
   SourceLoc loc;          // where it starts
   std::string error;      // for Tok::Error: what is wrong with it
 };
+
+// The keywords' spellings ("fn", "kernel", ...), in DESCENT_KEYWORDS order.
+const std::vector<std::string_view>& keywords();
 
 // Splits a whole file into tokens, always ending with one Eof token.
 std::vector<Token> tokenize(const SourceFile& file);

@@ -20,6 +20,10 @@ struct TreeNode {
   // Extra text for display where the head and atom do not say it all: a loop's range
   // ("0..64"), a block's iteration variables.
   std::string detail;
+  // The name the rest of the system addresses the node by, where the atom alone does not
+  // say it: a loop's name in schedule steps ("i_0", or "C.i" where "i" is ambiguous).
+  // Empty where there is none.
+  std::string ref;
   std::vector<TreeNode> kids;
 };
 

@@ -125,25 +125,115 @@ bool Session::set_num_registers(int n) {
   return true;
 }
 
-const std::vector<StageInfo>& Session::stages() {
-  static const std::vector<StageInfo> s = {
-      {"tokens", "the lexer's tokens, one per line with line:col"},
-      {"ast", "the syntax tree after semantic analysis (types, promotions)"},
-      {"ast-folded", "the syntax tree after the fold_constants pass"},
-      {"stack", "stack bytecode as the compiler emits it (disassembled)"},
-      {"stack-fused", "stack bytecode after fuse_superinstructions: what the stack VM runs"},
-      {"reg", "register bytecode on unlimited virtual registers"},
-      {"reg-alloc", "register bytecode after allocate_registers (linear scan, spills)"},
-      {"reg-fused", "register bytecode after fuse_reg_superinstructions: what the register VM runs"},
-      {"live", "live intervals of the virtual registers and where each one went"},
-      {"llvm", "LLVM IR as generated from the checked tree"},
-      {"llvm-opt", "LLVM IR after the -O pipeline"},
-      {"passes", "the LLVM passes that ran at the -O level, and which changed the IR"},
-      {"mir", "machine IR after instruction selection (finalize-isel), for the target"},
-      {"mir-regalloc", "machine IR after register allocation, for the target"},
-      {"asm", "assembly for the target, each instruction with its encoded bytes"},
-      {"graph", "the tensor dataflow graph as the last evaluation ran it (after graph passes)"},
+// One stage: its name and help line, and the view. Views of one family (the trees, the
+// bytecodes, the LLVM views) share a function that checks what the family needs of the
+// last input; the name tells it which member of the family to show.
+struct Session::StageEntry {
+  StageInfo info;
+  StageResult (*view)(const Session& s, std::string_view name, Format format);
+};
+
+const std::vector<Session::StageEntry>& Session::stage_table() {
+  // Lambdas in a member function may read the Session's private parts.
+  auto tokens = [](const Session& s, std::string_view, Format) {
+    return StageResult{true, print_tokens(s.last_->tokens), std::nullopt, std::nullopt};
   };
+  auto tree = [](const Session& s, std::string_view name, Format format) {
+    StageResult r;
+    const Unit& u = *s.last_;
+    if (!u.parsed) {
+      r.text = "the input has syntax errors, so there is no tree";
+      return r;
+    }
+    if (name == "ast-folded" && !u.folded) {
+      r.text = "the input has errors, so fold_constants did not run";
+      return r;
+    }
+    const Program& p = name == "ast" ? *u.program : *u.folded;
+    r.ok = true;
+    r.tree = ast_to_tree(p, u.tokens);
+    r.text = render_tree(*r.tree, format, std::string(name));
+    return r;
+  };
+  auto bytecode = [](const Session& s, std::string_view name, Format) {
+    StageResult r;
+    const Unit& u = *s.last_;
+    if (!u.checked) {
+      r.text = "the input has errors, so it was not compiled to bytecode";
+      return r;
+    }
+    r.ok = true;
+    const Program& p = *u.program;
+    if (name == "stack" || name == "stack-fused")
+      r.text = stack::dump_stack(p, s.module_, u.echo, name == "stack-fused");
+    else if (name == "live")
+      r.text = dump_live(p, s.module_, s.num_registers_);
+    else
+      r.text = dump_reg(p, s.module_,
+                        name == "reg"         ? RegForm::Virtual
+                        : name == "reg-alloc" ? RegForm::Allocated
+                                              : RegForm::Fused,
+                        s.num_registers_, u.echo);
+    return r;
+  };
+  auto llvm = [](const Session& s, std::string_view name, Format) {
+    StageResult r;
+    if (!s.last_->checked) {
+      r.text = "the input has errors, so it was not lowered to LLVM IR";
+      return r;
+    }
+    const Program& p = *s.last_->program;
+    std::string error;
+    if (name == "llvm" || name == "llvm-opt")
+      r.text = llvmbe::dump_llvm(p, s.module_, s.opt_level_, name == "llvm-opt", &error);
+    else if (name == "passes")
+      r.text = llvmbe::format_pass_list(llvmbe::dump_passes(p, s.module_, s.opt_level_, &error));
+    else
+      r.text = llvmbe::machine_code(p, s.module_, s.target_, s.opt_level_,
+                                    name == "asm"   ? llvmbe::MachineView::Asm
+                                    : name == "mir" ? llvmbe::MachineView::MirAfterIsel
+                                                    : llvmbe::MachineView::MirAfterRegalloc,
+                                    &error);
+    r.ok = error.empty();
+    if (!r.ok) r.text = error;
+    return r;
+  };
+  auto graph = [](const Session& s, std::string_view, Format format) {
+    return s.graph_view(
+        s.tensors_->last_evaluation().executed.nodes.empty() ? "pending" : "executed", format);
+  };
+  static const std::vector<StageEntry> t = {
+      {{"tokens", "the lexer's tokens, one per line with line:col"}, tokens},
+      {{"ast", "the syntax tree after semantic analysis (types, promotions)"}, tree},
+      {{"ast-folded", "the syntax tree after the fold_constants pass"}, tree},
+      {{"stack", "stack bytecode as the compiler emits it (disassembled)"}, bytecode},
+      {{"stack-fused", "stack bytecode after fuse_superinstructions: what the stack VM runs"},
+       bytecode},
+      {{"reg", "register bytecode on unlimited virtual registers"}, bytecode},
+      {{"reg-alloc", "register bytecode after allocate_registers (linear scan, spills)"},
+       bytecode},
+      {{"reg-fused",
+        "register bytecode after fuse_reg_superinstructions: what the register VM runs"},
+       bytecode},
+      {{"live", "live intervals of the virtual registers and where each one went"}, bytecode},
+      {{"llvm", "LLVM IR as generated from the checked tree"}, llvm},
+      {{"llvm-opt", "LLVM IR after the -O pipeline"}, llvm},
+      {{"passes", "the LLVM passes that ran at the -O level, and which changed the IR"}, llvm},
+      {{"mir", "machine IR after instruction selection (finalize-isel), for the target"}, llvm},
+      {{"mir-regalloc", "machine IR after register allocation, for the target"}, llvm},
+      {{"asm", "assembly for the target, each instruction with its encoded bytes"}, llvm},
+      {{"graph", "the tensor dataflow graph as the last evaluation ran it (after graph passes)"},
+       graph},
+  };
+  return t;
+}
+
+const std::vector<StageInfo>& Session::stages() {
+  static const std::vector<StageInfo> s = [] {
+    std::vector<StageInfo> v;
+    for (const auto& e : stage_table()) v.push_back(e.info);
+    return v;
+  }();
   return s;
 }
 
@@ -239,72 +329,8 @@ StageResult Session::stage(std::string_view name, Format format) const {
     r.text = "no input yet";
     return r;
   }
-  if (name == "tokens") {
-    r.ok = true;
-    r.text = print_tokens(last_->tokens);
-    return r;
-  }
-  if (name == "ast" || name == "ast-folded") {
-    if (!last_->parsed) {
-      r.text = "the input has syntax errors, so there is no tree";
-      return r;
-    }
-    const Program& p = name == "ast" || !last_->folded ? *last_->program : *last_->folded;
-    if (name == "ast-folded" && !last_->folded) {
-      r.text = "the input has errors, so fold_constants did not run";
-      return r;
-    }
-    r.ok = true;
-    r.tree = ast_to_tree(p, last_->tokens);
-    r.text = render_tree(*r.tree, format, std::string(name));
-    return r;
-  }
-  bool bytecode = name == "stack" || name == "stack-fused" || name == "reg" ||
-                  name == "reg-alloc" || name == "reg-fused" || name == "live";
-  if (bytecode) {
-    if (!last_->checked) {
-      r.text = "the input has errors, so it was not compiled to bytecode";
-      return r;
-    }
-    r.ok = true;
-    const Program& p = *last_->program;
-    if (name == "stack" || name == "stack-fused")
-      r.text = stack::dump_stack(p, module_, last_->echo, name == "stack-fused");
-    else if (name == "live")
-      r.text = dump_live(p, module_, num_registers_);
-    else
-      r.text = dump_reg(p, module_,
-                        name == "reg"         ? RegForm::Virtual
-                        : name == "reg-alloc" ? RegForm::Allocated
-                                              : RegForm::Fused,
-                        num_registers_, last_->echo);
-    return r;
-  }
-  bool llvm_view = name == "llvm" || name == "llvm-opt" || name == "passes" || name == "mir" ||
-                   name == "mir-regalloc" || name == "asm";
-  if (llvm_view) {
-    if (!last_->checked) {
-      r.text = "the input has errors, so it was not lowered to LLVM IR";
-      return r;
-    }
-    const Program& p = *last_->program;
-    std::string error;
-    if (name == "llvm" || name == "llvm-opt")
-      r.text = llvmbe::dump_llvm(p, module_, opt_level_, name == "llvm-opt", &error);
-    else if (name == "passes")
-      r.text = llvmbe::format_pass_list(llvmbe::dump_passes(p, module_, opt_level_, &error));
-    else
-      r.text = llvmbe::machine_code(p, module_, target_, opt_level_,
-                                    name == "asm"   ? llvmbe::MachineView::Asm
-                                    : name == "mir" ? llvmbe::MachineView::MirAfterIsel
-                                                    : llvmbe::MachineView::MirAfterRegalloc,
-                                    &error);
-    r.ok = error.empty();
-    if (!r.ok) r.text = error;
-    return r;
-  }
-  if (name == "graph") return graph_view(tensors_->last_evaluation().executed.nodes.empty()
-                                             ? "pending" : "executed", format);
+  for (const auto& e : stage_table())
+    if (name == e.info.name) return e.view(*this, name, format);
   std::string known;
   for (const auto& s : stages()) known += std::string(known.empty() ? "" : ", ") + s.name;
   r.text = "unknown stage '" + std::string(name) + "' (stages: " + known + ")";

@@ -243,7 +243,9 @@ class Session {
   //   head "func"  atom: the kernel's name; kids: its allocations and nests
   //   head "alloc" atom: the buffer and its shape and scope ("C_local[4, 16] local")
   //   head "for"   atom: the loop variable ("i_0"), type: its kind ("serial", "parallel",
-  //                "vectorized", "unrolled", "bound"), detail: "0..64" or the thread axis
+  //                "vectorized", "unrolled", "bound"), detail: "0..64" or the thread axis,
+  //                ref: the loop's name in schedule steps ("i_0", or "C.i" where the
+  //                variable alone is ambiguous: tensor/schedule.h's loop_names)
   //   head "block" atom: the block's name, detail: its iteration variables and bindings
   //   head "init"  the reduction's init statement(s) as kids
   //   head "if"    atom: the predicate
@@ -276,6 +278,10 @@ class Session {
 
  private:
   struct Unit;  // one input's artefacts
+  // The stages as one table (pipeline.cpp): stages() lists it and stage() dispatches
+  // through it, so a stage cannot be listed without a view or viewed without being listed.
+  struct StageEntry;
+  static const std::vector<StageEntry>& stage_table();
   Engine& engine_for(const std::string& name);
   // The last input's checked program (null unless it compiled) and whether it was compiled
   // with REPL echo: structured.cpp builds its views from these without seeing Unit.

@@ -152,6 +152,18 @@ TreeNode loop_nest_tree(const tir::PrimFunc& f) {
   for (size_t b = 0; b < f.buffers.size(); ++b)
     if (!skip[b]) root.kids.push_back(alloc_node(f.buffers[b]));
   loop_nest(f, f.body.get(), root.kids);
+  // Each loop's name as schedule steps address it, from the schedule's own naming
+  // (sched::loop_names lists the loops in program order: the tree's preorder, since
+  // loop_nest visits a block's init before its body, as the schedule's walk does).
+  std::vector<std::string> names = tensor::sched::loop_names(f);
+  std::vector<TreeNode*> fors;
+  auto collect = [&fors](auto& self, TreeNode& n) -> void {
+    if (n.head == "for") fors.push_back(&n);
+    for (auto& k : n.kids) self(self, k);
+  };
+  collect(collect, root);
+  if (fors.size() == names.size())
+    for (size_t i = 0; i < fors.size(); ++i) fors[i]->ref = names[i];
   return root;
 }
 

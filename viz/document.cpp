@@ -1,7 +1,9 @@
 #include "viz/document.h"
 
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <vector>
 
 namespace descent::viz {
 
@@ -105,12 +107,96 @@ void Document::start_run() {
 
 void Document::finish_run() {
   worker_.join();
+  // The schedule in effect now (steps taken while the run was in flight included).
+  std::string trace = kernel_.selected ? session_->schedule_trace() : kernel_trace_;
   session_ = std::move(next_session_);
   outcome_ = std::move(next_outcome_);
   output_ = std::move(next_output_);
   if (output_.size() >= kMaxOutput) output_ += "\n... (output cut at 1 MiB)\n";
   ++generation_;
   current = SourceRange{};
+  carry_kernel(std::move(trace));
+}
+
+namespace {
+std::vector<std::string> words_of(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+bool select_on(Session& s, const std::string& name, const std::string& dims_text,
+               std::string* error) {
+  std::map<std::string, int64_t> dims;
+  return Session::parse_dims(words_of(dims_text), &dims, error) &&
+         s.select_kernel(name, dims, error);
+}
+}  // namespace
+
+bool Document::choose_kernel(const std::string& name, const std::string& dims,
+                             std::string* error) {
+  if (!select_on(*session_, name, dims, error)) return false;
+  KernelChoice k;
+  k.name = name;
+  k.dims = dims;
+  k.selected = true;
+  kernel_ = std::move(k);
+  kernel_trace_.clear();
+  return true;
+}
+
+void Document::carry_kernel(std::string trace) {
+  KernelChoice& k = kernel_;
+  k.selected = false;
+  k.error.clear();
+  k.note.clear();
+  k.replayed = k.switched = false;
+  if (k.name.empty()) return;  // no kernel chosen yet
+  const Module& m = session_->module();
+  if (m.kernels.empty()) {
+    k.error = "the program declares no kernels (did it compile?)";
+    kernel_trace_ = std::move(trace);
+    return;
+  }
+  if (!k.lost.empty() && m.find_kernel(k.lost) >= 0) {
+    // The kernel is back (it was renamed or half-typed for a moment): so is its schedule.
+    k.name = k.lost;
+    k.dims = k.lost_dims;
+    trace = k.lost_trace;
+    k.lost.clear();
+    k.switched = true;
+  }
+  if (m.find_kernel(k.name) < 0) {
+    // The kernel went away with the edit: show another one meanwhile, and keep the
+    // student's work in case it comes back.
+    if (k.lost.empty()) {
+      k.lost = k.name;
+      k.lost_dims = k.dims;
+      k.lost_trace = trace;
+    }
+    k.name = m.find_kernel(kDefaultKernel) >= 0 ? kDefaultKernel : m.kernels[0].name;
+    trace.clear();
+    k.switched = true;
+  }
+  if (!k.lost.empty())
+    k.note = "kernel '" + k.lost + "' is not in the program " +
+             (outcome_.status == Outcome::CompileError ? "while it does not compile"
+                                                       : "any more") +
+             ": showing " + k.name + " (" + k.lost + "'s schedule comes back with it)";
+  if (!select_on(*session_, k.name, k.dims, &k.error)) {
+    kernel_trace_ = std::move(trace);
+    return;
+  }
+  k.selected = true;
+  kernel_trace_.clear();
+  if (trace.empty()) return;
+  std::string error;
+  if (!session_->schedule_text(trace, &error))
+    k.note = "after the edit the schedule replayed only in part: " + error +
+             " (the steps before it are kept)";
+  else
+    k.replayed = k.note.empty();
 }
 
 bool Document::poll() {

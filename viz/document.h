@@ -37,6 +37,26 @@ struct Settings {
   double run_timeout_s = 5;    // a run longer than this is interrupted
 };
 
+// The kernel the loop-nest pane starts with (the prelude's, so every program has it), at
+// dims small enough that the reference interpreter checks a schedule in a blink.
+inline constexpr const char* kDefaultKernel = "matmul";
+inline constexpr const char* kDefaultDims = "n=64 m=64 k=64";
+
+// The kernel under the microscope, as the Document carries it across re-runs.
+struct KernelChoice {
+  std::string name;   // the chosen kernel ("" = none chosen yet)
+  std::string dims;   // its dims as typed: "n=64 m=64 k=64"
+  bool selected = false;  // selected on session(); else `error` says why not
+  std::string error;
+  // A kernel an edit removed, with its dims and schedule: an edit that brings it back
+  // brings them back; meanwhile `name` is another kernel.
+  std::string lost, lost_dims, lost_trace;
+  // What the last re-run did with the schedule, for the pane to say.
+  std::string note;        // the lost kernel, or a replay that stopped at a failing step
+  bool replayed = false;   // a schedule was replayed in full onto the fresh Session
+  bool switched = false;   // the re-run shows another kernel than the one before it
+};
+
 class Document {
  public:
   Document();
@@ -57,6 +77,16 @@ class Document {
   Settings& settings() { return settings_; }
   // Re-runs with the current text and settings now (e.g. after a settings change).
   void rerun_now();
+
+  // ---- The kernel under the microscope (the loop-nest pane's) ----
+  // The Document owns the choice, as it owns the settings: every re-run selects the kernel
+  // again on the fresh Session with the same dims and replays the schedule the Session
+  // before it had. While a Session is current it owns the schedule (panes step, undo and
+  // read it there); the Document holds a copy only across a re-run that cannot take it.
+  const KernelChoice& kernel() const { return kernel_; }
+  // Selects `name` at `dims` ("n=64 k=32") on session() and carries it from now on (a lost
+  // kernel is let go); false with *error, and nothing changed, when that fails.
+  bool choose_kernel(const std::string& name, const std::string& dims, std::string* error);
 
   // ---- The last finished run ----
   Session& session() { return *session_; }
@@ -91,6 +121,8 @@ class Document {
  private:
   void start_run();
   void finish_run();
+  // Selects the carried kernel on the fresh session_ and replays `trace` onto it.
+  void carry_kernel(std::string trace);
 
   std::string text_, path_;
   bool modified_ = false;
@@ -111,6 +143,8 @@ class Document {
   std::chrono::steady_clock::time_point started_;
 
   SourceRange hover_, hover_next_;
+  KernelChoice kernel_;
+  std::string kernel_trace_;  // the schedule, while no Session has the kernel selected
 };
 
 }  // namespace descent::viz

@@ -6,15 +6,17 @@
 // reason (schedule.h explains every precondition) and leaves the nest as it was, which is
 // the point: the student learns WHY a reduction loop cannot be vectorized from the tool.
 //
-// State that belongs to the student (the kernel, its dims, the steps in effect) lives here,
-// not in the Session: every edit of the program makes a new Session, and the pane replays
-// its schedule onto it so an edit of the source never throws away the schedule.
+// The kernel, its dims and the steps in effect belong to the Document and its Session:
+// every edit of the program makes a new Session, and the Document selects the kernel again
+// on it and replays the schedule (viz/document.h), so an edit of the source never throws
+// the schedule away. The pane reads them there and says what happened.
+// Loops are named as schedules name them: the pipeline's loop-nest tree carries each
+// loop's name (TreeNode::ref, from the schedule's own naming), so the pane never guesses.
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <functional>
 #include <map>
 #include <sstream>
 #include <unordered_map>
@@ -30,9 +32,6 @@ namespace {
 const char* const kKinds[] = {"serial", "parallel", "vectorized", "unrolled", "bound"};
 // The thread axes schedule.h's `bind` accepts (OpenCL work-group and work-item indices).
 const char* const kAxes[] = {"group.x", "group.y", "group.z", "local.x", "local.y", "local.z"};
-const char* const kDefaultKernel = "matmul";
-// Small enough that the reference interpreter checks a schedule in a blink.
-const char* const kDefaultDims = "n=64 m=64 k=64";
 
 std::vector<std::string> words_of(std::string_view s) {
   std::vector<std::string> out;
@@ -48,19 +47,18 @@ std::string trim(std::string_view s) {
 
 struct LoopInfo {
   std::string name;                 // as a schedule names it: "i_0", or "C.i" when ambiguous
+  std::string var;                  // its variable: "i"
+  std::string block;                // the first block under it, or ""
   std::vector<std::string> nest;    // the loops around the first block under it (reorder's default)
   std::string kind;
+  std::vector<size_t> path;         // where it is in the tree: kid indices from the root
 };
 
 struct LoopsPane : Pane {
-  // ---- What the student chose (survives edits of the program) ----
-  std::string kernel_ = kDefaultKernel;
-  std::string dims_ = kDefaultDims;
-  std::string trace_;        // the steps in effect, replayed onto each new Session
+  // ---- What the student chose here (the kernel and its schedule: the Document's) ----
   std::string selected_;     // the selected loop's schedule name, or ""
+  std::vector<size_t> selected_path_;  // where it is in the tree, to follow it across a step
   std::string device_ = "ref";  // where Run & check runs: a name from Session::devices()
-  // A kernel an edit removed, with its dims and schedule, restored if an edit brings it back.
-  std::string lost_kernel_, lost_dims_, lost_trace_;
 
   // ---- Control fields ----
   std::string dims_field_ = kDefaultDims;
@@ -105,7 +103,8 @@ struct LoopsPane : Pane {
 
   // ---- Keeping up with the Document ----
 
-  // A new generation is a new Session: select the kernel again and replay the schedule.
+  // A new generation is a new Session, on which the Document selected the kernel again
+  // and replayed its schedule: say what became of them.
   void sync(Document& doc) {
     if (doc.generation() == gen_) return;
     gen_ = doc.generation();
@@ -123,60 +122,30 @@ struct LoopsPane : Pane {
                                          : "the program declares no kernels (did it compile?)";
       return;
     }
-    std::string saved = trace_;
-    if (!lost_kernel_.empty() && s.module().find_kernel(lost_kernel_) >= 0) {
-      // The kernel is back (it was renamed or half-typed for a moment): so is its schedule.
-      kernel_ = lost_kernel_;
-      dims_ = lost_dims_;
-      scroll_top_ = true;
-      saved = lost_trace_;
-      lost_kernel_.clear();
-    }
-    if (s.module().find_kernel(kernel_) < 0) {
-      // The kernel went away with the edit: show another one meanwhile, and remember the
-      // student's work in case it comes back.
-      std::string other = s.module().find_kernel(kDefaultKernel) >= 0
-                              ? kDefaultKernel : s.module().kernels[0].name;
-      if (lost_kernel_.empty()) {
-        lost_kernel_ = kernel_;
-        lost_dims_ = dims_;
-        lost_trace_ = saved;
-      }
-      kernel_ = other;
-      saved.clear();
-      scroll_top_ = true;
-    }
-    if (!lost_kernel_.empty())
-      note_ = "kernel '" + lost_kernel_ + "' is not in the program " +
-              (doc.outcome().status == Outcome::CompileError ? "while it does not compile"
-                                                             : "any more") +
-              ": showing " + kernel_ + " (" + lost_kernel_ + "'s schedule comes back with it)";
     std::string err;
-    if (!select(doc, kernel_, dims_, &err)) {
+    if (doc.kernel().name.empty() && !doc.choose_kernel(kDefaultKernel, kDefaultDims, &err)) {
       have_kernel_ = false;
       why_empty_ = err;
       return;
     }
-    if (!saved.empty()) {
-      if (!s.schedule_text(saved, &err))
-        note_ = "after the edit the schedule replayed only in part: " + err +
-                " (the steps before it are kept)";
-      trace_ = s.schedule_trace();
-      if (note_.empty()) applied_ = "the program changed: the schedule was replayed on it";
+    const KernelChoice& k = doc.kernel();
+    note_ = k.note;
+    if (k.switched) scroll_top_ = true;
+    if (!k.selected) {
+      have_kernel_ = false;
+      why_empty_ = k.error;
+      return;
     }
+    dims_field_ = k.dims;
+    have_kernel_ = true;
+    why_empty_.clear();
+    if (k.replayed) applied_ = "the program changed: the schedule was replayed on it";
   }
 
   bool select(Document& doc, const std::string& kernel, const std::string& dims_text,
               std::string* error) {
-    std::map<std::string, int64_t> dims;
-    if (!Session::parse_dims(words_of(dims_text), &dims, error)) return false;
-    Session& s = doc.session();
-    if (!s.select_kernel(kernel, dims, error)) return false;
-    kernel_ = kernel;
-    dims_ = dims_text;
+    if (!doc.choose_kernel(kernel, dims_text, error)) return false;
     dims_field_ = dims_text;
-    // A schedule this Session already had for the kernel comes back with it.
-    trace_ = s.schedule_trace();
     have_kernel_ = true;
     why_empty_.clear();
     dirty_ = true;
@@ -211,10 +180,12 @@ struct LoopsPane : Pane {
     index_loops();
     if (!selected_.empty() &&
         std::find(loop_names_.begin(), loop_names_.end(), selected_) == loop_names_.end()) {
-      // A split renames the loop it splits: follow it to its outer half.
-      std::string outer = selected_ + "_0";
-      if (std::find(loop_names_.begin(), loop_names_.end(), outer) != loop_names_.end())
-        select_loop(outer);
+      // A step renamed the selected loop (a split makes i_0 and i_1 of i): follow it to the
+      // loop now in its place (the split's outer half).
+      const TreeNode* n = &tree_;
+      for (size_t i : selected_path_) n = n && i < n->kids.size() ? &n->kids[i] : nullptr;
+      if (n && n->head == "for" && !n->ref.empty())
+        select_loop(n->ref);
       else
         selected_.clear();
     }
@@ -246,53 +217,55 @@ struct LoopsPane : Pane {
       }
   }
 
-  // Names every loop as the schedule addresses it. A variable that occurs in several nests
-  // (mm_relu's two `i`s) is ambiguous on its own, so it gets the block below it: "C.i".
+  // Indexes the loops of the tree by their names (the tree's `ref`: the schedule's own),
+  // with the nest reorder starts from, and the "BLOCK.i" spellings a schedule also accepts.
   void index_loops() {
-    std::map<std::string, int> count;
-    std::vector<std::pair<const TreeNode*, std::vector<const TreeNode*>>> fors;
-    std::vector<const TreeNode*> above;
-    std::function<void(const TreeNode&)> walk = [&](const TreeNode& n) {
-      bool is_for = n.head == "for";
+    std::vector<const TreeNode*> above;  // the loops around the node being visited
+    std::vector<size_t> path;
+    std::vector<std::pair<const TreeNode*, std::vector<size_t>>> fors;
+    auto walk = [&](auto& self, const TreeNode& n) -> void {
+      bool is_for = n.head == "for" && !n.ref.empty();
       if (is_for) {
-        ++count[n.atom];
-        fors.push_back({&n, above});
+        fors.push_back({&n, path});
         above.push_back(&n);
       }
-      for (const auto& k : n.kids) walk(k);
+      if (n.head == "block")
+        for (const TreeNode* l : above) aliases_.emplace(n.atom + "." + l->atom, l->ref);
+      for (size_t i = 0; i < n.kids.size(); ++i) {
+        path.push_back(i);
+        self(self, n.kids[i]);
+        path.pop_back();
+      }
       if (is_for) above.pop_back();
     };
-    walk(tree_);
-    // The first block under a loop, and the loops enclosing that block.
-    std::function<const TreeNode*(const TreeNode&, std::vector<const TreeNode*>&)> first_block =
-        [&](const TreeNode& n, std::vector<const TreeNode*>& path) -> const TreeNode* {
+    walk(walk, tree_);
+    // The first block under a loop, and the loops between the loop and that block.
+    auto first_block = [](auto& self, const TreeNode& n,
+                          std::vector<const TreeNode*>& nest) -> const TreeNode* {
       if (n.head == "block") return &n;
-      if (n.head == "for") path.push_back(&n);
+      if (n.head == "for") nest.push_back(&n);
       for (const auto& k : n.kids)
-        if (const TreeNode* b = first_block(k, path)) return b;
-      if (n.head == "for") path.pop_back();
+        if (const TreeNode* b = self(self, k, nest)) return b;
+      if (n.head == "for") nest.pop_back();
       return nullptr;
     };
-    std::unordered_map<const TreeNode*, std::string> block_of;
-    std::unordered_map<const TreeNode*, std::vector<const TreeNode*>> nest_of;
-    for (auto& [loop, outer] : fors) {
-      std::vector<const TreeNode*> path = outer;
-      const TreeNode* b = first_block(*loop, path);
-      block_of[loop] = b ? b->atom : "";
-      nest_of[loop] = path;
-    }
-    auto name_of = [&](const TreeNode* loop) {
-      const std::string& b = block_of[loop];
-      return count[loop->atom] > 1 && !b.empty() ? b + "." + loop->atom : loop->atom;
-    };
-    for (auto& [loop, outer] : fors) {
+    for (auto& [loop, where] : fors) {
       LoopInfo info;
-      info.name = name_of(loop);
+      info.name = loop->ref;
+      info.var = loop->atom;
       info.kind = loop->type.empty() ? "serial" : loop->type;
-      for (const TreeNode* l : nest_of[loop]) info.nest.push_back(name_of(l));
+      info.path = where;
+      // The nest: the loops above this one, then those from it down to its first block.
+      const TreeNode* n = &tree_;
+      for (size_t i : where) {
+        if (n->head == "for") info.nest.push_back(n->ref);
+        n = &n->kids[i];
+      }
+      std::vector<const TreeNode*> below;
+      const TreeNode* b = first_block(first_block, *loop, below);
+      info.block = b ? b->atom : "";
+      for (const TreeNode* l : below) info.nest.push_back(l->ref);
       loop_names_.push_back(info.name);
-      // "C.j" also names a loop whose bare name is unique: scripts may qualify every loop.
-      if (!block_of[loop].empty()) aliases_[block_of[loop] + "." + loop->atom] = info.name;
       aliases_[info.name] = info.name;
       loops_[loop] = std::move(info);
     }
@@ -303,7 +276,10 @@ struct LoopsPane : Pane {
   void select_loop(const std::string& name) {
     selected_ = name;
     for (const auto& [node, info] : loops_)
-      if (info.name == name) reorder_field_ = join(info.nest, " ");
+      if (info.name == name) {
+        reorder_field_ = join(info.nest, " ");
+        selected_path_ = info.path;
+      }
   }
 
   // Remembers the listings as they were, so the next refresh can mark what the step changed.
@@ -326,7 +302,6 @@ struct LoopsPane : Pane {
         error_.clear();
         applied_ = trim(step);
         last_was_step_ = true;
-        trace_ = doc.session().schedule_trace();
         dirty_ = true;
         refresh(doc);
         return true;
@@ -356,7 +331,6 @@ struct LoopsPane : Pane {
     error_.clear();
     applied_ = redo ? "redo" : "undo";
     last_was_step_ = redo;  // after a redo the newest step is the one that came back
-    trace_ = doc.session().schedule_trace();
     dirty_ = true;
     refresh(doc);
     return true;
@@ -375,8 +349,7 @@ struct LoopsPane : Pane {
     }
     error_.clear();
     last_was_step_ = false;
-    lost_kernel_.clear();  // the student chose another kernel: let the lost one go
-    note_.clear();
+    note_.clear();  // the Document let a lost kernel go: the student chose another
     scroll_top_ = true;
     selected_.clear();
     reorder_field_.clear();
@@ -422,7 +395,8 @@ struct LoopsPane : Pane {
         *error = "usage: kernel NAME [DIM=N ...]";
         return false;
       }
-      return choose_kernel(doc, args[0], args.size() > 1 ? join(args, " ", 1) : dims_, error);
+      return choose_kernel(doc, args[0],
+                           args.size() > 1 ? join(args, " ", 1) : doc.kernel().dims, error);
     }
     if (verb == "sched" || verb == "try") {
       bool ok = apply(doc, join(args, " "), error);
@@ -502,9 +476,10 @@ struct LoopsPane : Pane {
     ImGui::TextUnformatted("Kernel");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(150);
-    if (ImGui::BeginCombo("##kernel", have_kernel_ ? kernel_.c_str() : "(none)")) {
+    const std::string& chosen = doc.kernel().name;
+    if (ImGui::BeginCombo("##kernel", have_kernel_ ? chosen.c_str() : "(none)")) {
       for (const auto& k : kernels) {
-        if (ImGui::Selectable(k.name.c_str(), k.name == kernel_))
+        if (ImGui::Selectable(k.name.c_str(), k.name == chosen))
           choose_kernel(doc, k.name, dims_field_, &ignored);
       }
       ImGui::EndCombo();
@@ -516,7 +491,7 @@ struct LoopsPane : Pane {
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("the kernel's dims as NAME=SIZE words; the others are 64");
     ImGui::SameLine();
-    if (ImGui::Button("Select") || enter) choose_kernel(doc, kernel_, dims_field_, &ignored);
+    if (ImGui::Button("Select") || enter) choose_kernel(doc, chosen, dims_field_, &ignored);
     ImGui::SameLine();
     ImGui::TextDisabled("|");
     ImGui::SameLine();
@@ -721,14 +696,16 @@ struct LoopsPane : Pane {
 
   int find_header(const std::vector<std::string>& lines) const {
     int sel_line = -1;
-    if (selected_.empty()) return -1;
-    std::string var = selected_.substr(selected_.rfind('.') == std::string::npos
-                                           ? 0 : selected_.rfind('.') + 1);
+    const LoopInfo* loop = nullptr;
+    for (const auto& [node, info] : loops_)
+      if (info.name == selected_) loop = &info;
+    if (!loop) return -1;
+    const std::string& var = loop->var;
     std::string pat = "int64_t " + var + " = ";
     // "C.j" is the j above block C: search back from the block's line.
     size_t from = lines.size();
-    if (var.size() < selected_.size()) {
-      std::string block = selected_.substr(0, selected_.size() - var.size() - 1);
+    if (loop->name != var && !loop->block.empty()) {
+      const std::string& block = loop->block;
       std::string mark =
           view_ == "c" ? "/* block " + block + " */" : "T.block(\"" + block + "\")";
       for (size_t i = 0; i < lines.size() && from == lines.size(); ++i)

@@ -1,0 +1,79 @@
+// The Document owns the kernel under the microscope across re-runs: each edit re-runs the
+// program on a fresh Session, and the Document selects the kernel again there, with its
+// dims, and replays the schedule the Session before it had (the loop-nest pane only reads
+// them). No window is needed for these.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "viz/document.h"
+
+using descent::viz::Document;
+
+namespace {
+
+const char* kWithKernel =
+    "kernel twice(A: f32[n]) -> f32[n] {\n"
+    "  B[i] = A[i] * 2.0\n"
+    "  return B\n"
+    "}\n"
+    "print(1)\n";
+
+void run(Document& doc, const std::string& text) {
+  doc.set_text(text, /*debounce=*/false);
+  doc.wait();
+}
+
+}  // namespace
+
+TEST_CASE("the document carries the kernel, its dims and its schedule into each re-run") {
+  Document doc;
+  run(doc, "print(1)\n");
+  std::string err;
+  REQUIRE_MESSAGE(doc.choose_kernel("matmul", "n=32 m=16 k=8", &err), err);
+  REQUIRE_MESSAGE(doc.session().schedule_step("split i 8", &err), err);
+  uint64_t g = doc.generation();
+  run(doc, "print(2)\n");
+  CHECK(doc.generation() == g + 1);
+  CHECK(doc.kernel().name == "matmul");
+  CHECK(doc.kernel().dims == "n=32 m=16 k=8");
+  CHECK(doc.kernel().selected);
+  CHECK(doc.kernel().replayed);
+  CHECK(doc.kernel().note.empty());
+  CHECK(doc.session().selected_kernel() == "matmul");
+  CHECK(doc.session().schedule_trace() == "split i 8\n");
+  CHECK(doc.session().kernel_view("tir").text.find("T.Buffer((32, 8)") != std::string::npos);
+  // Undo on the current Session is what the next re-run carries.
+  REQUIRE(doc.session().schedule_undo());
+  run(doc, "print(3)\n");
+  CHECK(doc.session().schedule_trace().empty());
+  CHECK_FALSE(doc.kernel().replayed);
+}
+
+TEST_CASE("a kernel an edit removes comes back with its schedule") {
+  Document doc;
+  run(doc, kWithKernel);
+  std::string err;
+  REQUIRE_MESSAGE(doc.choose_kernel("twice", "n=64", &err), err);
+  REQUIRE_MESSAGE(doc.session().schedule_step("split i 16", &err), err);
+  run(doc, "print(1)\n");  // twice is gone: the default kernel is shown meanwhile
+  CHECK(doc.kernel().name == descent::viz::kDefaultKernel);
+  CHECK(doc.kernel().lost == "twice");
+  CHECK(doc.kernel().switched);
+  CHECK(doc.kernel().note.find("kernel 'twice' is not in the program any more") !=
+        std::string::npos);
+  CHECK(doc.session().schedule_trace().empty());
+  run(doc, kWithKernel);  // and back
+  CHECK(doc.kernel().name == "twice");
+  CHECK(doc.kernel().lost.empty());
+  CHECK(doc.kernel().switched);
+  CHECK(doc.session().selected_kernel() == "twice");
+  CHECK(doc.session().schedule_trace() == "split i 16\n");
+  // Choosing another kernel lets a lost one go.
+  run(doc, "print(1)\n");
+  REQUIRE(doc.kernel().lost == "twice");
+  REQUIRE_MESSAGE(doc.choose_kernel("relu", "n=8", &err), err);
+  CHECK(doc.kernel().lost.empty());
+  run(doc, kWithKernel);
+  CHECK(doc.kernel().name == "relu");
+}
