@@ -1,4 +1,4 @@
-// Internal to the CPU backend: loop-nest IR -> one LLVM module (cpu_codegen.cpp). cpu.cpp
+// Internal to the CPU backend: loop-nest IR -> one LLVM module (cpu_codegen*.cpp). cpu.cpp
 // optimises it, JIT-compiles it and wraps it as a CpuKernel.
 #pragma once
 #include <memory>
