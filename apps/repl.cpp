@@ -44,6 +44,11 @@ std::vector<std::string> stage_names(const Session&) {
 }
 std::vector<std::string> engine_names(const Session&) { return Session::engines(); }
 std::vector<std::string> device_names(const Session&) { return Session::devices(); }
+std::vector<std::string> kernel_view_names(const Session&) {
+  std::vector<std::string> v;
+  for (const auto& k : Session::kernel_views()) v.push_back(k.name);
+  return v;
+}
 std::vector<std::string> kernel_names(const Session& s) {
   std::vector<std::string> v;
   for (const auto& k : s.module().kernels) v.push_back(k.name);
@@ -257,6 +262,16 @@ const std::vector<Repl::Command>& Repl::command_table() {
        [](Repl& r, const Call&) { r.show_kernel("c"); }},
       {":opencl", "", "the selected kernel's loop nest as OpenCL C",
        [](Repl& r, const Call&) { r.show_kernel("opencl"); }},
+      {":view", "VIEW", "any view of the selected kernel, each device's generated code too (:view alone lists them)",
+       [](Repl& r, const Call& c) {
+         if (c.words.size() < 2) {
+           for (const auto& v : Session::kernel_views())
+             r.out_ << fmt::format("  {:<14}{}\n", v.name, v.description);
+           return;
+         }
+         r.show_kernel(c.words[1]);
+       },
+       kernel_view_names},
       {":sched", "STEP", "apply a schedule step, e.g. :sched split i 32 (docs/tensor.md lists them)",
        [](Repl& r, const Call& c) {
          std::string step = c.line.substr(std::min(c.line.size(), c.line.find(":sched") + 6));

@@ -258,3 +258,19 @@ TEST_CASE("descent kernel --backend opencl runs the kernel through OpenCL and ch
 }
 
 }  // TEST_SUITE
+
+TEST_CASE("REPL: :view shows any view of the selected kernel, each device's included") {
+  R r;
+  r.repl.feed(":view");
+  std::string list = r.take_out();
+  for (const char* v : {"tir", "c", "llvm", "llvm-opt", "opencl", "schedule"})
+    CHECK_MESSAGE(contains(list, std::string("  ") + v + " "), v);
+  r.repl.feed(":view llvm");
+  CHECK(contains(r.take_err(), "no kernel selected"));
+  r.repl.feed(":kernel add n=4 m=4");
+  r.take_out();
+  r.repl.feed(":view llvm");
+  CHECK(contains(r.take_out(), "define"));
+  r.repl.feed(":view nope");
+  CHECK(contains(r.take_err(), "unknown kernel view 'nope'"));
+}
