@@ -12,6 +12,7 @@
 #include "lang/parser.h"
 #include "lang/sema.h"
 #include "lang/walker.h"
+#include "tests/engine_util.h"
 #include "tests/programs_test.h"
 #include "vm/stack_vm.h"
 
@@ -20,46 +21,7 @@ using descent::testing::ds_files;
 
 namespace {
 
-// One engine with its own Module and GlobalStore: a session without the pipeline.
-struct Runner {
-  std::unique_ptr<Engine> engine;
-  Module module;
-  GlobalStore globals;
-  std::string out;
-
-  explicit Runner(std::unique_ptr<Engine> e) : engine(std::move(e)) {}
-
-  struct Result {
-    bool compiled = false;
-    std::string output;  // what this input printed
-    std::string error;   // "L:C: message" of a runtime error, or "" (compile errors: "compile")
-    uint64_t steps = 0;
-  };
-
-  // Compiles one input into this session; runs it on `on` (default: this runner's engine).
-  Result submit(const std::string& text, RunOptions opts = {}, Engine* on = nullptr) {
-    Result r;
-    auto src = std::make_shared<SourceFile>("test.ds", text);
-    std::vector<Diagnostic> diags;
-    auto prog = std::make_shared<Program>(parse(src, diags));
-    globals.resize(module.globals.size());
-    if (!diags.empty() || !check(*prog, module, globals.defined, diags)) {
-      r.error = "compile";
-      return r;
-    }
-    module.programs.push_back(prog);
-    r.compiled = true;
-    out.clear();
-    opts.out = [this](std::string_view s) { out += s; };
-    RunResult rr = (on ? on : engine.get())->run(*prog, module, globals, opts);
-    r.output = out;
-    r.steps = rr.steps;
-    if (!rr.ok)
-      r.error = std::to_string(rr.error.loc.line) + ":" + std::to_string(rr.error.loc.col) + ": " +
-                rr.error.message;
-    return r;
-  }
-};
+using Runner = testing::EngineRunner;
 
 Runner jit_runner(int level = 2) { return Runner(llvmbe::make_jit_engine(level)); }
 Runner walker_runner() { return Runner(make_ast_walker()); }
@@ -101,7 +63,7 @@ TEST_CASE("jit: every golden program prints what the walker prints and its # exp
       std::string text = testing::read_text(f.string());
       auto want = testing::parse_expectations(text);
       Runner j(nullptr), w = walker_runner();
-      auto a = j.submit(text, {}, engine.get());
+      auto a = j.submit(text, {}, false, engine.get());
       auto b = w.submit(text);
       INFO(f.filename().string(), " -O", level, "\n", a.output, a.error);
       CHECK(a.compiled);
@@ -124,7 +86,7 @@ TEST_CASE("jit: every must-fail program fails as on the walker, at the same line
       std::string text = testing::read_text(f.string());
       auto want = testing::parse_expectations(text);
       Runner j(nullptr), w = walker_runner();
-      auto a = j.submit(text, {}, engine.get());
+      auto a = j.submit(text, {}, false, engine.get());
       auto b = w.submit(text);
       INFO(f.filename().string(), " -O", level, "\n", a.output, a.error);
       CHECK(a.output == b.output);
@@ -177,18 +139,18 @@ TEST_CASE("jit: globals live in the GlobalStore, so engines can take turns in on
   auto stack = make_stack_vm();
   CHECK(s.submit("x = 40\nfn bump(d: int) -> int { return x + d }\nflag = true\nr = 0.5").error == "");
   CHECK(s.globals.values[static_cast<size_t>(s.module.find_global("x"))].i == 40);
-  CHECK(s.submit("x += 1\nprint(x, bump(1), flag, r)", {}, walker.get()).output == "41 42 true 0.5\n");
+  CHECK(s.submit("x += 1\nprint(x, bump(1), flag, r)", {}, false, walker.get()).output == "41 42 true 0.5\n");
   CHECK(s.submit("x += 1\nflag = !flag\nr *= 3.0\nprint(x, bump(1), flag, r)").output ==
         "42 43 false 1.5\n");
-  CHECK(s.submit("print(x, bump(2), flag, r)", {}, stack.get()).output == "42 44 false 1.5\n");
+  CHECK(s.submit("print(x, bump(2), flag, r)", {}, false, stack.get()).output == "42 44 false 1.5\n");
   CHECK(s.submit("y = 1\nx = 7\nprint(x / (y - 1))").error == "3:9: division by zero");
   // What ran before the error stays: the globals went back to the store.
-  CHECK(s.submit("print(x, y)", {}, walker.get()).output == "7 1\n");
+  CHECK(s.submit("print(x, y)", {}, false, walker.get()).output == "7 1\n");
   CHECK(s.submit("print(x, y)").output == "7 1\n");
   // A function reads a global set by another engine (and checks it is defined).
   CHECK(s.submit("fn later() -> int { return z }\nif false { z = 1 }\nprint(later())").error ==
         "1:28: undefined variable 'z'");
-  CHECK(s.submit("z = 9", {}, walker.get()).error == "");
+  CHECK(s.submit("z = 9", {}, false, walker.get()).error == "");
   CHECK(s.submit("print(later())").output == "9\n");
 }
 

@@ -3,13 +3,13 @@
 // then scheduled matmuls built with the schedule primitives.
 #include <doctest/doctest.h>
 
+#include "tests/tensor/kernel_util.h"
+
 #include <cmath>
 #include <fstream>
 #include <limits>
 #include <sstream>
 
-#include "lang/parser.h"
-#include "lang/sema.h"
 #include "tensor/cpu.h"
 #include "tensor/lower.h"
 #include "tensor/schedule.h"
@@ -506,23 +506,10 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
+// The prelude's kernel `name`, lowered for these argument shapes.
 PrimFunc lower_prelude(const std::string& name, const std::vector<std::vector<int64_t>>& shapes) {
-  auto program = std::make_shared<descent::Program>();
-  std::vector<descent::Diagnostic> diags;
-  descent::Module module;
-  *program = descent::parse(std::make_shared<descent::SourceFile>("prelude.ds",
-                                                slurp(DESCENT_SOURCE_DIR "/tensor/prelude.ds")),
-                   diags);
-  REQUIRE_MESSAGE(diags.empty(), diags[0].message);
-  REQUIRE(descent::check(*program, module, {}, diags));
-  const descent::KernelDecl* kernel = nullptr;
-  for (auto& s : program->body)
-    if (s->kind == descent::StmtKind::KernelDecl && s->kernel->name == name) kernel = s->kernel.get();
-  REQUIRE(kernel != nullptr);
-  PrimFunc f;
-  descent::Diagnostic error;
-  REQUIRE_MESSAGE(tensor::lower(*kernel, shapes, &f, &error), error.message);
-  return f;
+  return descent::testing::lower_kernel_text(slurp(DESCENT_SOURCE_DIR "/tensor/prelude.ds"), shapes,
+                                             name, "prelude.ds");
 }
 
 }  // namespace

@@ -2,14 +2,13 @@
 // C++ loops, the shared max/min rule, init/predicate handling, and every failure it reports.
 #include <doctest/doctest.h>
 
+#include "tests/tensor/kernel_util.h"
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <limits>
 
-#include "lang/module.h"
-#include "lang/parser.h"
-#include "lang/sema.h"
 #include "tensor/lower.h"
 #include "tensor/tensor.h"
 #include "tensor/tir.h"
@@ -126,26 +125,7 @@ TEST_CASE("a 128x128x128 matmul runs well under a second") {
 
 namespace {
 
-struct Parsed {
-  std::shared_ptr<Program> program = std::make_shared<Program>();
-  Module module;
-  std::vector<Diagnostic> diags;
-};
-
-PrimFunc lower_text(const std::string& text, const std::vector<std::vector<int64_t>>& shapes) {
-  Parsed p;
-  *p.program = parse(std::make_shared<SourceFile>("t.ds", text), p.diags);
-  REQUIRE(p.diags.empty());
-  REQUIRE(check(*p.program, p.module, {}, p.diags));
-  const KernelDecl* k = nullptr;
-  for (auto& s : p.program->body)
-    if (s->kind == descent::StmtKind::KernelDecl) k = s->kernel.get();
-  REQUIRE(k != nullptr);
-  PrimFunc f;
-  Diagnostic d;
-  REQUIRE_MESSAGE(tensor::lower(*k, shapes, &f, &d), d.message);
-  return f;
-}
+using testing::lower_kernel_text;
 
 tensor::Tensor run(const PrimFunc& f, const std::vector<const tensor::Tensor*>& args) {
   tensor::Tensor out;
@@ -172,7 +152,7 @@ void check_close(const tensor::Tensor& got, const tensor::Tensor& want) {
 
 TEST_CASE("softmax: four stages against a direct computation") {
   const int64_t n = 5, m = 37;
-  PrimFunc f = lower_text(R"(kernel softmax(x: f32[n, m]) -> f32[n, m] {
+  PrimFunc f = lower_kernel_text(R"(kernel softmax(x: f32[n, m]) -> f32[n, m] {
   mx[i] = max(j) x[i, j]
   e[i, j] = exp(x[i, j] - mx[i])
   s[i] = sum(j) e[i, j]
@@ -193,7 +173,7 @@ TEST_CASE("softmax: four stages against a direct computation") {
 }
 
 TEST_CASE("conv2d and the hand-fused linear_relu against plain loops") {
-  PrimFunc conv = lower_text(R"(kernel conv2d(x: f32[h, w], k: f32[r, s]) -> f32[oh, ow] {
+  PrimFunc conv = lower_kernel_text(R"(kernel conv2d(x: f32[h, w], k: f32[r, s]) -> f32[oh, ow] {
   out[i, j] = sum(p, q) x[i + p, j + q] * k[p, q]
   return out
 }
@@ -209,7 +189,7 @@ TEST_CASE("conv2d and the hand-fused linear_relu against plain loops") {
     }
   check_close(run(conv, {&x, &k}), want);
 
-  PrimFunc lr = lower_text(R"(kernel linear_relu(x: f32[n, k], w: f32[m, k]) -> f32[n, m] {
+  PrimFunc lr = lower_kernel_text(R"(kernel linear_relu(x: f32[n, k], w: f32[m, k]) -> f32[n, m] {
   out[i, j] = max(sum(r) x[i, r] * w[j, r], 0.0)
   return out
 }
@@ -231,12 +211,12 @@ TEST_CASE("conv2d and the hand-fused linear_relu against plain loops") {
 
 TEST_CASE("max and min follow Python's rule; max/min reductions skip nan elements") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  PrimFunc mx = lower_text(R"(kernel mx(a: f32[n], b: f32[n]) -> f32[n] {
+  PrimFunc mx = lower_kernel_text(R"(kernel mx(a: f32[n], b: f32[n]) -> f32[n] {
   c[i] = max(a[i], b[i])
   return c
 }
 )", {{4}, {4}});
-  PrimFunc mn = lower_text(R"(kernel mn(a: f32[n], b: f32[n]) -> f32[n] {
+  PrimFunc mn = lower_kernel_text(R"(kernel mn(a: f32[n], b: f32[n]) -> f32[n] {
   c[i] = min(a[i], b[i])
   return c
 }
@@ -252,7 +232,7 @@ TEST_CASE("max and min follow Python's rule; max/min reductions skip nan element
   CHECK(d.data[1] == 1);
   CHECK(d.data[3] == 2);
 
-  PrimFunc red = lower_text(R"(kernel rowmax(x: f32[n, m]) -> f32[n] {
+  PrimFunc red = lower_kernel_text(R"(kernel rowmax(x: f32[n, m]) -> f32[n] {
   y[i] = max(j) x[i, j]
   return y
 }

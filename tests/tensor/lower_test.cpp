@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/golden.h"
+#include "tests/tensor/kernel_util.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -14,9 +15,6 @@
 
 #include <unistd.h>
 
-#include "lang/module.h"
-#include "lang/parser.h"
-#include "lang/sema.h"
 #include "tensor/lower.h"
 #include "tensor/tensor.h"
 #include "tensor/tir.h"
@@ -26,35 +24,11 @@ using namespace descent::tensor;
 
 namespace {
 
-// A parsed and checked program with its first kernel.
-struct Parsed {
-  std::shared_ptr<Program> program = std::make_shared<Program>();
-  Module module;
-  std::vector<Diagnostic> diags;
-  KernelDecl* kernel = nullptr;
-};
+using testing::parse_and_check;
 
-std::unique_ptr<Parsed> parse_kernel(const std::string& text) {
-  auto p = std::make_unique<Parsed>();
-  *p->program = parse(std::make_shared<SourceFile>("t.ds", text), p->diags);
-  REQUIRE_MESSAGE(p->diags.empty(), p->diags[0].message);
-  bool ok = check(*p->program, p->module, {}, p->diags);
-  REQUIRE_MESSAGE(ok, (p->diags.empty() ? "" : p->diags[0].message));
-  for (auto& s : p->program->body)
-    if (s->kind == StmtKind::KernelDecl) {
-      p->kernel = s->kernel.get();
-      break;
-    }
-  REQUIRE(p->kernel != nullptr);
-  return p;
-}
-
+// The kernel of `text`, lowered and verified.
 tir::PrimFunc lowered(const std::string& text, const std::vector<std::vector<int64_t>>& shapes) {
-  auto p = parse_kernel(text);
-  tir::PrimFunc f;
-  Diagnostic d;
-  bool ok = lower(*p->kernel, shapes, &f, &d);
-  REQUIRE_MESSAGE(ok, d.message);
+  tir::PrimFunc f = testing::lower_kernel_text(text, shapes);
   std::string why;
   CHECK_MESSAGE(tir::verify(f, &why), why);
   return f;
@@ -62,10 +36,10 @@ tir::PrimFunc lowered(const std::string& text, const std::vector<std::vector<int
 
 // "L:C: message" of the lowering error (empty when it lowers).
 std::string lower_error(const std::string& text, const std::vector<std::vector<int64_t>>& shapes) {
-  auto p = parse_kernel(text);
+  auto p = parse_and_check(text);
   tir::PrimFunc f;
   Diagnostic d;
-  if (lower(*p->kernel, shapes, &f, &d)) return "";
+  if (lower(*p->kernel(), shapes, &f, &d)) return "";
   CHECK(d.kind == ErrorKind::Runtime);
   return std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) + ": " + d.message;
 }
@@ -243,11 +217,11 @@ TEST_CASE("a spatial axis used nowhere on the right takes the declared return di
   CHECK(f.buffers[size_t(f.output)].shape == std::vector<int64_t>{3, 5});
   // Without a declared return type the extent is unknown (sema reports this first; the
   // lowering must still refuse a hand-made declaration).
-  auto p = parse_kernel(text);
-  p->kernel->has_return_type = false;
+  auto p = parse_and_check(text);
+  p->kernel()->has_return_type = false;
   tir::PrimFunc g;
   Diagnostic d;
-  CHECK_FALSE(lower(*p->kernel, {{3}}, &g, &d));
+  CHECK_FALSE(lower(*p->kernel(), {{3}}, &g, &d));
   CHECK(d.message == "axis 'j' of 'out' is not used on the right-hand side, so its extent is "
                      "unknown");
   CHECK(d.loc.line == 2);
@@ -255,15 +229,15 @@ TEST_CASE("a spatial axis used nowhere on the right takes the declared return di
 }
 
 TEST_CASE("result_shape and shapes_for") {
-  auto p = parse_kernel(kLinear);
+  auto p = parse_and_check(kLinear);
   std::vector<int64_t> shape;
   Diagnostic d;
-  REQUIRE(result_shape(*p->kernel, {{2, 7}, {5, 7}}, &shape, &d));
+  REQUIRE(result_shape(*p->kernel(), {{2, 7}, {5, 7}}, &shape, &d));
   CHECK(shape == std::vector<int64_t>{2, 5});
-  CHECK(shapes_for(*p->kernel, {{"k", 3}}) == std::vector<std::vector<int64_t>>{{64, 3}, {64, 3}});
-  CHECK(shapes_for(*p->kernel, {}, 8) == std::vector<std::vector<int64_t>>{{8, 8}, {8, 8}});
-  auto q = parse_kernel(kMmRelu);
-  CHECK(shapes_for(*q->kernel, {{"n", 5}}) ==
+  CHECK(shapes_for(*p->kernel(), {{"k", 3}}) == std::vector<std::vector<int64_t>>{{64, 3}, {64, 3}});
+  CHECK(shapes_for(*p->kernel(), {}, 8) == std::vector<std::vector<int64_t>>{{8, 8}, {8, 8}});
+  auto q = parse_and_check(kMmRelu);
+  CHECK(shapes_for(*q->kernel(), {{"n", 5}}) ==
         std::vector<std::vector<int64_t>>{{128, 128}, {128, 128}});
 }
 

@@ -11,6 +11,8 @@
 // DESCENT_RANDOM_STATS=1 prints counts per primitive.
 #include <doctest/doctest.h>
 
+#include "tests/tensor/kernel_util.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -22,9 +24,6 @@
 #include <string>
 #include <vector>
 
-#include "lang/module.h"
-#include "lang/parser.h"
-#include "lang/sema.h"
 #include "gpu/opencl_codegen.h"
 #include "gpu/opencl_run.h"
 #include "gpu/runtime.h"
@@ -37,6 +36,7 @@
 
 using namespace descent;
 using namespace descent::tensor;
+using descent::testing::lower_kernel_text;
 
 namespace {
 
@@ -76,20 +76,6 @@ const KernelCase kKernels[] = {
 })",
      {{10, 12}, {3, 3}}},
 };
-
-tir::PrimFunc lower_src(const char* src, const std::vector<std::vector<int64_t>>& shapes) {
-  std::vector<Diagnostic> diags;
-  auto program =
-      std::make_shared<Program>(parse(std::make_shared<SourceFile>("t.ds", src), diags));
-  REQUIRE_MESSAGE(diags.empty(), (diags.empty() ? std::string() : diags[0].message));
-  Module module;
-  REQUIRE(check(*program, module, {}, diags));
-  REQUIRE(module.kernels.size() == 1);
-  tir::PrimFunc f;
-  Diagnostic error;
-  REQUIRE_MESSAGE(lower(*module.kernels[0].decl, shapes, &f, &error), error.message);
-  return f;
-}
 
 std::string script(const tir::PrimFunc& f) { return tir::print_script(f); }
 
@@ -150,7 +136,7 @@ struct Subject {
 void prepare(size_t index, Subject* s) {
   s->kernel = &kKernels[index];
   s->index = index;
-  s->func = lower_src(s->kernel->source, s->kernel->shapes);
+  s->func = lower_kernel_text(s->kernel->source, s->kernel->shapes);
   s->text = script(s->func);
   std::string error;
   s->inputs.resize(s->kernel->shapes.size());

@@ -4,13 +4,12 @@
 // the bug was in the backend, in compiled CPU code) or a step is refused with its reason.
 #include <doctest/doctest.h>
 
+#include "tests/tensor/kernel_util.h"
+
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "lang/module.h"
-#include "lang/parser.h"
-#include "lang/sema.h"
 #include "tensor/cpu.h"
 #include "tensor/lower.h"
 #include "tensor/schedule.h"
@@ -19,6 +18,7 @@
 
 using namespace descent;
 using namespace descent::tensor;
+using descent::testing::lower_kernel_text;
 
 namespace {
 
@@ -47,20 +47,6 @@ const char* kConv2d = R"(kernel conv2d(x: f32[10, 12], k: f32[3, 3]) -> f32[8, 1
   return out
 })";
 
-tir::PrimFunc lower_src(const char* src, const std::vector<std::vector<int64_t>>& shapes) {
-  std::vector<Diagnostic> diags;
-  auto program =
-      std::make_shared<Program>(parse(std::make_shared<SourceFile>("t.ds", src), diags));
-  REQUIRE_MESSAGE(diags.empty(), (diags.empty() ? std::string() : diags[0].message));
-  Module module;
-  REQUIRE(check(*program, module, {}, diags));
-  REQUIRE(module.kernels.size() == 1);
-  tir::PrimFunc f;
-  Diagnostic error;
-  REQUIRE_MESSAGE(lower(*module.kernels[0].decl, shapes, &f, &error), error.message);
-  return f;
-}
-
 struct Case {
   tir::PrimFunc original;
   Schedule sched;
@@ -69,7 +55,7 @@ struct Case {
   Tensor expected;
 
   Case(const char* src, const std::vector<std::vector<int64_t>>& shapes)
-      : original(lower_src(src, shapes)), sched(original) {
+      : original(lower_kernel_text(src, shapes)), sched(original) {
     std::string error;
     inputs.resize(shapes.size());
     for (size_t i = 0; i < shapes.size(); ++i) {

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/golden.h"
+#include "tests/tensor/kernel_util.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -15,9 +16,6 @@
 #include <functional>
 #include <sstream>
 
-#include "lang/module.h"
-#include "lang/parser.h"
-#include "lang/sema.h"
 #include "tensor/lower.h"
 #include "tensor/schedule.h"
 #include "tensor/tensor.h"
@@ -774,24 +772,7 @@ TEST_CASE("rfactor: refusals") {
 
 namespace {
 
-// Parses, checks and lowers the first kernel of `text` for the given argument shapes.
-PrimFunc lower_source(const std::string& text, const std::vector<std::vector<int64_t>>& shapes) {
-  std::vector<descent::Diagnostic> diags;
-  descent::Program program =
-      descent::parse(std::make_shared<descent::SourceFile>("t.ds", text), diags);
-  REQUIRE_MESSAGE(diags.empty(), diags[0].message);
-  descent::Module module;
-  REQUIRE_MESSAGE(descent::check(program, module, {}, diags),
-                  (diags.empty() ? "" : diags[0].message));
-  descent::KernelDecl* kernel = nullptr;
-  for (auto& st : program.body)
-    if (st->kind == descent::StmtKind::KernelDecl) kernel = st->kernel.get();
-  REQUIRE(kernel);
-  PrimFunc f;
-  descent::Diagnostic d;
-  REQUIRE_MESSAGE(lower(*kernel, shapes, &f, &d), d.message);
-  return f;
-}
+using descent::testing::lower_kernel_text;
 
 const char* kMmRelu = R"(kernel mm_relu(A: f32[128, 128], B: f32[128, 128]) -> f32[128, 128] {
   Y[i, j] = sum(k) A[i, k] * B[k, j]
@@ -827,14 +808,14 @@ PrimFunc scheduled(const PrimFunc& f, const std::string& text) {
 }  // namespace
 
 TEST_CASE("text: the graph's linear+relu fusion, reverse_compute_at C Y.j on lowered mm_relu") {
-  PrimFunc f = lower_source(kMmRelu, {{128, 128}, {128, 128}});
+  PrimFunc f = lower_kernel_text(kMmRelu, {{128, 128}, {128, 128}});
   PrimFunc g = scheduled(f, "reverse_compute_at C Y.j");
   CHECK(outline(g) ==
         "for i(128) { for j(128) { for k(128) { Y(vi=i, vj=j, vk:k) init } C(vi=i, vj=j) } }");
 }
 
 TEST_CASE("text: vectorizing linear's reduction through rfactor") {
-  PrimFunc f = lower_source(kLinearRelu, {{1, 3072}, {200, 3072}});
+  PrimFunc f = lower_kernel_text(kLinearRelu, {{1, 3072}, {200, 3072}});
   PrimFunc g = scheduled(f, "split r 16\nrfactor out_acc r_1\nvectorize r_1\nparallel j");
   CHECK(outline(g) ==
         "for i(1) { for j(200) { for r_0(192) { for r_1(16) { "
@@ -848,7 +829,7 @@ TEST_CASE("text: vectorizing linear's reduction through rfactor") {
 }
 
 TEST_CASE("text: a whole softmax row fused, its exp inlined, with undo") {
-  PrimFunc f = lower_source(kSoftmax, {{6, 40}});
+  PrimFunc f = lower_kernel_text(kSoftmax, {{6, 40}});
   Schedule sch(f);
   std::string error;
   REQUIRE_MESSAGE(sch.apply_text("compute_inline e\n"
@@ -873,7 +854,7 @@ TEST_CASE("text: a whole softmax row fused, its exp inlined, with undo") {
 }
 
 TEST_CASE("text: refusals come back with the line") {
-  PrimFunc f = lower_source(kMmRelu, {{128, 128}, {128, 128}});
+  PrimFunc f = lower_kernel_text(kMmRelu, {{128, 128}, {128, 128}});
   Schedule sch(f);
   std::string error;
   CHECK_FALSE(sch.apply_text("split k 32\nreverse_compute_at C k_1", &error));

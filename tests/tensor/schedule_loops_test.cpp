@@ -4,6 +4,8 @@
 // the same numbers before and after on random inputs. Every refusal is checked word for word.
 #include <doctest/doctest.h>
 
+#include "tests/tensor/kernel_util.h"
+
 #include "tests/golden.h"
 
 #include <cstdlib>
@@ -11,9 +13,6 @@
 #include <memory>
 #include <sstream>
 
-#include "lang/module.h"
-#include "lang/parser.h"
-#include "lang/sema.h"
 #include "tensor/lower.h"
 #include "tensor/schedule.h"
 #include "tensor/schedule/internal.h"  // the tree helpers tested below
@@ -22,6 +21,7 @@
 
 using namespace descent;
 using namespace descent::tensor;
+using descent::testing::lower_kernel_text;
 
 namespace {
 
@@ -48,27 +48,9 @@ kernel add(a: f32[n, m], b: f32[n, m]) -> f32[n, m] {
 }
 )";
 
-// Parses, checks and lowers the only kernel of `src` for the given argument shapes.
-tir::PrimFunc lower_src(const char* src, std::vector<std::vector<int64_t>> shapes = {}) {
-  std::vector<Diagnostic> diags;
-  auto program = std::make_shared<Program>(
-      parse(std::make_shared<SourceFile>("t.ds", src), diags));
-  REQUIRE_MESSAGE(diags.empty(), (diags.empty() ? std::string() : diags[0].message));
-  Module module;
-  REQUIRE(check(*program, module, {}, diags));
-  REQUIRE(module.kernels.size() == 1);
-  const KernelDecl& k = *module.kernels[0].decl;
-  if (shapes.empty()) shapes = shapes_for(k, {});
-  tir::PrimFunc f;
-  Diagnostic error;
-  REQUIRE_MESSAGE(lower(k, shapes, &f, &error), error.message);
-  // The PrimFunc owns everything it needs; the parsed program can go.
-  return f;
-}
-
-tir::PrimFunc matmul() { return lower_src(kMatmul); }
-tir::PrimFunc mm_relu() { return lower_src(kMmRelu); }
-tir::PrimFunc add_100x30() { return lower_src(kAdd, {{100, 30}, {100, 30}}); }
+tir::PrimFunc matmul() { return lower_kernel_text(kMatmul); }
+tir::PrimFunc mm_relu() { return lower_kernel_text(kMmRelu); }
+tir::PrimFunc add_100x30() { return lower_kernel_text(kAdd, {{100, 30}, {100, 30}}); }
 tir::PrimFunc linear_relu_func();
 
 // Interprets both functions on the same random inputs and compares the outputs.
@@ -302,7 +284,7 @@ TEST_CASE("reorder keeps the order of loops that mix spatial and reduce axes") {
   // Fusing conv2d's j (spatial) with p (reduce) makes a loop that feeds both vj and vp.
   // Running its pieces in another order would visit vp = 1 before vp = 0 for some vj, and
   // the init (run at vp == vq == 0) would wipe the partial sum.
-  tir::PrimFunc f = lower_src(R"(
+  tir::PrimFunc f = lower_kernel_text(R"(
 kernel conv2d(x: f32[10, 12], k: f32[3, 3]) -> f32[8, 10] {
   out[i, j] = sum(p, q) x[i + p, j + q] * k[p, q]
   return out
@@ -437,7 +419,7 @@ TEST_CASE("unroll, vectorize, parallel, bind: refusals") {
 // ---- Bad input never crashes -----------------------------------------------------------
 
 TEST_CASE("every primitive on every loop of a small mm_relu either works or explains") {
-  tir::PrimFunc f = lower_src(R"(
+  tir::PrimFunc f = lower_kernel_text(R"(
 kernel mm_relu(A: f32[n, k], B: f32[k, m]) -> f32[n, m] {
   Y[i, j] = sum(k) A[i, k] * B[k, j]
   C[i, j] = max(Y[i, j], 0.0)
@@ -474,5 +456,5 @@ kernel mm_relu(A: f32[n, k], B: f32[k, m]) -> f32[n, m] {
 }
 
 namespace {
-tir::PrimFunc linear_relu_func() { return lower_src(kLinearRelu); }
+tir::PrimFunc linear_relu_func() { return lower_kernel_text(kLinearRelu); }
 }  // namespace

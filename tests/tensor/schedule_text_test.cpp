@@ -2,11 +2,10 @@
 // numbers, usage lines), the canonical trace and its replay, and undo/redo history.
 #include <doctest/doctest.h>
 
+#include "tests/tensor/kernel_util.h"
+
 #include <memory>
 
-#include "lang/module.h"
-#include "lang/parser.h"
-#include "lang/sema.h"
 #include "tensor/lower.h"
 #include "tensor/schedule.h"
 #include "tensor/tensor.h"
@@ -14,6 +13,7 @@
 
 using namespace descent;
 using namespace descent::tensor;
+using descent::testing::lower_kernel_text;
 
 namespace {
 
@@ -32,26 +32,8 @@ kernel mm_relu(A: f32[128, 128], B: f32[128, 128]) -> f32[128, 128] {
 }
 )";
 
-// Parses, checks and lowers the only kernel of `src` for the given argument shapes.
-tir::PrimFunc lower_src(const char* src, std::vector<std::vector<int64_t>> shapes = {}) {
-  std::vector<Diagnostic> diags;
-  auto program = std::make_shared<Program>(
-      parse(std::make_shared<SourceFile>("t.ds", src), diags));
-  REQUIRE_MESSAGE(diags.empty(), (diags.empty() ? std::string() : diags[0].message));
-  Module module;
-  REQUIRE(check(*program, module, {}, diags));
-  REQUIRE(module.kernels.size() == 1);
-  const KernelDecl& k = *module.kernels[0].decl;
-  if (shapes.empty()) shapes = shapes_for(k, {});
-  tir::PrimFunc f;
-  Diagnostic error;
-  REQUIRE_MESSAGE(lower(k, shapes, &f, &error), error.message);
-  // The PrimFunc owns everything it needs; the parsed program can go.
-  return f;
-}
-
-tir::PrimFunc matmul() { return lower_src(kMatmul); }
-tir::PrimFunc mm_relu() { return lower_src(kMmRelu); }
+tir::PrimFunc matmul() { return lower_kernel_text(kMatmul); }
+tir::PrimFunc mm_relu() { return lower_kernel_text(kMmRelu); }
 
 std::string script(const tir::PrimFunc& f) { return tir::print_script(f); }
 

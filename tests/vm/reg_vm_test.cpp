@@ -1,7 +1,8 @@
 // The register VM against the AST walker (the reference engine): every golden and must-fail
 // program with a 16-register file, with a 3-register file (spills everywhere) and on the
 // unallocated virtual code; multi-input sessions, interrupts, call depth, echo; golden
-// disassembly of both forms, the trace, and the allocator's invariants.
+// disassembly of both forms and the trace (tests/vm/golden/reg_*.txt; DESCENT_UPDATE_GOLDEN=1
+// rewrites them), and the allocator's invariants.
 #include "vm/reg_vm.h"
 
 #include <doctest/doctest.h>
@@ -13,6 +14,8 @@
 #include "lang/parser.h"
 #include "lang/sema.h"
 #include "lang/walker.h"
+#include "tests/engine_util.h"
+#include "tests/golden.h"
 #include "tests/programs_test.h"
 #include "vm/reg_alloc.h"
 #include "vm/reg_compiler.h"
@@ -25,55 +28,7 @@ using descent::testing::ds_files;
 
 namespace {
 
-// One engine with its own Module and GlobalStore: a session without the pipeline.
-struct RegRunner {
-  std::unique_ptr<Engine> engine;
-  Module module;
-  GlobalStore globals;
-  std::string trace;
-
-  explicit RegRunner(std::unique_ptr<Engine> e) : engine(std::move(e)) {}
-
-  struct Result {
-    bool compiled = false;
-    std::string output;
-    std::string error;  // "L:C: message" of a runtime error; "compile" for compile errors
-    uint64_t steps = 0;
-    bool operator==(const Result& o) const {
-      return compiled == o.compiled && output == o.output && error == o.error;
-    }
-  };
-
-  // Parses and checks text against this runner's Module; null on a compile error.
-  std::shared_ptr<Program> compile(const std::string& text) {
-    auto src = std::make_shared<SourceFile>("test.ds", text);
-    std::vector<Diagnostic> diags;
-    auto prog = std::make_shared<Program>(parse(src, diags));
-    globals.resize(module.globals.size());
-    if (!diags.empty() || !check(*prog, module, globals.defined, diags)) return nullptr;
-    module.programs.push_back(prog);
-    return prog;
-  }
-
-  Result submit(const std::string& text, RunOptions opts = {}, bool with_trace = false) {
-    Result r;
-    auto prog = compile(text);
-    if (!prog) {
-      r.error = "compile";
-      return r;
-    }
-    r.compiled = true;
-    opts.out = [&r](std::string_view s) { r.output += s; };
-    if (with_trace) opts.trace = [this](std::string_view s) { trace += s; };
-    RunResult rr = engine->run(*prog, module, globals, opts);
-    r.steps = rr.steps;
-    if (!rr.ok)
-      r.error = std::to_string(rr.error.loc.line) + ":" + std::to_string(rr.error.loc.col) + ": " +
-                rr.error.message;
-    return r;
-  }
-};
-
+using RegRunner = testing::EngineRunner;
 
 // The register files every agreement test runs with (0: the virtual code, unallocated).
 const int kFiles[] = {16, 3, 0};
@@ -330,22 +285,8 @@ TEST_CASE("reg: golden disassembly of the seed example, virtual and allocated") 
   RegRunner r(make_reg_vm());
   auto prog = r.compile("x = 15\nx + 10 - 5\n");
   REQUIRE(prog);
-  CHECK(dump_reg(*prog, r.module, false) ==
-        "<top>  [virtual: 4 registers]\n"
-        "0000     1  loadk       v0, k0                 ; 15\n"
-        "0001     |  setglobal   v0, g0                 ; x\n"
-        "0002     2  getglobal   v1, g0                 ; x\n"
-        "0003     |  addk_int    v2, v1, k1             ; 10\n"
-        "0004     |  subk_int    v3, v2, k2             ; 5\n"
-        "0005     |  halt\n");
-  CHECK(dump_reg(*prog, r.module, true) ==
-        "<top>  [16-register file: 1 used, 0 spill slots]\n"
-        "0000     1  loadk       r0, k0                 ; 15\n"
-        "0001     |  setglobal   r0, g0                 ; x\n"
-        "0002     2  getglobal   r0, g0                 ; x\n"
-        "0003     |  addk_int    r0, r0, k1             ; 10\n"
-        "0004     |  subk_int    r0, r0, k2             ; 5\n"
-        "0005     |  halt\n");
+  testing::check_golden_file("vm/golden/reg_seed_virtual.txt", dump_reg(*prog, r.module, false));
+  testing::check_golden_file("vm/golden/reg_seed_alloc.txt", dump_reg(*prog, r.module, true));
   // With echo (the REPL), the expression statement's value is printed.
   CHECK(dump_reg(*prog, r.module, false, 16, true).find("echo        v3, int") !=
         std::string::npos);
@@ -360,49 +301,20 @@ TEST_CASE("reg: golden disassembly of fib, virtual and allocated") {
       "}\n");
   REQUIRE(prog);
   std::string virt = dump_reg(*prog, r.module, false);
-  CHECK(virt.substr(virt.find("fn fib")) ==
-        "fn fib(n: int) -> int  [virtual: 6 registers]\n"
-        "0000     2  jgek_int    v0, k0, ->2            ; 2\n"
-        "0001     |  return      v0\n"
-        "0002     3  subk_int    v1, v0, k1             ; 1\n"
-        "0003     |  call1       v2, fib(v1)\n"
-        "0004     |  subk_int    v3, v0, k0             ; 2\n"
-        "0005     |  call1       v4, fib(v3)\n"
-        "0006     |  add_int     v5, v2, v4\n"
-        "0007     |  return      v5\n");
+  testing::check_golden_file("vm/golden/reg_fib_virtual.txt", virt.substr(virt.find("fn fib")));
   std::string alloc = dump_reg(*prog, r.module, true);
-  CHECK(alloc.substr(alloc.find("fn fib")) ==
-        "fn fib(n: int) -> int  [16-register file: 2 used, 0 spill slots]  ; params in r0\n"
-        "0000     2  jgek_int    r0, k0, ->2            ; 2\n"
-        "0001     |  return      r0\n"
-        "0002     3  subk_int    r1, r0, k1             ; 1\n"
-        "0003     |  call1       r1, fib(r1)\n"
-        "0004     |  subk_int    r0, r0, k0             ; 2\n"
-        "0005     |  call1       r0, fib(r0)\n"
-        "0006     |  add_int     r0, r1, r0\n"
-        "0007     |  return      r0\n");
+  testing::check_golden_file("vm/golden/reg_fib_alloc.txt", alloc.substr(alloc.find("fn fib")));
   // What the VM runs: fuse_reg_superinstructions makes the 8 instructions 4, for any file.
-  const std::string fused =
-      "0000     2  retltk_int  r0, k0, r0             ; 2\n"
-      "0001     3  call1_subi  r1, fib(r0 - 1)\n"
-      "0002     |  call1_subi  r0, fib(r0 - 2)\n"
-      "0003     |  return_add_int r1, r0\n";
+  // (reg_fib_fused_16.txt and reg_fib_fused_3.txt differ in their header only.)
   for (int n : {16, 3}) {
     std::string text = dump_reg(*prog, r.module, RegForm::Fused, n);
-    CHECK(text.substr(text.find("fn fib")) == "fn fib(n: int) -> int  [" + std::to_string(n) +
-                                                  "-register file: 2 used, 0 spill slots]  ; "
-                                                  "params in r0\n" +
-                                                  fused);
+    testing::check_golden_file("vm/golden/reg_fib_fused_" + std::to_string(n) + ".txt",
+                               text.substr(text.find("fn fib")));
   }
   // The virtual code fuses the same way (the VM runs it so with make_reg_vm(0)).
   RegFunction code = *compile_reg_function(*r.module.functions[0].decl, r.module, nullptr);
   CHECK(fuse_reg_superinstructions(code) == 4);
-  CHECK(disassemble(code, &r.module) ==
-        "fn fib(n: int) -> int  [virtual: 6 registers]\n"
-        "0000     2  retltk_int  v0, k0, v0             ; 2\n"
-        "0001     3  call1_subi  v2, fib(v0 - 1)\n"
-        "0002     |  call1_subi  v4, fib(v0 - 2)\n"
-        "0003     |  return_add_int v2, v4\n");
+  testing::check_golden_file("vm/golden/reg_fib_virtual_fused.txt", disassemble(code, &r.module));
   auto units = compile_reg_units(*prog, r.module, 16);
   CHECK(summarize_fusion(units) == "fused 4 instruction pairs in 1 body");
 }
@@ -452,12 +364,7 @@ TEST_CASE("reg: trace prints each instruction with the registers in use") {
       "y = inc(41)\n",
       opts, true);
   CHECK(res.error == "");
-  CHECK(r.trace ==
-        "<top>    0000     4  loadk       r0, k0                 ; 41     | r0=41\n"
-        "<top>    0001     4  call1       r0, inc(r0)                     | r0=41\n"
-        "inc      0000     2  return_addk_int r0, k0             ; 1      | r0=42\n"
-        "<top>    0002     4  setglobal   r0, g0                 ; y      | r0=42\n"
-        "<top>    0003     4  halt                                        | r0=42\n");
+  testing::check_golden_file("vm/golden/reg_trace_inc.txt", r.trace);
   CHECK(res.steps == 5);
   // The untraced run counts the same steps.
   RegRunner plain(make_reg_vm());
@@ -657,32 +564,12 @@ RegFunction hand_made(uint16_t jump_at_8) {
 TEST_CASE("reg: fuse_reg_superinstructions: temporaries, jump targets, retargeted jumps") {
   RegFunction a = hand_made(10);
   CHECK(fuse_reg_superinstructions(a) == 4);
-  CHECK(disassemble(a, nullptr) ==
-        "fn h(n: int) -> int  [virtual: 8 registers]\n"
-        "0000     1  jeqk_int    v0, k0, ->2            ; 1\n"
-        "0001     |  call1_subi  v2, f0(v0 - 1)\n"
-        "0002     |  call1_addi  v4, f0(v0 + 2)\n"
-        "0003     |  addk_int    v5, v0, k0             ; 1\n"
-        "0004     |  call1       v6, f0(v5)\n"
-        "0005     |  add_int     v7, v5, v6\n"
-        "0006     |  retnek_int  v7, k0, v6             ; 1\n"
-        "0007     |  return_add_int v2, v4\n");
+  testing::check_golden_file("vm/golden/reg_hand_fused_10.txt", disassemble(a, nullptr));
   // A jump that lands on the second instruction of a pair keeps the pair apart; a jump
   // that does not skip exactly one RETURN is no conditional return.
   RegFunction b = hand_made(11);
   CHECK(fuse_reg_superinstructions(b) == 2);
-  CHECK(disassemble(b, nullptr) ==
-        "fn h(n: int) -> int  [virtual: 8 registers]\n"
-        "0000     1  jeqk_int    v0, k0, ->2            ; 1\n"
-        "0001     |  call1_subi  v2, f0(v0 - 1)\n"
-        "0002     |  call1_addi  v4, f0(v0 + 2)\n"
-        "0003     |  addk_int    v5, v0, k0             ; 1\n"
-        "0004     |  call1       v6, f0(v5)\n"
-        "0005     |  add_int     v7, v5, v6\n"
-        "0006     |  jeqk_int    v7, k0, ->9            ; 1\n"
-        "0007     |  return      v6\n"
-        "0008     |  add_int     v7, v2, v4\n"
-        "0009     |  return      v7\n");
+  testing::check_golden_file("vm/golden/reg_hand_fused_11.txt", disassemble(b, nullptr));
   // Nothing to fuse: the code is left as it is.
   RegFunction c = hand_made(11);
   c.code.erase(c.code.begin() + 1, c.code.begin() + 5);
@@ -717,15 +604,11 @@ TEST_CASE("reg: call1_addi and call1_subi compute the argument in the call") {
   CHECK(fused_count(text, Op::CALL1_SUBI, "back") == 0);
   CHECK(fused_count(text, Op::CALL1_SUBI, "keep", 3) == 0);
   CHECK(fused_count(text, Op::CALL1_SUBI, "back", 3) == 0);
-  CHECK(fused_dump("fn id(n: int) -> int {\n  return n\n}\n"
-                   "fn t(n: int) -> int {\n  return id(n + 7) * id(n - 300)\n}\n",
-                   "t") ==
-        "fn t(n: int) -> int  [16-register file: 2 used, 0 spill slots]  ; params in r0\n"
-        "0000     5  call1_addi  r1, id(r0 + 7)\n"
-        "0001     |  subk_int    r0, r0, k1             ; 300\n"
-        "0002     |  call1       r0, id(r0)\n"
-        "0003     |  mul_int     r0, r1, r0\n"
-        "0004     |  return      r0\n");
+  testing::check_golden_file("vm/golden/reg_call1_immediates.txt",
+                             fused_dump("fn id(n: int) -> int {\n  return n\n}\n"
+                                        "fn t(n: int) -> int {\n"
+                                        "  return id(n + 7) * id(n - 300)\n}\n",
+                                        "t"));
 }
 
 TEST_CASE("reg: a fused call overflows the stack and is interrupted where the walker says") {
@@ -762,9 +645,7 @@ TEST_CASE("reg: return_add_int and return_addk_int") {
   CHECK(fused_count(text, Op::RETURN_ADDK_INT, "rk") == 1);
   CHECK(fused_count(text, Op::RETURN_ADDK_INT, "rn") == 1);
   CHECK(fused_count(text, Op::RETURN, "rf") == 1);  // floats are not fused
-  CHECK(fused_dump(text, "rk") ==
-        "fn rk(a: int) -> int  [16-register file: 1 used, 0 spill slots]  ; params in r0\n"
-        "0000     5  return_addk_int r0, k0             ; 5\n");
+  testing::check_golden_file("vm/golden/reg_return_addk.txt", fused_dump(text, "rk"));
 }
 
 TEST_CASE("reg: conditional returns (ret*k_int) for all six comparisons") {
@@ -810,15 +691,7 @@ TEST_CASE("reg: the trace of fused calls and returns, conditional returns both w
       "y = f(1)\n",
       {}, true);
   CHECK(res.error == "");
-  CHECK(r.trace ==
-        "<top>    0000     5  loadk       r0, k0                 ; 1      | r0=1\n"
-        "<top>    0001     5  call1       r0, f(r0)                       | r0=1\n"
-        "f        0000     2  retltk_int  r0, k0, r0             ; 1      | r0=1\n"
-        "f        0001     3  call1_subi  r1, f(r0 - 1)                   | r0=0\n"
-        "f        0000     2  retltk_int  r0, k0, r0             ; 1      | r0=1 r1=0\n"
-        "f        0002     3  return_add_int r1, r0                       | r0=1\n"
-        "<top>    0002     5  setglobal   r0, g0                 ; y      | r0=1\n"
-        "<top>    0003     5  halt                                        | r0=1\n");
+  testing::check_golden_file("vm/golden/reg_trace_fused_calls.txt", r.trace);
   CHECK(res.steps == 8);
 }
 

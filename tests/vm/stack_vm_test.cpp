@@ -1,5 +1,6 @@
 // The stack VM against the AST walker (the reference engine): every golden and must-fail
-// program, multi-input sessions, interrupts, call depth; plus golden disassembly and trace.
+// program, multi-input sessions, interrupts, call depth; plus golden disassembly and trace
+// (tests/vm/golden/stack_*.txt; DESCENT_UPDATE_GOLDEN=1 rewrites them).
 #include "vm/stack_vm.h"
 
 #include <doctest/doctest.h>
@@ -14,6 +15,8 @@
 #include "lang/parser.h"
 #include "lang/sema.h"
 #include "lang/walker.h"
+#include "tests/engine_util.h"
+#include "tests/golden.h"
 #include "tests/programs_test.h"
 #include "vm/stack_compiler.h"
 #include "vm/stack_disasm.h"
@@ -25,46 +28,7 @@ using descent::testing::ds_files;
 
 namespace {
 
-// One engine with its own Module and GlobalStore: a session without the pipeline.
-struct Runner {
-  std::unique_ptr<Engine> engine;
-  Module module;
-  GlobalStore globals;
-  std::string out, trace;
-
-  explicit Runner(std::unique_ptr<Engine> e) : engine(std::move(e)) {}
-
-  struct Result {
-    bool compiled = false;
-    std::string output;  // what this input printed
-    std::string error;   // "L:C: message" of a runtime error, or "" (compile errors: "compile")
-    uint64_t steps = 0;
-  };
-
-  Result submit(const std::string& text, RunOptions opts = {}, bool with_trace = false) {
-    Result r;
-    auto src = std::make_shared<SourceFile>("test.ds", text);
-    std::vector<Diagnostic> diags;
-    auto prog = std::make_shared<Program>(parse(src, diags));
-    globals.resize(module.globals.size());
-    if (!diags.empty() || !check(*prog, module, globals.defined, diags)) {
-      r.error = "compile";
-      return r;
-    }
-    module.programs.push_back(prog);
-    r.compiled = true;
-    out.clear();
-    opts.out = [this](std::string_view s) { out += s; };
-    if (with_trace) opts.trace = [this](std::string_view s) { trace += s; };
-    RunResult rr = engine->run(*prog, module, globals, opts);
-    r.output = out;
-    r.steps = rr.steps;
-    if (!rr.ok)
-      r.error = std::to_string(rr.error.loc.line) + ":" + std::to_string(rr.error.loc.col) + ": " +
-                rr.error.message;
-    return r;
-  }
-};
+using Runner = testing::EngineRunner;
 
 Runner stack_runner(bool fused = true) { return Runner(make_stack_vm(fused)); }
 Runner walker_runner() { return Runner(make_ast_walker()); }
@@ -153,30 +117,13 @@ TEST_CASE("stack: every must-fail program fails as on the walker, at the same li
 
 TEST_CASE(
     "stack: the seed example disassembles as push 15, store x, load x, push 10, add, push 5, sub") {
-  CHECK(dump("x = 15\nx + 10 - 5\n") ==
-        "== <script> ==  stack 2\n"
-        "0000    1 CONST                      15               ; k0\n"
-        "0005    | STORE_GLOBAL               x                ; g0\n"
-        "0010    2 LOAD_GLOBAL                x                ; g0\n"
-        "0015    | CONST                      10               ; k1\n"
-        "0020    | ADD_INT\n"
-        "0021    | CONST                      5                ; k2\n"
-        "0026    | SUB_INT\n"
-        "0027    | POP\n"
-        "0028    | HALT\n");
+  testing::check_golden_file("vm/golden/stack_seed.txt", dump("x = 15\nx + 10 - 5\n"));
   // In the REPL the value is echoed rather than dropped.
   std::string echoed = dump("x = 15\nx + 10 - 5\n", true);
   CHECK(echoed.find("0027    | ECHO                       int\n") != std::string::npos);
   // What the VM runs: fuse_superinstructions folds each constant into its operator.
-  CHECK(dump("x = 15\nx + 10 - 5\n", false, true) ==
-        "== <script> ==  stack 2\n"
-        "0000    1 CONST                      15               ; k0\n"
-        "0005    | STORE_GLOBAL               x                ; g0\n"
-        "0010    2 LOAD_GLOBAL                x                ; g0\n"
-        "0015    | ADD_CONST_INT              10               ; k1\n"
-        "0020    | SUB_CONST_INT              5                ; k2\n"
-        "0025    | POP\n"
-        "0026    | HALT\n");
+  testing::check_golden_file("vm/golden/stack_seed_fused.txt",
+                             dump("x = 15\nx + 10 - 5\n", false, true));
 }
 
 TEST_CASE("stack: golden disassembly of a for loop with continue and a short-circuit condition") {
@@ -191,64 +138,9 @@ TEST_CASE("stack: golden disassembly of a for loop with continue and a short-cir
       "}\n"
       "print(\"sum\", sum(20))\n";
   // As the compiler emits it ...
-  CHECK(dump(sum) ==
-        "== <script> ==  stack 1\n"
-        "0000    9 CONST                      20               ; k0\n"
-        "0005    | CALL                       sum, 1           ; f0\n"
-        "0014    | PRINT                      \"sum\" int        ; p0\n"
-        "0019    | HALT\n"
-        "\n"
-        "== sum ==  locals n s i .for1 .end1  stack 2\n"
-        "0000    2 CONST                      0                ; k0\n"
-        "0005    | STORE_LOCAL                s                ; l1\n"
-        "0010    3 CONST                      0                ; k0\n"
-        "0015    | LOAD_LOCAL                 n                ; l0\n"
-        "0020    | FOR_PREP                   .for1, -> 0102   ; l3 +73\n"
-        "0029    | STORE_LOCAL                i                ; l2\n"
-        "0034    4 LOAD_LOCAL                 i                ; l2\n"
-        "0039    | CONST                      3                ; k1\n"
-        "0044    | MOD_INT\n"
-        "0045    | CONST                      0                ; k0\n"
-        "0050    | EQ_INT\n"
-        "0051    | JUMP_IF_TRUE               -> 0072          ; +16\n"
-        "0056    | LOAD_LOCAL                 i                ; l2\n"
-        "0061    | CONST                      10               ; k2\n"
-        "0066    | GT_INT\n"
-        "0067    | JUMP_IF_FALSE              -> 0077          ; +5\n"
-        "0072    | JUMP                       -> 0093          ; +16\n"
-        "0077    5 LOAD_LOCAL                 s                ; l1\n"
-        "0082    | LOAD_LOCAL                 i                ; l2\n"
-        "0087    | ADD_INT\n"
-        "0088    | STORE_LOCAL                s                ; l1\n"
-        "0093    3 FOR_LOOP                   .for1, -> 0029   ; l3 -73\n"
-        "0102    7 LOAD_LOCAL                 s                ; l1\n"
-        "0107    | RETURN\n");
+  testing::check_golden_file("vm/golden/stack_sum.txt", dump(sum));
   // ... and as it runs, after fuse_superinstructions.
-  CHECK(dump(sum, false, true) ==
-        "== <script> ==  stack 1\n"
-        "0000    9 CONST                      20               ; k0\n"
-        "0005    | CALL                       sum, 1           ; f0\n"
-        "0014    | PRINT                      \"sum\" int        ; p0\n"
-        "0019    | HALT\n"
-        "\n"
-        "== sum ==  locals n s i .for1 .end1  stack 2\n"
-        "0000    2 CONST                      0                ; k0\n"
-        "0005    | STORE_LOCAL                s                ; l1\n"
-        "0010    3 CONST                      0                ; k0\n"
-        "0015    | LOAD_LOCAL                 n                ; l0\n"
-        "0020    | FOR_PREP                   .for1, -> 0091   ; l3 +62\n"
-        "0029    | STORE_LOCAL                i                ; l2\n"
-        "0034    4 LOAD_LOCAL                 i                ; l2\n"
-        "0039    | MOD_CONST_INT              3                ; k1\n"
-        "0044    | CONST                      0                ; k0\n"
-        "0049    | JUMP_IF_EQ_INT             -> 0067          ; +13\n"
-        "0054    | JUMP_IF_LE_LOCAL_CONST_INT i, 10, -> 0072   ; l2 k2 +5\n"
-        "0067    | JUMP                       -> 0082          ; +10\n"
-        "0072    5 LOAD_LOCAL                 i                ; l2\n"
-        "0077    | ADD_TO_LOCAL_INT           s                ; l1\n"
-        "0082    3 FOR_LOOP                   .for1, -> 0029   ; l3 -62\n"
-        "0091    7 LOAD_LOCAL                 s                ; l1\n"
-        "0096    | RETURN\n");
+  testing::check_golden_file("vm/golden/stack_sum_fused.txt", dump(sum, false, true));
 }
 
 TEST_CASE("stack: golden disassembly of a while loop and a recursive function") {
@@ -259,61 +151,8 @@ TEST_CASE("stack: golden disassembly of a while loop and a recursive function") 
       "}\n"
       "i = 0\n"
       "while i < 3 { i += 1 }\n";
-  CHECK(dump(fib) ==
-        "== <script> ==  stack 2\n"
-        "0000    5 CONST                      0                ; k0\n"
-        "0005    | STORE_GLOBAL               i                ; g0\n"
-        "0010    6 LOAD_GLOBAL                i                ; g0\n"
-        "0015    | CONST                      3                ; k1\n"
-        "0020    | LT_INT\n"
-        "0021    | JUMP_IF_FALSE              -> 0047          ; +21\n"
-        "0026    | LOAD_GLOBAL                i                ; g0\n"
-        "0031    | CONST                      1                ; k2\n"
-        "0036    | ADD_INT\n"
-        "0037    | STORE_GLOBAL               i                ; g0\n"
-        "0042    | LOOP                       -> 0010          ; -37\n"
-        "0047    | HALT\n"
-        "\n"
-        "== fib ==  locals n  stack 3\n"
-        "0000    2 LOAD_LOCAL                 n                ; l0\n"
-        "0005    | CONST                      2                ; k0\n"
-        "0010    | LT_INT\n"
-        "0011    | JUMP_IF_FALSE              -> 0022          ; +6\n"
-        "0016    | LOAD_LOCAL                 n                ; l0\n"
-        "0021    | RETURN\n"
-        "0022    3 LOAD_LOCAL                 n                ; l0\n"
-        "0027    | CONST                      1                ; k1\n"
-        "0032    | SUB_INT\n"
-        "0033    | CALL                       fib, 1           ; f0\n"
-        "0042    | LOAD_LOCAL                 n                ; l0\n"
-        "0047    | CONST                      2                ; k0\n"
-        "0052    | SUB_INT\n"
-        "0053    | CALL                       fib, 1           ; f0\n"
-        "0062    | ADD_INT\n"
-        "0063    | RETURN\n");
-  CHECK(dump(fib, false, true) ==
-        "== <script> ==  stack 2\n"
-        "0000    5 CONST                      0                ; k0\n"
-        "0005    | STORE_GLOBAL               i                ; g0\n"
-        "0010    6 LOAD_GLOBAL                i                ; g0\n"
-        "0015    | CONST                      3                ; k1\n"
-        "0020    | JUMP_IF_GE_INT             -> 0045          ; +20\n"
-        "0025    | LOAD_GLOBAL                i                ; g0\n"
-        "0030    | ADD_CONST_INT              1                ; k2\n"
-        "0035    | STORE_GLOBAL               i                ; g0\n"
-        "0040    | LOOP                       -> 0010          ; -35\n"
-        "0045    | HALT\n"
-        "\n"
-        "== fib ==  locals n  stack 3\n"
-        "0000    2 JUMP_IF_GE_LOCAL_CONST_INT n, 2, -> 0019    ; l0 k0 +6\n"
-        "0013    | LOAD_LOCAL                 n                ; l0\n"
-        "0018    | RETURN\n"
-        "0019    3 SUB_LOCAL_CONST_INT        n, 1             ; l0 k1\n"
-        "0028    | CALL                       fib, 1           ; f0\n"
-        "0037    | SUB_LOCAL_CONST_INT        n, 2             ; l0 k0\n"
-        "0046    | CALL                       fib, 1           ; f0\n"
-        "0055    | ADD_INT\n"
-        "0056    | RETURN\n");
+  testing::check_golden_file("vm/golden/stack_fib.txt", dump(fib));
+  testing::check_golden_file("vm/golden/stack_fib_fused.txt", dump(fib, false, true));
 }
 
 // x = x + 1 written by hand, then a jump back: to the start, or into the middle of it.
@@ -346,11 +185,7 @@ TEST_CASE(
   stack::Chunk c = hand_chunk(0);
   // CONST+ADD_INT -> ADD_CONST_INT; LOAD_LOCAL+that -> ADD_LOCAL_CONST_INT; +STORE -> INC.
   CHECK(stack::fuse_superinstructions(c) == 3);
-  CHECK(stack::disassemble(c, m) ==
-        "== hand ==  locals x  stack 0\n"
-        "0000    1 INC_LOCAL_INT              x, 1             ; l0 k0\n"
-        "0009    | JUMP                       -> 0000          ; -14\n"
-        "0014    | HALT\n");
+  testing::check_golden_file("vm/golden/stack_hand_fused.txt", stack::disassemble(c, m));
   stack::Chunk d = hand_chunk(10);  // lands on ADD_INT: nothing around it may be fused
   std::string before = stack::disassemble(d, m);
   CHECK(stack::fuse_superinstructions(d) == 0);
@@ -369,18 +204,7 @@ TEST_CASE("stack: the trace shows each instruction and the operand stack after i
       s.submit("fn inc(a: int) -> int { return a + 1 }\nx = 15\nx + inc(10) - 5\n", opts, true);
   CHECK(r.error == "");
   CHECK(r.output == "21\n");
-  CHECK(s.trace ==
-        "<script>  0000    2 CONST                      15               ; k0      [ 15 ]\n"
-        "<script>  0005    | STORE_GLOBAL               x                ; g0\n"
-        "<script>  0010    3 LOAD_GLOBAL                x                ; g0      [ 15 ]\n"
-        "<script>  0015    | CONST                      10               ; k1      [ 15 ][ 10 ]\n"
-        "<script>  0020    | CALL                       inc, 1           ; f0\n"
-        "inc       0000    1 ADD_LOCAL_CONST_INT        a, 1             ; l0 k0   [ 11 ]\n"
-        "inc       0009    | RETURN                                                [ 15 ][ 11 ]\n"
-        "<script>  0029    | ADD_INT                                               [ 26 ]\n"
-        "<script>  0030    | SUB_CONST_INT              5                ; k2      [ 21 ]\n"
-        "<script>  0035    | ECHO                       int\n"
-        "<script>  0040    | HALT\n");
+  testing::check_golden_file("vm/golden/stack_trace.txt", s.trace);
   CHECK(r.steps == 11);  // one per instruction executed, as traced
 }
 

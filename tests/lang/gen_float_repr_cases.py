@@ -1,5 +1,5 @@
-# Regenerates the format_float table embedded in tests/unit/value_test.cpp:
-#   python3 tests/unit/gen_float_repr_cases.py > /tmp/cases.inc
+# Regenerates the format_float table embedded in tests/lang/value_test.cpp:
+#   python3 tests/lang/gen_float_repr_cases.py > /tmp/cases.inc
 import random, struct, math
 r = random.Random(20240611)
 vals = [0.0, -0.0, 1e16, 1e15, 1e-4, 1e-5, 5e-324, 1.7976931348623157e308, 0.1+0.2,

@@ -6,7 +6,7 @@
 
 #include "lang/fold.h"
 #include "lang/walker.h"
-#include "tests/unit/unit_util.h"
+#include "tests/lang/unit_util.h"
 
 using namespace descent;
 using namespace descent::unit;
@@ -194,7 +194,7 @@ TEST_CASE("fold: the Session's pass list and snapshots") {
 
 TEST_CASE("fold: folding never changes what a golden program prints") {
   namespace fs = std::filesystem;
-  fs::path dir = fs::path(__FILE__).parent_path().parent_path() / "programs";
+  fs::path dir = fs::path(DESCENT_TESTS_DIR) / "programs";
   REQUIRE(fs::is_directory(dir));
   std::vector<fs::path> files;
   for (auto& e : fs::directory_iterator(dir))

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "lang/value.h"
-#include "tests/unit/unit_util.h"
+#include "tests/lang/unit_util.h"
 
 using namespace descent;
 using namespace descent::unit;
@@ -21,7 +21,7 @@ struct ReprCase {
   const char* repr;  // Python's repr() of it
 };
 
-// The format_float table: python3 tests/unit/gen_float_repr_cases.py regenerates it.
+// The format_float table: python3 tests/lang/gen_float_repr_cases.py regenerates it.
 const ReprCase kReprCases[] = {
     {0x0000000000000000ULL, "0.0"},
     {0x8000000000000000ULL, "-0.0"},

@@ -2,7 +2,7 @@
 // layout rules, error recovery and the nesting limits.
 #include <doctest/doctest.h>
 
-#include "tests/unit/unit_util.h"
+#include "tests/lang/unit_util.h"
 
 using namespace descent;
 using namespace descent::unit;

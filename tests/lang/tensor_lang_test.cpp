@@ -8,7 +8,7 @@
 #include "lang/fold.h"
 #include "lang/tensor_api.h"
 #include "lang/walker.h"
-#include "tests/unit/unit_util.h"
+#include "tests/lang/unit_util.h"
 
 using namespace descent;
 using namespace descent::unit;

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "lang/walker.h"
-#include "tests/unit/unit_util.h"
+#include "tests/lang/unit_util.h"
 
 using namespace descent;
 using namespace descent::unit;

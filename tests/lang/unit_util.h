@@ -1,4 +1,4 @@
-// Small helpers shared by the unit tests of tests/unit/*.cpp.
+// Small helpers shared by the unit tests of tests/lang/*.cpp and tests/pipeline/*.cpp.
 #pragma once
 #include <doctest/doctest.h>
 

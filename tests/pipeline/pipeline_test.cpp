@@ -5,7 +5,7 @@
 #include <chrono>
 #include <thread>
 
-#include "tests/unit/unit_util.h"
+#include "tests/lang/unit_util.h"
 
 using namespace descent;
 using namespace descent::unit;

@@ -1,0 +1,70 @@
+// Shared by the tensor tests: parse and check a source text with lang/, find a kernel in it
+// and lower it with tensor::lower. Only lang/ and tensor/ are used (no Session), so a test of
+// the tensor layer depends on nothing above it; a parse, check or lowering error fails the
+// test (REQUIRE) with its message.
+#pragma once
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lang/module.h"
+#include "lang/parser.h"
+#include "lang/sema.h"
+#include "tensor/lower.h"
+#include "tensor/tir.h"
+
+namespace descent::testing {
+
+// A parsed and checked program. Its kernels point into `program`, so keep it alive while
+// they are used; a lowered PrimFunc owns everything it needs and may outlive it.
+struct CheckedProgram {
+  std::shared_ptr<Program> program = std::make_shared<Program>();
+  Module module;
+  std::vector<Diagnostic> diags;
+
+  // The kernel called `name`; with no name, the program's only kernel (a source with more
+  // than one must name it). Fails the test when there is none. Not const: a test may alter a
+  // declaration by hand to reach the lowering's own checks.
+  KernelDecl* kernel(const std::string& name = "") const {
+    KernelDecl* found = nullptr;
+    int count = 0;
+    for (auto& s : program->body) {
+      if (s->kind != StmtKind::KernelDecl) continue;
+      ++count;
+      if (name.empty() ? !found : s->kernel->name == name) found = s->kernel.get();
+    }
+    if (name.empty()) REQUIRE_MESSAGE(count == 1, "expected exactly one kernel, found " << count);
+    REQUIRE_MESSAGE(found != nullptr, "no kernel '" << name << "'");
+    return found;
+  }
+};
+
+// Parses and checks `text` (as the file `file`); any diagnostic fails the test.
+inline std::unique_ptr<CheckedProgram> parse_and_check(const std::string& text,
+                                                       const std::string& file = "t.ds") {
+  auto p = std::make_unique<CheckedProgram>();
+  *p->program = parse(std::make_shared<SourceFile>(file, text), p->diags);
+  REQUIRE_MESSAGE(p->diags.empty(), (p->diags.empty() ? std::string() : p->diags[0].message));
+  bool ok = check(*p->program, p->module, {}, p->diags);
+  REQUIRE_MESSAGE(ok, (p->diags.empty() ? std::string() : p->diags[0].message));
+  return p;
+}
+
+// Lowers a kernel of `text` (see CheckedProgram::kernel for `name`) for the given argument
+// shapes; with no shapes, those of tensor::shapes_for (dims as declared, named dims 64).
+inline tir::PrimFunc lower_kernel_text(const std::string& text,
+                                       std::vector<std::vector<int64_t>> shapes = {},
+                                       const std::string& name = "",
+                                       const std::string& file = "t.ds") {
+  auto p = parse_and_check(text, file);
+  const KernelDecl& k = *p->kernel(name);
+  if (shapes.empty()) shapes = tensor::shapes_for(k, {});
+  tir::PrimFunc f;
+  Diagnostic error;
+  REQUIRE_MESSAGE(tensor::lower(k, shapes, &f, &error), error.message);
+  return f;
+}
+
+}  // namespace descent::testing
