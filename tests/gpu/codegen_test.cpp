@@ -22,6 +22,7 @@
 #include "lang/sema.h"
 #include "tensor/cpu.h"
 #include "tensor/lower.h"
+#include "tests/tensor/kernel_util.h"
 #include "tensor/schedule.h"
 #include "tensor/tensor.h"
 #include "tensor/tir.h"
@@ -32,20 +33,7 @@ using descent::tensor::Tensor;
 namespace {
 
 tir::PrimFunc lowered(const std::string& text, const std::vector<std::vector<int64_t>>& shapes) {
-  auto program = std::make_shared<Program>();
-  std::vector<Diagnostic> diags;
-  Module module;
-  *program = parse(std::make_shared<SourceFile>("t.ds", text), diags);
-  REQUIRE_MESSAGE(diags.empty(), (diags.empty() ? "" : diags[0].message));
-  REQUIRE_MESSAGE(check(*program, module, {}, diags), (diags.empty() ? "" : diags[0].message));
-  KernelDecl* kernel = nullptr;
-  for (auto& s : program->body)
-    if (s->kind == StmtKind::KernelDecl) kernel = s->kernel.get();
-  REQUIRE(kernel != nullptr);
-  tir::PrimFunc f;
-  Diagnostic d;
-  REQUIRE_MESSAGE(tensor::lower(*kernel, shapes, &f, &d), d.message);
-  return f;
+  return testing::lower_kernel_text(text, shapes);
 }
 
 tir::PrimFunc scheduled(tir::PrimFunc f, const char* text) {
@@ -656,15 +644,9 @@ TEST_CASE("one process: LLVM JIT, an OpenCL build, LLVM JIT again") {
 namespace {
 
 std::vector<tir::PrimFunc> prelude_kernels(const std::map<std::string, int64_t>& dims) {
-  auto program = std::make_shared<Program>();
-  std::vector<Diagnostic> diags;
-  Module module;
-  *program = parse(std::make_shared<SourceFile>("prelude.ds", read_file(DESCENT_SOURCE_DIR "/tensor/prelude.ds")),
-                   diags);
-  REQUIRE_MESSAGE(diags.empty(), (diags.empty() ? "" : diags[0].message));
-  REQUIRE(check(*program, module, {}, diags));
+  auto p = testing::parse_and_check(read_file(DESCENT_SOURCE_DIR "/tensor/prelude.ds"), "prelude.ds");
   std::vector<tir::PrimFunc> out;
-  for (auto& s : program->body) {
+  for (auto& s : p->program->body) {
     if (s->kind != StmtKind::KernelDecl) continue;
     tir::PrimFunc f;
     Diagnostic d;
