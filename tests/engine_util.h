@@ -2,7 +2,12 @@
 // GlobalStore, a session without the pipeline, so an engine can be compared with the walker
 // input by input and its trace and step counts read directly.
 #pragma once
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
 #include <memory>
+#include <thread>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,5 +74,28 @@ struct EngineRunner {
   // An engine pointer where with_trace goes would silently mean "trace": name both.
   Result submit(const std::string& text, RunOptions opts, Engine* on) = delete;
 };
+
+// The interrupt flag stops an engine wherever it spins: set before a loop, a recursion and a
+// range loop, then set from another thread while compiled code loops (the stack VM and the
+// JIT check the same places; each test adds its engine's own cases after).
+inline void check_interrupt_stops(EngineRunner& s, std::atomic<bool>& flag, const RunOptions& opts) {
+  flag = true;
+  CHECK(s.submit("print(1)\nwhile true { }\n", opts).error == "2:1: interrupted");
+  CHECK(s.out == "1\n");
+  CHECK(s.submit("fn f(n: int) -> int { return f(n + 1) }\nx = 0\nx = f(1)\n", opts).error ==
+        "3:5: interrupted");
+  CHECK(s.submit("for i in 0..3 { print(i) }\n", opts).error == "1:1: interrupted");
+  CHECK(s.out == "0\n");
+  flag = false;
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    flag = true;
+  });
+  auto r = s.submit(
+      "fn spin() -> int {\n  n = 0\n  while n >= 0 { n = (n + 1) % 1000 }\n  return n\n}\nspin()\n",
+      opts);
+  t.join();
+  CHECK(r.error == "3:3: interrupted");
+}
 
 }  // namespace descent::testing

@@ -176,31 +176,14 @@ TEST_CASE("jit: an interrupt flag stops a loop and a recursion") {
   RunOptions opts;
   opts.interrupt = &flag;
   Runner s = jit_runner();
-  CHECK(s.submit("print(1)\nwhile true { }\n", opts).error == "2:1: interrupted");
-  CHECK(s.out == "1\n");
-  CHECK(s.submit("fn f(n: int) -> int { return f(n + 1) }\nx = 0\nx = f(1)\n", opts).error ==
-        "3:5: interrupted");
-  CHECK(s.submit("for i in 0..3 { print(i) }\n", opts).error == "1:1: interrupted");
-  CHECK(s.out == "0\n");
-
-  // Set from another thread while the JIT code spins.
-  flag = false;
-  std::thread t([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    flag = true;
-  });
-  auto r = s.submit(
-      "fn spin() -> int {\n  n = 0\n  while n >= 0 { n = (n + 1) % 1000 }\n  return n\n}\nspin()\n",
-      opts);
-  t.join();
-  CHECK(r.error == "3:3: interrupted");
+  testing::check_interrupt_stops(s, flag, opts);
   // Exponential recursion without loops is stopped at a call.
   flag = false;
   std::thread t2([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     flag = true;
   });
-  r = s.submit("fn fib(n: int) -> int {\n  if n < 2 { return n }\n  return fib(n - 1) + fib(n - 2)\n}\nprint(fib(90))\n",
+  auto r = s.submit("fn fib(n: int) -> int {\n  if n < 2 { return n }\n  return fib(n - 1) + fib(n - 2)\n}\nprint(fib(90))\n",
                opts);
   t2.join();
   CHECK(r.error.find(": interrupted") != std::string::npos);

@@ -17,6 +17,22 @@
 
 namespace descent::testing {
 
+// The seed notes' two kernels at 128 x 128, which the schedule suites transform.
+inline constexpr const char* kMatmul = R"(
+kernel matmul(A: f32[128, 128], B: f32[128, 128]) -> f32[128, 128] {
+  C[i, j] = sum(k) A[i, k] * B[k, j]
+  return C
+}
+)";
+
+inline constexpr const char* kMmRelu = R"(
+kernel mm_relu(A: f32[128, 128], B: f32[128, 128]) -> f32[128, 128] {
+  Y[i, j] = sum(k) A[i, k] * B[k, j]
+  C[i, j] = max(Y[i, j], 0.0)
+  return C
+}
+)";
+
 // A parsed and checked program. Its kernels point into `program`, so keep it alive while
 // they are used; a lowered PrimFunc owns everything it needs and may outlive it.
 struct CheckedProgram {

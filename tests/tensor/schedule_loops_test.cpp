@@ -25,20 +25,8 @@ using descent::testing::lower_kernel_text;
 
 namespace {
 
-const char* kMatmul = R"(
-kernel matmul(A: f32[128, 128], B: f32[128, 128]) -> f32[128, 128] {
-  C[i, j] = sum(k) A[i, k] * B[k, j]
-  return C
-}
-)";
-
-const char* kMmRelu = R"(
-kernel mm_relu(A: f32[128, 128], B: f32[128, 128]) -> f32[128, 128] {
-  Y[i, j] = sum(k) A[i, k] * B[k, j]
-  C[i, j] = max(Y[i, j], 0.0)
-  return C
-}
-)";
+using descent::testing::kMatmul;
+using descent::testing::kMmRelu;
 
 // Extents that no power of two divides, to exercise split predicates.
 const char* kAdd = R"(

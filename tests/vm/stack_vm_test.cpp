@@ -264,24 +264,7 @@ TEST_CASE("stack: an interrupt flag stops a loop and a recursion") {
   RunOptions opts;
   opts.interrupt = &flag;
   Runner s = stack_runner();
-  CHECK(s.submit("print(1)\nwhile true { }\n", opts).error == "2:1: interrupted");
-  CHECK(s.out == "1\n");
-  CHECK(s.submit("fn f(n: int) -> int { return f(n + 1) }\nx = 0\nx = f(1)\n", opts).error ==
-        "3:5: interrupted");
-  CHECK(s.submit("for i in 0..3 { print(i) }\n", opts).error == "1:1: interrupted");
-  CHECK(s.out == "0\n");
-
-  // Set from another thread while the VM spins.
-  flag = false;
-  std::thread t([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    flag = true;
-  });
-  auto r = s.submit(
-      "fn spin() -> int {\n  n = 0\n  while n >= 0 { n = (n + 1) % 1000 }\n  return n\n}\nspin()\n",
-      opts);
-  t.join();
-  CHECK(r.error == "3:3: interrupted");
+  testing::check_interrupt_stops(s, flag, opts);
 }
 
 TEST_CASE("stack: a step limit stops the program with interrupted") {
