@@ -86,15 +86,6 @@ std::vector<int64_t> Tensor::strides() const {
 
 namespace {
 
-std::string format_shape(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  return s + "]";
-}
-
 void set_error(std::string* error, std::string message) {
   if (error) *error = std::move(message);
 }
@@ -108,7 +99,7 @@ bool check_shape(const std::vector<int64_t>& shape, std::string* error) {
   }
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] < 1) {
-      set_error(error, "dimension " + std::to_string(i) + " of shape " + format_shape(shape) +
+      set_error(error, "dimension " + std::to_string(i) + " of shape " + shape_text(shape) +
                            " is " + std::to_string(shape[i]) + "; every dimension must be >= 1");
       return false;
     }
@@ -117,7 +108,7 @@ bool check_shape(const std::vector<int64_t>& shape, std::string* error) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d > kMaxElements / n) {
-      set_error(error, "shape " + format_shape(shape) + " has more than " +
+      set_error(error, "shape " + shape_text(shape) + " has more than " +
                            std::to_string(kMaxElements) + " elements (the tensor size limit)");
       return false;
     }
@@ -140,7 +131,7 @@ bool make(const std::vector<int64_t>& shape, Tensor* out, std::string* error) {
   size_t n = static_cast<size_t>(t.numel());
   t.data = AlignedFloats(n);
   if (t.data.size() != n) {
-    set_error(error, "out of memory allocating a tensor of shape " + format_shape(shape));
+    set_error(error, "out of memory allocating a tensor of shape " + shape_text(shape));
     return false;
   }
   *out = std::move(t);
@@ -223,7 +214,7 @@ std::string format_f32(float v) {
 }
 
 std::string format_tensor(const Tensor& t) {
-  std::string s = "tensor(" + format_shape(t.shape) + ", [";
+  std::string s = "tensor(" + shape_text(t.shape) + ", [";
   size_t n = t.data.size();
   auto add = [&](size_t i, bool first) {
     if (!first) s += ", ";
@@ -265,7 +256,7 @@ std::string format_index(const Tensor& t, size_t flat) {
     idx[i] = static_cast<int64_t>(rest % d);
     rest /= d;
   }
-  return format_shape(idx);
+  return shape_text(idx);
 }
 
 bool close(float a, float b, double rtol) {
@@ -282,7 +273,7 @@ bool close(float a, float b, double rtol) {
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, std::string* why) {
   if (a.shape != b.shape) {
-    set_error(why, "shapes differ: " + format_shape(a.shape) + " vs " + format_shape(b.shape));
+    set_error(why, "shapes differ: " + shape_text(a.shape) + " vs " + shape_text(b.shape));
     return false;
   }
   if (a.data.size() != b.data.size()) {
