@@ -16,6 +16,8 @@
 
 #include <stb/stb_image.h>
 
+#include "pipeline/pipeline.h"
+#include "tensor/backend.h"
 #include "viz/app.h"
 #include "viz/headless.h"
 #include "viz/widgets.h"
@@ -189,6 +191,21 @@ TEST_CASE("an illegal schedule step leaves the nest as it was and says why") {
   act(*app, "loops redo");
   CHECK(nest() != original);
   CHECK(difference(before, app->capture()) > 0.001);
+}
+
+TEST_CASE("the loop-nest pane runs on every registered device, and names them when refused") {
+  auto app = make_app("sample.ds");
+  act(*app, "loops kernel matmul m=16 n=16 k=16");
+  std::string err;
+  CHECK_FALSE(app->act("loops run tpu", &err));
+  CHECK(err.find("usage: run [ref|cpu|opencl") != std::string::npos);
+  for (const auto& device : descent::Session::devices()) {
+    CAPTURE(device);
+    std::string why;
+    if (!descent::tensor::find_backend(device)->open(&why)) continue;  // no OpenCL here
+    err.clear();
+    CHECK_MESSAGE(app->act("loops run " + device, &err), err);
+  }
 }
 
 TEST_CASE("unknown panes, verbs and arguments are errors, not crashes") {

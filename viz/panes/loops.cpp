@@ -98,7 +98,7 @@ struct LoopsPane : Pane {
 
   std::vector<std::string> verbs() const override {
     return {"kernel NAME [DIM=N ...]", "sched STEP...", "try STEP...", "undo", "redo",
-            "select LOOP", "view c|tir|tir-original", "run [ref|cpu]"};
+            "select LOOP", "view c|tir|tir-original", "run [" + join(Session::devices(), "|") + "]"};
   }
 
   // ---- Keeping up with the Document ----
@@ -495,7 +495,10 @@ struct LoopsPane : Pane {
     ImGui::SameLine();
     ImGui::TextDisabled("|");
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(64);
+    // As wide as the longest device name, so "opencl" (or a later device) is not clipped.
+    float widest = 0;
+    for (const auto& d : Session::devices()) widest = std::max(widest, ImGui::CalcTextSize(d.c_str()).x);
+    ImGui::SetNextItemWidth(widest + ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().FramePadding.x);
     if (ImGui::BeginCombo("##device", device_.c_str())) {
       for (const auto& d : Session::devices())
         if (ImGui::Selectable(d.c_str(), d == device_)) device_ = d;
