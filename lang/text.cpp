@@ -7,14 +7,19 @@
 
 namespace descent {
 
-namespace {
-
-std::vector<std::string> lines_of(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
+std::vector<std::string> split_lines(std::string_view text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string_view::npos) nl = text.size();
+    lines.emplace_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return lines;
 }
+
+namespace {
 
 struct Op {
   char kind;      // ' ', '-', '+'
@@ -71,7 +76,7 @@ std::vector<bool> changed_lines(const std::vector<std::string>& a,
 std::string unified_diff(const std::string& a, const std::string& b, const std::string& a_label,
                          const std::string& b_label) {
   if (a == b) return "";
-  std::vector<std::string> x = lines_of(a), y = lines_of(b);
+  std::vector<std::string> x = split_lines(a), y = split_lines(b);
   std::vector<Op> ops = diff_ops(x, y);
 
   const size_t context = 3;

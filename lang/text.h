@@ -18,6 +18,9 @@ inline std::string join(const std::vector<std::string>& items, std::string_view 
   return out;
 }
 
+// "a\nb\n" -> {"a", "b"}; "" -> {}; a line's '\n' is not part of it.
+std::vector<std::string> split_lines(std::string_view text);
+
 // For each line of b: is it new or changed relative to a? The line diff unified_diff prints
 // (longest common subsequence, deletions before insertions, as `diff` does), as data: the
 // visualizer colours those lines.

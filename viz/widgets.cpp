@@ -34,18 +34,6 @@ ImU32 node_kind(std::string_view k) {
 }
 }  // namespace colors
 
-std::vector<std::string> split_lines(std::string_view text) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t nl = text.find('\n', start);
-    if (nl == std::string_view::npos) nl = text.size();
-    lines.emplace_back(text.substr(start, nl - start));
-    start = nl + 1;
-  }
-  return lines;
-}
-
 int Listing(const char* id, const std::vector<std::string>& lines, const ListingStyle& style,
             ImVec2 size) {
   int hovered = -1;

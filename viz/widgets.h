@@ -9,6 +9,8 @@
 
 #include <imgui.h>
 
+#include "lang/text.h"
+
 namespace descent::viz {
 
 // ---- Colours (one palette, so the same thing has the same colour in every pane) ----
@@ -25,7 +27,7 @@ ImU32 loop_kind(std::string_view kind);
 ImU32 node_kind(std::string_view kind);
 }  // namespace colors
 
-std::vector<std::string> split_lines(std::string_view text);
+using descent::split_lines;  // lang/text.h
 
 // A scrolling, clipped list of monospace lines (only the visible ones are drawn, so a
 // 50,000-line dump scrolls as fast as a 50-line one).

@@ -1,4 +1,4 @@
-// lang/text.h: the line diff as data (changed_lines), which the visualizer colours.
+// lang/text.h: lines, and the line diff as data (changed_lines), which the visualizer colours.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -8,20 +8,7 @@
 #include "lang/text.h"
 
 namespace {
-
-// "a\nb\n" -> {"a", "b"}; "" -> {} (as the visualizer splits a listing).
-std::vector<std::string> L(std::string_view text) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t nl = text.find('\n', start);
-    if (nl == std::string_view::npos) nl = text.size();
-    lines.emplace_back(text.substr(start, nl - start));
-    start = nl + 1;
-  }
-  return lines;
-}
-
+std::vector<std::string> L(std::string_view text) { return descent::split_lines(text); }
 }  // namespace
 
 TEST_CASE("changed_lines marks what a pass changed, as diff does") {
