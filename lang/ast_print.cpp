@@ -406,7 +406,7 @@ class Ranger {
     n.loc = first.loc;
     // Tokens never span lines (strings cannot), so the end is on the last token's line.
     auto len = static_cast<uint32_t>(last.text.size());
-    n.end = SourceLoc{last.loc.offset + len, last.loc.line, last.loc.col + len};
+    n.end = SourceLoc{last.loc.offset + len, last.loc.line, last.loc.col + len, last.loc.file};
   }
 
   const std::vector<Token>& t_;

@@ -99,7 +99,7 @@ class Lexer {
         ++col_;
       }
     }
-    return SourceLoc{static_cast<uint32_t>(offset), line_, col_};
+    return SourceLoc{static_cast<uint32_t>(offset), line_, col_, &file_};
   }
   Token error(size_t start, std::string msg) {
     Token t = make(Tok::Error, start);

@@ -21,7 +21,7 @@ SourceLoc SourceFile::loc_at(uint32_t offset) const {
   uint32_t col = 1;
   for (uint32_t i = line_starts_[line - 1]; i < offset; ++i)
     if (starts_char(text_[i])) ++col;
-  return SourceLoc{offset, line, col};
+  return SourceLoc{offset, line, col, this};
 }
 
 std::string_view SourceFile::line_text(uint32_t line) const {

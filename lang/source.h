@@ -14,12 +14,19 @@
 
 namespace descent {
 
+class SourceFile;
+
 // A position in a source file. line and col are 1-based; col counts characters (UTF-8
 // code points), so the caret lands under the right glyph even after non-ASCII text.
+// A location knows its file: a REPL function defined by an earlier input keeps pointing into
+// that input when a later one calls it (as Lua keeps a source name per function). The file
+// is not owned: whoever keeps the locations keeps the file (a Program holds its SourceFile,
+// and the Module holds every Program whose code can still run).
 struct SourceLoc {
   uint32_t offset = 0;  // byte offset into the file's text
   uint32_t line = 0;    // 0 means "no location" (e.g. an error from a whole-program check)
   uint32_t col = 0;
+  const SourceFile* file = nullptr;  // null: the input being compiled or run
   bool valid() const { return line != 0; }
 };
 
@@ -56,5 +63,10 @@ struct Diagnostic {
 // "file:line:col: error: message\n  source line\n  caret\n"
 std::string format_diagnostic(const SourceFile& file, const Diagnostic& d);
 std::string format_diagnostics(const SourceFile& file, const std::vector<Diagnostic>& ds);
+
+// The file a location points into: its own, else `current` (the input at hand).
+inline const SourceFile& file_of(const SourceLoc& loc, const SourceFile& current) {
+  return loc.file ? *loc.file : current;
+}
 
 }  // namespace descent

@@ -137,7 +137,8 @@ llvm::Value* Lowering::call(const Expr& e) {
   b_.CreateCondBr(slow_path, slow, ok);
   enter(slow);
   b_.CreateCall(runtime(rt::kCallCheck),
-                {st_->depth, b_.getInt32(e.loc.line), b_.getInt32(e.loc.col)});
+                {st_->depth, b_.getInt32(input_of(e.loc)), b_.getInt32(e.loc.line),
+                 b_.getInt32(e.loc.col)});
   b_.CreateBr(ok);
   enter(ok);
   add_site(RtError::StackOverflow, e.loc, "");

@@ -80,6 +80,7 @@ class Lowering {
   llvm::LoadInst* load_watch(const char* name, llvm::Type* t, const char* value_name);
   llvm::BasicBlock* error_block(RtError kind, SourceLoc loc, const std::string& name = "");
   void add_site(RtError kind, SourceLoc loc, const std::string& name);
+  uint32_t input_of(SourceLoc loc) const;
   void check(llvm::Value* fail, RtError kind, SourceLoc loc, const llvm::Twine& ok_name,
              const std::string& name = "");
   void tick(SourceLoc loc, llvm::BasicBlock* next);

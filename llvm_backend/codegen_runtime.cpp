@@ -24,9 +24,9 @@ llvm::FunctionCallee Lowering::runtime(const char* name) {
   else if (n == rt::kPrintFloat) t = llvm::FunctionType::get(void_, {b_.getDoubleTy()}, false);
   else if (n == rt::kPrintBool) t = llvm::FunctionType::get(void_, {i32}, false);
   else if (n == rt::kPrintStr) t = llvm::FunctionType::get(void_, {ptr}, false);
-  else if (n == rt::kTick) t = llvm::FunctionType::get(void_, {i32, i32}, false);
-  else if (n == rt::kCallCheck) t = llvm::FunctionType::get(void_, {i32, i32, i32}, false);
-  else if (n == rt::kError) t = llvm::FunctionType::get(void_, {i32, i32, i32, ptr}, false);
+  else if (n == rt::kTick) t = llvm::FunctionType::get(void_, {i32, i32, i32}, false);
+  else if (n == rt::kCallCheck) t = llvm::FunctionType::get(void_, {i32, i32, i32, i32}, false);
+  else if (n == rt::kError) t = llvm::FunctionType::get(void_, {i32, i32, i32, i32, ptr}, false);
   else t = llvm::FunctionType::get(void_, {}, false);  // print_space, print_end
   f = llvm::Function::Create(t, llvm::Function::ExternalLinkage, name, m_);
   f->addFnAttr(llvm::Attribute::NoUnwind);
@@ -66,8 +66,9 @@ llvm::BasicBlock* Lowering::error_block(RtError kind, SourceLoc loc, const std::
     if (!str) str = eb.CreateGlobalStringPtr(name, "name." + name, 0, &m_);
     name_ptr = str;
   }
-  eb.CreateCall(runtime(rt::kError), {eb.getInt32(static_cast<uint32_t>(kind)),
-                                      eb.getInt32(loc.line), eb.getInt32(loc.col), name_ptr});
+  eb.CreateCall(runtime(rt::kError),
+                {eb.getInt32(static_cast<uint32_t>(kind)), eb.getInt32(input_of(loc)),
+                 eb.getInt32(loc.line), eb.getInt32(loc.col), name_ptr});
   eb.CreateUnreachable();
   st_->error_blocks.push_back(bb);
   add_site(kind, loc, name);
@@ -76,11 +77,22 @@ llvm::BasicBlock* Lowering::error_block(RtError kind, SourceLoc loc, const std::
 
 void Lowering::add_site(RtError kind, SourceLoc loc, const std::string& name) {
   if (!spec_.runtime) return;
+  uint32_t input = input_of(loc);
   for (const auto& s : sites)
-    if (s.kind == kind && s.line == loc.line && s.col == loc.col) return;
+    if (s.kind == kind && s.input == input && s.line == loc.line && s.col == loc.col) return;
   Diagnostic d{Severity::Error, ErrorKind::Runtime, loc, rt_error_message(kind, name.c_str())};
-  std::string text = st_->source ? format_diagnostic(*st_->source, d) : d.message + "\n";
-  sites.push_back(ErrorSite{kind, loc.line, loc.col, text});
+  const SourceFile* file = loc.file ? loc.file : st_->source;
+  std::string text = file ? format_diagnostic(*file, d) : d.message + "\n";
+  sites.push_back(ErrorSite{kind, input, loc.line, loc.col, text});
+}
+
+// The number generated code gives loc's SourceFile (runtime.h): its Program's position in the
+// Module, or programs.size() for the program being compiled when the Module lacks it.
+uint32_t Lowering::input_of(SourceLoc loc) const {
+  const SourceFile* file = loc.file ? loc.file : st_->source;
+  for (size_t i = 0; i < mod_.programs.size(); ++i)
+    if (mod_.programs[i]->source.get() == file) return static_cast<uint32_t>(i);
+  return static_cast<uint32_t>(mod_.programs.size());
 }
 
 // Continues only when `fail` is false; otherwise reports `kind` at `loc`.
@@ -100,7 +112,8 @@ void Lowering::tick(SourceLoc loc, llvm::BasicBlock* next) {
   llvm::BasicBlock* slow = block("tick");
   b_.CreateCondBr(watch, slow, next);
   enter(slow);
-  b_.CreateCall(runtime(rt::kTick), {b_.getInt32(loc.line), b_.getInt32(loc.col)});
+  b_.CreateCall(runtime(rt::kTick),
+                {b_.getInt32(input_of(loc)), b_.getInt32(loc.line), b_.getInt32(loc.col)});
   b_.CreateBr(next);
 }
 

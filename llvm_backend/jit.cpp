@@ -95,7 +95,11 @@ class Jit final : public JitEngine {
     }
     RunResult result;
     start = Clock::now();
-    run_watched([&] { result = runtime_.run(entry, options); }, options.interrupt);
+    // The code numbers its inputs as the Module holds their Programs (runtime.h).
+    std::vector<const SourceFile*> inputs;
+    for (const auto& p : module.programs) inputs.push_back(p->source.get());
+    inputs.push_back(program.source.get());
+    run_watched([&] { result = runtime_.run(entry, options, inputs); }, options.interrupt);
     stats_.run_seconds = seconds_since(start);
     for (size_t i = 0; i < module.globals.size(); ++i) {
       globals.values[i] = values_[i];

@@ -32,7 +32,7 @@ struct RunState {
   std::string line;            // the print line being built
   sigjmp_buf jump;             // where descent_rt_error returns to
   RtError kind = RtError::DivisionByZero;
-  int32_t err_line = 0, err_col = 0;
+  int32_t err_input = 0, err_line = 0, err_col = 0;
   const char* err_name = nullptr;  // a constant string in JIT code (never freed)
 };
 
@@ -62,9 +62,11 @@ void descent_rt_print_end() {
   s.line.clear();
 }
 
-[[noreturn]] void descent_rt_error(int32_t kind, int32_t line, int32_t col, const char* name) {
+[[noreturn]] void descent_rt_error(int32_t kind, int32_t input, int32_t line, int32_t col,
+                                   const char* name) {
   RunState& s = *current;
   s.kind = static_cast<RtError>(kind);
+  s.err_input = input;
   s.err_line = line;
   s.err_col = col;
   s.err_name = name;
@@ -72,20 +74,20 @@ void descent_rt_print_end() {
 }
 
 // A tick while the runtime watches: count it, stop if interrupted or over the step limit.
-void descent_rt_tick(int32_t line, int32_t col) {
+void descent_rt_tick(int32_t input, int32_t line, int32_t col) {
   RunState& s = *current;
   ++s.steps;
   if ((s.opts->interrupt && s.opts->interrupt->load(std::memory_order_relaxed)) ||
       (s.opts->step_limit && s.steps > s.opts->step_limit))
-    descent_rt_error(static_cast<int32_t>(RtError::Interrupted), line, col, nullptr);
+    descent_rt_error(static_cast<int32_t>(RtError::Interrupted), input, line, col, nullptr);
 }
 
 // A call made at `depth` (the caller's frame number) when depth >= descent_rt_call_limit:
 // the tick first, then the depth limit, as the walker checks them.
-void descent_rt_call_check(int32_t depth, int32_t line, int32_t col) {
-  if (current->opts->interrupt || current->opts->step_limit) descent_rt_tick(line, col);
+void descent_rt_call_check(int32_t depth, int32_t input, int32_t line, int32_t col) {
+  if (current->opts->interrupt || current->opts->step_limit) descent_rt_tick(input, line, col);
   if (depth >= kMaxCallDepth)
-    descent_rt_error(static_cast<int32_t>(RtError::StackOverflow), line, col, nullptr);
+    descent_rt_error(static_cast<int32_t>(RtError::StackOverflow), input, line, col, nullptr);
 }
 
 }  // extern "C"
@@ -112,7 +114,8 @@ void Runtime::request_stop() {
   call_limit_.store(0, std::memory_order_relaxed);
 }
 
-RunResult Runtime::run(void (*entry)(), const RunOptions& options) {
+RunResult Runtime::run(void (*entry)(), const RunOptions& options,
+                       const std::vector<const SourceFile*>& inputs) {
   static_assert(sizeof(std::atomic<uint8_t>) == 1 && sizeof(std::atomic<int32_t>) == 4);
   RunState s;
   s.opts = &options;
@@ -134,7 +137,9 @@ RunResult Runtime::run(void (*entry)(), const RunOptions& options) {
   r.steps = s.steps;
   if (failed) {
     r.ok = false;
-    SourceLoc loc{0, static_cast<uint32_t>(s.err_line), static_cast<uint32_t>(s.err_col)};
+    auto input = static_cast<size_t>(static_cast<uint32_t>(s.err_input));
+    SourceLoc loc{0, static_cast<uint32_t>(s.err_line), static_cast<uint32_t>(s.err_col),
+                  input < inputs.size() ? inputs[input] : nullptr};
     r.error = Diagnostic{Severity::Error, ErrorKind::Runtime, loc,
                          rt_error_message(s.kind, s.err_name)};
   }
@@ -263,24 +268,25 @@ void define_print_float(Libc& L) {
   b.CreateRetVoid();
 }
 
-// descent_rt_error: find the site in a table of {kind, line, col, text}, write its text to
+// descent_rt_error: find the site in a table of {kind, input, line, col, text}, write its text to
 // stderr, exit 1.
 void define_error(Libc& L, const std::vector<ErrorSite>& sites) {
   llvm::IRBuilder<> b(L.c);
-  auto* site_type = llvm::StructType::get(L.c, {L.i32, L.i32, L.i32, L.ptr});
+  auto* site_type = llvm::StructType::get(L.c, {L.i32, L.i32, L.i32, L.i32, L.ptr});
   std::vector<llvm::Constant*> rows;
   for (const auto& s : sites) {
     llvm::Constant* text = b.CreateGlobalStringPtr(s.text, "diag", 0, &L.m);
     rows.push_back(llvm::ConstantStruct::get(
-        site_type, {b.getInt32(static_cast<uint32_t>(s.kind)), b.getInt32(s.line),
-                    b.getInt32(s.col), text}));
+        site_type, {b.getInt32(static_cast<uint32_t>(s.kind)), b.getInt32(s.input),
+                    b.getInt32(s.line), b.getInt32(s.col), text}));
   }
   auto* table_type = llvm::ArrayType::get(site_type, rows.size());
   auto* table = new llvm::GlobalVariable(L.m, table_type, true, llvm::GlobalValue::InternalLinkage,
                                          llvm::ConstantArray::get(table_type, rows),
                                          "descent.error.sites");
 
-  llvm::Function* f = L.define(rt::kError, llvm::Type::getVoidTy(L.c), {L.i32, L.i32, L.i32, L.ptr});
+  llvm::Function* f =
+      L.define(rt::kError, llvm::Type::getVoidTy(L.c), {L.i32, L.i32, L.i32, L.i32, L.ptr});
   f->addFnAttr(llvm::Attribute::NoReturn);
   auto block = [&](const char* name) { return llvm::BasicBlock::Create(L.c, name, f); };
   auto *entry = &f->getEntryBlock(), *loop = block("search"), *check = block("check"),
@@ -299,18 +305,17 @@ void define_error(Libc& L, const std::vector<ErrorSite>& sites) {
   b.CreateCondBr(b.CreateICmpULT(i, b.getInt64(rows.size())), check, unknown);
   b.SetInsertPoint(check);
   auto field = [&](unsigned k) {
-    return b.CreateLoad(k == 3 ? static_cast<llvm::Type*>(L.ptr) : L.i32,
+    return b.CreateLoad(k == 4 ? static_cast<llvm::Type*>(L.ptr) : L.i32,
                         b.CreateGEP(table_type, table, {b.getInt64(0), i, b.getInt32(k)}));
   };
-  llvm::Value* match = b.CreateAnd(
-      b.CreateAnd(b.CreateICmpEQ(field(0), f->getArg(0)), b.CreateICmpEQ(field(1), f->getArg(1))),
-      b.CreateICmpEQ(field(2), f->getArg(2)));
+  llvm::Value* match = b.CreateICmpEQ(field(0), f->getArg(0));
+  for (unsigned k = 1; k < 4; ++k) match = b.CreateAnd(match, b.CreateICmpEQ(field(k), f->getArg(k)));
   b.CreateCondBr(match, report, next);
   b.SetInsertPoint(next);
   i->addIncoming(b.CreateAdd(i, b.getInt64(1)), next);
   b.CreateBr(loop);
   b.SetInsertPoint(report);
-  llvm::Value* text = field(3);
+  llvm::Value* text = field(4);
   b.CreateCall(write, {b.getInt32(2), text, b.CreateCall(strlen, {text})});
   b.CreateCall(exit, {b.getInt32(1)});
   b.CreateUnreachable();
@@ -341,10 +346,11 @@ void define_standalone_runtime(llvm::Module& m, const std::vector<ErrorSite>& si
   constant(rt::kCallLimit, llvm::ConstantInt::get(L.i32, kMaxCallDepth));
   constant(rt::kStackLimit, llvm::ConstantPointerNull::get(L.ptr));
   llvm::IRBuilder<> b(L.c);
-  llvm::Function* tick = L.define(rt::kTick, llvm::Type::getVoidTy(L.c), {L.i32, L.i32});
+  llvm::Function* tick = L.define(rt::kTick, llvm::Type::getVoidTy(L.c), {L.i32, L.i32, L.i32});
   b.SetInsertPoint(&tick->getEntryBlock());
   b.CreateRetVoid();
-  llvm::Function* check = L.define(rt::kCallCheck, llvm::Type::getVoidTy(L.c), {L.i32, L.i32, L.i32});
+  llvm::Function* check =
+      L.define(rt::kCallCheck, llvm::Type::getVoidTy(L.c), {L.i32, L.i32, L.i32, L.i32});
   llvm::BasicBlock* overflow = llvm::BasicBlock::Create(L.c, "overflow", check);
   llvm::BasicBlock* ok = llvm::BasicBlock::Create(L.c, "ok", check);
   b.SetInsertPoint(&check->getEntryBlock());
@@ -352,7 +358,7 @@ void define_standalone_runtime(llvm::Module& m, const std::vector<ErrorSite>& si
   b.SetInsertPoint(overflow);
   b.CreateCall(m.getFunction(rt::kError),
                {b.getInt32(static_cast<uint32_t>(RtError::StackOverflow)), check->getArg(1),
-                check->getArg(2), llvm::ConstantPointerNull::get(L.ptr)});
+                check->getArg(2), check->getArg(3), llvm::ConstantPointerNull::get(L.ptr)});
   b.CreateUnreachable();
   b.SetInsertPoint(ok);
   b.CreateRetVoid();

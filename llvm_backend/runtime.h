@@ -12,10 +12,10 @@
 //     There descent_rt_error prints the diagnostic, as `descent run` would, and exits 1.
 //
 // Ticks (interrupts and step limits) cost a load and a branch each while nobody watches:
-//   - a loop back-edge loads the byte `descent_rt_poll` and calls descent_rt_tick(line, col)
-//     when it is nonzero;
+//   - a loop back-edge loads the byte `descent_rt_poll` and calls
+//     descent_rt_tick(input, line, col) when it is nonzero;
 //   - a call compares its caller's depth with the i32 `descent_rt_call_limit` and calls
-//     descent_rt_call_check(depth, line, col) when depth >= limit. The limit is 10,000 (so
+//     descent_rt_call_check(depth, input, line, col) when depth >= limit. The limit is 10,000 (so
 //     the one compare is also the stack-overflow check) unless the runtime watches: then 0.
 // The runtime watches every tick when a step limit is set (it counts them: steps = back-edges
 // + calls) or when an interrupt was requested (the flag was set before the run, or the JIT
@@ -23,6 +23,11 @@
 //
 // The call depth needs no runtime state: every Descent function takes a hidden `i32 %depth`
 // (its own frame number; top-level code is 0) and passes %depth + 1 to its callees.
+//
+// A source location is (input, line, col): `input` numbers the SourceFile, as the position of
+// its Program in Module::programs (the program being compiled, when the Module does not hold
+// it, is programs.size()). A REPL function defined by an earlier input thus fails in that
+// input, not in the one that called it.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -46,9 +51,11 @@ inline constexpr const char* kPrintBool = "descent_rt_print_bool";    // (i32 0/
 inline constexpr const char* kPrintStr = "descent_rt_print_str";      // (ptr C string)
 inline constexpr const char* kPrintSpace = "descent_rt_print_space";  // () one ' '
 inline constexpr const char* kPrintEnd = "descent_rt_print_end";      // () '\n': the line is out
-inline constexpr const char* kTick = "descent_rt_tick";               // (i32 line, i32 col)
-inline constexpr const char* kCallCheck = "descent_rt_call_check";  // (i32 depth, i32 line, i32 col)
-inline constexpr const char* kError = "descent_rt_error";  // (i32 kind, i32 line, i32 col, ptr name)
+inline constexpr const char* kTick = "descent_rt_tick";  // (i32 input, i32 line, i32 col)
+// (i32 depth, i32 input, i32 line, i32 col)
+inline constexpr const char* kCallCheck = "descent_rt_call_check";
+// (i32 kind, i32 input, i32 line, i32 col, ptr name)
+inline constexpr const char* kError = "descent_rt_error";
 inline constexpr const char* kPoll = "descent_rt_poll";    // i8 global: nonzero = watch back-edges
 inline constexpr const char* kCallLimit = "descent_rt_call_limit";  // i32 global: see above
 // ptr global: functions too big for 10,000 frames to surely fit check their frame address
@@ -76,8 +83,10 @@ class Runtime {
 
   // Calls entry() on the current thread with output, interrupt flag and step limit taken from
   // options. A runtime error raised by JIT code comes back as {ok=false, error}; steps are
-  // the ticks counted (only when a step limit is set).
-  RunResult run(void (*entry)(), const RunOptions& options);
+  // the ticks counted (only when a step limit is set). inputs[i] is the SourceFile that the
+  // code's input number i stands for (the error's loc.file).
+  RunResult run(void (*entry)(), const RunOptions& options,
+                const std::vector<const SourceFile*>& inputs = {});
 
   // From any thread, while run() runs: look at the interrupt flag at the next tick.
   void request_stop();
@@ -91,7 +100,7 @@ class Runtime {
 // One place where generated code can fail, for the standalone runtime's message table.
 struct ErrorSite {
   RtError kind;
-  uint32_t line = 0, col = 0;
+  uint32_t input = 0, line = 0, col = 0;
   std::string text;  // the whole diagnostic (format_diagnostic): "f.ds:3:9: error: ...\n ...^\n"
 };
 

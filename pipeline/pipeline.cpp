@@ -310,7 +310,8 @@ Outcome Session::run(const RunOptions& options) {
   if (!r.ok) {
     out.status = Outcome::RuntimeError;
     out.diagnostics.push_back(r.error);
-    out.message = format_diagnostic(*last_->source, r.error);
+    // A function defined by an earlier input fails in that input's text, not this one's.
+    out.message = format_diagnostic(file_of(r.error.loc, *last_->source), r.error);
   }
   return out;
 }
