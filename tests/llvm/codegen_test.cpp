@@ -96,7 +96,7 @@ TEST_CASE("ir: division checks zero, then divides by 1 instead of -1 and negates
   std::string q = function_text(ir, "ds.q");
   CHECK(has(q, R"(%is.zero = icmp eq i64 %b\d*, 0)"));
   CHECK(has(q, R"(br i1 %is.zero, label %div.zero, label %div.ok)"));
-  CHECK(has(q, R"(div.zero:[^\n]*\n\s+call void @descent_rt_error\(i32 1, i32 1, i32 40, ptr null\)\s+unreachable)"));
+  CHECK(has(q, R"(div.zero:[^\n]*\n\s+call void @descent_rt_error\(i32 1, i32 0, i32 1, i32 40, ptr null\)\s+unreachable)"));
   CHECK(has(q, R"(%is.minus.one = icmp eq i64 %b\d*, -1)"));
   CHECK(has(q, R"(%divisor = select i1 %is.minus.one, i64 1, i64 %b\d*)"));
   CHECK(has(q, R"(%quot = sdiv i64 %a\d*, %divisor)"));
@@ -109,7 +109,7 @@ TEST_CASE("ir: division checks zero, then divides by 1 instead of -1 and negates
   CHECK(has(h, R"(srem i64 %a\d*, 7)"));
   CHECK_FALSE(has(h, "descent_rt_error"));
   // The runtime error's declaration: it never returns.
-  CHECK(has(ir, R"(declare void @descent_rt_error\(i32, i32, i32, ptr\) #\d+)"));
+  CHECK(has(ir, R"(declare void @descent_rt_error\(i32, i32, i32, i32, ptr\) #\d+)"));
 }
 
 TEST_CASE("ir: variables read like the program: allocas, %x.next, and phis after SROA") {
@@ -125,7 +125,7 @@ TEST_CASE("ir: variables read like the program: allocas, %x.next, and phis after
   CHECK(has(o0, R"(for.cond:)"));
   CHECK(has(o0, R"(%for.more = icmp slt i64 %i\d*, %i.end)"));
   // The back-edge polls: the runtime may want to see it (interrupt, step limit).
-  CHECK(has(o0, R"(for.next:[^]*%poll = load atomic i8, ptr @descent_rt_poll monotonic[^]*call void @descent_rt_tick\(i32 3, i32 3\))"));
+  CHECK(has(o0, R"(for.next:[^]*%poll = load atomic i8, ptr @descent_rt_poll monotonic[^]*call void @descent_rt_tick\(i32 0, i32 3, i32 3\))"));
   // After the pipeline the variable is a phi named after it, fed by %sum.next.
   std::string o2 = function_text(c.ir(2), "ds.sum_squares");
   CHECK(has(o2, R"(%sum\.\d+ = phi i64 \[[^\n]*%sum.next)"));
@@ -139,11 +139,11 @@ TEST_CASE("ir: calls compare the depth with the call limit, pass depth + 1; top-
   CHECK(has(fib, R"(%depth.next = add i32 %depth, 1)"));
   CHECK(has(fib, R"(%call.limit = load atomic i32, ptr @descent_rt_call_limit monotonic)"));
   CHECK(has(fib, R"(%call.watched = icmp sge i32 %depth, %call.limit)"));
-  CHECK(has(fib, R"(call.check:[^\n]*\n\s+call void @descent_rt_call_check\(i32 %depth, i32 3, i32 10\))"));
+  CHECK(has(fib, R"(call.check:[^\n]*\n\s+call void @descent_rt_call_check\(i32 %depth, i32 0, i32 3, i32 10\))"));
   CHECK(has(fib, R"(%fib = call i64 @ds.fib\(i64 %sub, i32 %depth.next\))"));
   CHECK(has(fib, R"(%lt = icmp slt i64 %n\d*, 2)"));
   std::string main = function_text(ir, "descent_main");
-  CHECK(has(main, R"(call void @descent_rt_call_check\(i32 0, i32 5, i32 7\))"));
+  CHECK(has(main, R"(call void @descent_rt_call_check\(i32 0, i32 0, i32 5, i32 7\))"));
   CHECK(has(main, R"(call i64 @ds.fib\(i64 5, i32 1\))"));  // top-level code is not a frame
   CHECK(has(main, R"(call void @descent_rt_print_int\(i64 %fib\))"));
   CHECK(has(main, R"(call void @descent_rt_print_end\(\))"));
@@ -173,7 +173,7 @@ TEST_CASE("ir: only a function too big for 10,000 frames to surely fit checks th
   std::string big = function_text(ir, "ds.big");
   CHECK(has(big, R"(%frame = call ptr @llvm.frameaddress.p0\(i32 0\))"));
   CHECK(has(big, R"(%stack.limit = load ptr, ptr @descent_rt_stack_limit)"));
-  CHECK(has(big, R"(call void @descent_rt_error\(i32 3, i32 1, i32 4, ptr null\))"));
+  CHECK(has(big, R"(call void @descent_rt_error\(i32 3, i32 0, i32 1, i32 4, ptr null\))"));
   CHECK_FALSE(has(function_text(ir, "ds.small"), "frameaddress"));
 }
 
@@ -189,7 +189,7 @@ TEST_CASE("ir: globals, their defined flags, and the run-time check inside funct
   std::string f = function_text(ir, "ds.f");
   CHECK(has(f, R"(%limit.defined = load i8, ptr @ds.limit.defined)"));
   CHECK(has(f, R"(br i1 %limit.undefined, label %undefined, label %limit.ok)"));
-  CHECK(has(f, R"(call void @descent_rt_error\(i32 5, i32 2, i32 24, ptr @name.limit\))"));
+  CHECK(has(f, R"(call void @descent_rt_error\(i32 5, i32 0, i32 2, i32 24, ptr @name.limit\))"));
   // A standalone program defines them instead (and the runtime, and main).
   std::string error;
   IRGenOptions o;
@@ -211,7 +211,7 @@ TEST_CASE("ir: int() checks the range, print evaluates every argument first, && 
   std::string f = function_text(c.ir(), "ds.f");
   CHECK(has(f, R"(fcmp oge double %x\d*, 0xC3E0000000000000)"));
   CHECK(has(f, R"(fcmp olt double %x\d*, 0x43E0000000000000)"));
-  CHECK(has(f, R"(bad.conversion:[^\n]*\n\s+call void @descent_rt_error\(i32 2, i32 2, i32 35, ptr null\))"));
+  CHECK(has(f, R"(bad.conversion:[^\n]*\n\s+call void @descent_rt_error\(i32 2, i32 0, i32 2, i32 35, ptr null\))"));
   CHECK(has(f, R"(%int = fptosi double %x\d* to i64)"));
   CHECK(has(f, R"(and.rhs:)"));
   CHECK(has(f, R"(%and = phi i1 \[ false, %entry \])"));
