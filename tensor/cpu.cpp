@@ -130,8 +130,9 @@ class JitKernel final : public CpuKernel {
 
   JitKernel(const tir::PrimFunc& f, std::unique_ptr<Diagnostics> diagnostics,
             std::unique_ptr<llvm::orc::LLJIT> jit, Entry entry, std::vector<int> temps,
-            std::string ir, double seconds)
-      : diagnostics_(std::move(diagnostics)), jit_(std::move(jit)), entry_(entry), ir_(std::move(ir)), seconds_(seconds) {
+            std::string ir, double seconds, const std::atomic<bool>* interrupt)
+      : diagnostics_(std::move(diagnostics)), jit_(std::move(jit)), entry_(entry), ir_(std::move(ir)), seconds_(seconds),
+        interrupt_(interrupt) {
     for (int p : f.params) {
       param_names_.push_back(f.buffers[static_cast<size_t>(p)].name);
       param_shapes_.push_back(f.buffers[static_cast<size_t>(p)].shape);
@@ -152,6 +153,10 @@ class JitKernel final : public CpuKernel {
                std::to_string(args.size());
       return false;
     }
+    if (interrupted()) {
+      *error = "interrupted";
+      return false;
+    }
     std::vector<const float*> raw;
     for (size_t i = 0; i < args.size(); ++i) {
       if (!args[i] || args[i]->shape != param_shapes_[i]) {
@@ -166,8 +171,9 @@ class JitKernel final : public CpuKernel {
     for (auto& t : temps_) std::memset(t.data(), 0, t.size() * sizeof(float));
     // A caller running the same kernel again (a benchmark) passes the last output back: its
     // buffer is reused, zeroed, unless it is also an input. Otherwise a fresh one replaces
-    // *out only at the end (out may be one of args).
-    bool reuse = out->shape == out_shape_ && out->data.size() == size_t(out->numel()) &&
+    // *out only at the end (out may be one of args). Not with an interrupt flag: an
+    // interrupted run leaves *out as it was.
+    bool reuse = !interrupt_ && out->shape == out_shape_ && out->data.size() == size_t(out->numel()) &&
                  std::find(args.begin(), args.end(), out) == args.end();
     Tensor result;
     if (reuse) std::memset(out->data.data(), 0, out->data.size() * sizeof(float));
@@ -177,6 +183,11 @@ class JitKernel final : public CpuKernel {
     auto t2 = std::chrono::steady_clock::now();
     if (setup_seconds) *setup_seconds = std::chrono::duration<double>(t1 - t0).count();
     if (kernel_seconds) *kernel_seconds = std::chrono::duration<double>(t2 - t1).count();
+    // Set during the run, the flag may have stopped the code half way: nothing is published.
+    if (interrupted()) {
+      *error = "interrupted";
+      return false;
+    }
     if (!reuse) *out = std::move(result);
     return true;
   }
@@ -187,6 +198,9 @@ class JitKernel final : public CpuKernel {
     for (const float* a : args) ptrs.push_back(const_cast<float*>(a));  // read only
     ptrs.push_back(out);
     for (auto& t : temps_) ptrs.push_back(t.data());
+    // The flag the generated code polls: the caller's, or one never set.
+    static const std::atomic<bool> never{false};
+    ptrs.push_back(reinterpret_cast<float*>(const_cast<std::atomic<bool>*>(interrupt_ ? interrupt_ : &never)));
     entry_(ptrs.data());
   }
 
@@ -194,6 +208,8 @@ class JitKernel final : public CpuKernel {
   double compile_seconds() const override { return seconds_; }
 
  private:
+  bool interrupted() const { return interrupt_ && interrupt_->load(std::memory_order_relaxed); }
+
   std::unique_ptr<Diagnostics> diagnostics_;  // the context's handler: outlives the JIT
   std::unique_ptr<llvm::orc::LLJIT> jit_;  // owns the machine code entry_ points into
   Entry entry_;
@@ -203,7 +219,11 @@ class JitKernel final : public CpuKernel {
   std::vector<std::vector<int64_t>> param_shapes_;
   std::vector<int64_t> out_shape_;
   std::vector<AlignedFloats> temps_;  // Global temp buffers, reused by every run
+  const std::atomic<bool>* interrupt_;
 };
+
+// The generated code reads the flag as one byte holding 0 or 1.
+static_assert(sizeof(std::atomic<bool>) == 1 && std::atomic<bool>::is_always_lock_free);
 
 }  // namespace
 
@@ -254,7 +274,8 @@ bool compile_cpu(const tir::PrimFunc& f, const CpuOptions& options,
   try {
     *out = std::make_unique<JitKernel>(f, std::move(built.diagnostics), std::move(jit),
                                        address->toPtr<JitKernel::Entry>(),
-                                       std::move(built.temps), std::move(built.after), seconds);
+                                       std::move(built.temps), std::move(built.after), seconds,
+                                       options.interrupt);
   } catch (const std::bad_alloc&) {
     *error = "cpu: out of memory for the temporary buffers of '" + f.name + "'";
     return false;

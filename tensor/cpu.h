@@ -23,13 +23,18 @@ struct CpuOptions {
   // The vector width LLVM may use for loops it vectorizes itself (explicit vector types are
   // as wide as the schedule says): 512 where the host has AVX-512, else 256.
   bool prefer_wide_vectors = true;
+  // Set (e.g. by Ctrl-C) while a kernel runs, it makes the generated code stop at its next
+  // coarse loop iteration (every thread), and run() fail with "interrupted", *out untouched.
+  // Null: the code polls a flag that is never set (run_raw, benchmarks).
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 class CpuKernel {
  public:
   virtual ~CpuKernel() = default;
   // args: one tensor per PrimFunc::params entry (shapes as lowered); *out is (re)shaped to
-  // the output buffer. False with *error when shapes do not match. *kernel_seconds (may be
+  // the output buffer. False with *error when shapes do not match, or with "interrupted"
+  // when CpuOptions::interrupt was set before or during the run. *kernel_seconds (may be
   // null) gets the time of the generated code alone, *setup_seconds that of allocating the
   // output and zeroing scratch buffers, which a benchmark does not count.
   virtual bool run(const std::vector<const Tensor*>& args, Tensor* out, std::string* error,

@@ -45,6 +45,7 @@ class CpuBackend : public Backend {
                std::unique_ptr<CompiledKernel>* out, std::string* error) override {
     CpuOptions o;
     o.threads = options.threads;
+    o.interrupt = options.interrupt;
     std::unique_ptr<CpuKernel> k;
     if (!compile_cpu(f, o, &k, error)) return false;
     *out = std::make_unique<CpuCompiled>(std::move(k));

@@ -55,6 +55,9 @@ bool Codegen::generate(std::string* entry, std::vector<int>* temps, std::string*
     buffer_ptr_[static_cast<size_t>(order[a])] =
         b_.CreateLoad(ptr_, slot, f_.buffers[static_cast<size_t>(order[a])].name);
   }
+  // The last slot: the interrupt flag the coarse loops poll (cpu_codegen_loops.cpp).
+  fs_.interrupt = b_.CreateLoad(ptr_, b_.CreateConstInBoundsGEP1_64(ptr_, fn->getArg(0), order.size()),
+                                "interrupt");
   if (f_.body) emit(*f_.body);
   end_function();
   *entry = name;

@@ -27,7 +27,9 @@ struct CpuCodegenOptions {
 
 // The entry `void NAME(float** args)`: args[0..] are the params in order, then the output,
 // then one pointer per buffer in *temps (Global-scope Temp buffers: main memory the caller
-// provides, too big for the stack). Runtime symbols the code calls: descent_parallel_for,
+// provides, too big for the stack), then the address of an interrupt flag (a one-byte bool,
+// e.g. a std::atomic<bool>; never null): the code polls it in its coarse loops and returns
+// early, the outputs half written, once it is set. Runtime symbols the code calls: descent_parallel_for,
 // descent_alloc / descent_free (Local buffers too big for a stack frame).
 bool generate_cpu_module(const tir::PrimFunc& f, const CpuCodegenOptions& options,
                          llvm::LLVMContext& context, std::unique_ptr<llvm::Module>* module,

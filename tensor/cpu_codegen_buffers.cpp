@@ -42,6 +42,13 @@ void Codegen::begin_function(llvm::Function* fn) {
 void Codegen::end_function() {
   for (llvm::Value* p : fs_.heap) b_.CreateCall(runtime_free(), {p});
   b_.CreateRetVoid();
+  // The early exit of an interrupted run frees the same heap buffers (all made in the entry
+  // block, so they dominate it).
+  if (fs_.interrupted) {
+    b_.SetInsertPoint(fs_.interrupted);
+    for (llvm::Value* p : fs_.heap) b_.CreateCall(runtime_free(), {p});
+    b_.CreateRetVoid();
+  }
   fs_.alloca_point->eraseFromParent();
 }
 

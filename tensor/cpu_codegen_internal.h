@@ -45,6 +45,8 @@ struct FnState {
   llvm::Instruction* alloca_point = nullptr;  // allocas go before this (entry block)
   std::vector<llvm::Value*> heap;             // descent_alloc'd buffers to free at return
   std::map<int, llvm::Value*> storage;        // Local buffers' storage in this function
+  llvm::Value* interrupt = nullptr;           // the interrupt flag's address (an i8, 0 or 1)
+  llvm::BasicBlock* interrupted = nullptr;    // frees fs_.heap and returns; made on first use
 };
 
 class Codegen {
@@ -76,7 +78,9 @@ class Codegen {
   // cpu_codegen_loops.cpp: loops by kind
   void emit_for(const Stmt& s);
   void emit_loop(const std::string& var, llvm::Value* lo, llvm::Value* hi, bool may_be_empty,
-                 const std::function<void(llvm::Value*)>& body);
+                 const std::function<void(llvm::Value*)>& body, bool poll = false);
+  bool should_poll(const Stmt& s) const;
+  void poll_interrupt();
   void emit_serial(const Stmt& s);
   void emit_unrolled(const Stmt& s, const std::string& var);
   void emit_vectorized(const Stmt& s);
@@ -128,6 +132,7 @@ class Codegen {
   std::vector<llvm::MDNode*> scope_md_, noalias_md_;
   int64_t lanes_ = 1;                       // > 1 inside a vectorized loop
   int64_t unroll_copies_ = 1;
+  int loop_depth_ = 0;                      // Fors around the current point, in this function
   bool in_parallel_ = false;
   int parallel_count_ = 0;
   std::string vec_failure_;

@@ -7,6 +7,8 @@
 // that the runtime calls on each thread with a range of iterations.
 #include <algorithm>
 
+#include <llvm/IR/MDBuilder.h>
+
 #include "tensor/cpu_codegen_internal.h"
 
 namespace descent::tensor::cpu_codegen_internal {
@@ -37,11 +39,62 @@ void buffer_uses(const Stmt* s, std::set<int>* used, std::set<int>* allocated) {
   for (const auto& c : s->stmts) buffer_uses(c.get(), used, allocated);
 }
 
+// The work of one execution of `s`: the innermost iterations it runs (saturating).
+int64_t work(const Stmt* s) {
+  constexpr int64_t kBig = int64_t(1) << 40;
+  if (!s) return 0;
+  switch (s->kind) {
+    case StmtKind::For: return std::min(kBig, std::max<int64_t>(s->extent, 0) * std::max<int64_t>(work(s->body.get()), 1));
+    case StmtKind::Seq: {
+      int64_t sum = 0;
+      for (const auto& c : s->stmts) sum = std::min(kBig, sum + work(c.get()));
+      return sum;
+    }
+    case StmtKind::Block: return std::min(kBig, work(s->init.get()) + work(s->body.get()));
+    case StmtKind::If:
+    case StmtKind::Allocate: return work(s->body.get());
+    default: return 1;
+  }
+}
+
 }  // namespace
+
+// Interrupts (Ctrl-C in a session) are polled at the start of each iteration of a coarse
+// loop: one of the two outermost loops of a function (the entry or a parallel worker) whose
+// body runs at least kPollWork innermost iterations. A poll is a load, a compare and a
+// branch, so against >= 1024 iterations of work it costs well under 1%; inner loops never
+// poll, and a vectorized loop never does (an early exit would stop LLVM's own vectorizer and
+// the vector attempt may be erased). A long nest still sees the flag within a fraction of a
+// second: the outer two loops of a big kernel are many short steps.
+constexpr int64_t kPollWork = 1024;
+
+bool Codegen::should_poll(const Stmt& s) const {
+  return fs_.interrupt && lanes_ == 1 && loop_depth_ <= 2 && work(s.body.get()) >= kPollWork;
+}
+
+// if (*interrupt) goto interrupted (which frees and returns). Monotonic: the flag carries no
+// data, only "stop"; it needs to be seen eventually, not ordered.
+void Codegen::poll_interrupt() {
+  if (!fs_.interrupted) fs_.interrupted = llvm::BasicBlock::Create(ctx_, "interrupted", fs_.fn);
+  llvm::LoadInst* flag = b_.CreateLoad(b_.getInt8Ty(), fs_.interrupt, "stop");
+  flag->setAtomic(llvm::AtomicOrdering::Monotonic);
+  flag->setAlignment(llvm::Align(1));
+  llvm::BasicBlock* go_on = llvm::BasicBlock::Create(ctx_, "go_on", fs_.fn);
+  llvm::Value* set = b_.CreateICmpNE(flag, b_.getInt8(0));
+  // Expect "not set": the branch is laid out for the loop to continue.
+  llvm::MDBuilder md(ctx_);
+  b_.CreateCondBr(set, fs_.interrupted, go_on, md.createBranchWeights(1, 1 << 20));
+  b_.SetInsertPoint(go_on);
+}
 
 void Codegen::emit_for(const Stmt& s) {
   if (s.extent <= 0 || !s.body) return;
   const bool in_vector = lanes_ > 1;
+  ++loop_depth_;
+  struct Leave {
+    int& depth;
+    ~Leave() { --depth; }
+  } leave{loop_depth_};
   switch (s.for_kind) {
     case ForKind::Unrolled:
       return emit_unrolled(s, s.var);
@@ -62,7 +115,7 @@ void Codegen::emit_for(const Stmt& s) {
 
 // for var in [lo, hi): body(var). Rotated (test at the bottom) as LLVM's loop passes like.
 void Codegen::emit_loop(const std::string& var, llvm::Value* lo, llvm::Value* hi, bool may_be_empty,
-                        const std::function<void(llvm::Value*)>& body) {
+                        const std::function<void(llvm::Value*)>& body, bool poll) {
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx_, var + ".loop", fs_.fn);
   llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, var + ".exit", fs_.fn);
@@ -71,6 +124,7 @@ void Codegen::emit_loop(const std::string& var, llvm::Value* lo, llvm::Value* hi
   b_.SetInsertPoint(loop);
   llvm::PHINode* i = b_.CreatePHI(i64_, 2, var);
   i->addIncoming(lo, pre);
+  if (poll) poll_interrupt();
   body(i);
   llvm::Value* next = b_.CreateAdd(i, b_.getInt64(1), var + ".next", true, true);
   i->addIncoming(next, b_.GetInsertBlock());
@@ -84,7 +138,7 @@ void Codegen::emit_serial(const Stmt& s) {
     env_[s.var] = uniform(i);
     emit(*s.body);
     env_ = std::move(saved);
-  });
+  }, should_poll(s));
 }
 
 void Codegen::emit_unrolled(const Stmt& s, const std::string& var) {
@@ -178,7 +232,7 @@ void Codegen::emit_parallel(const Stmt& s) {
   std::vector<int> bufs;
   for (size_t i = 0; i < buffer_ptr_.size(); ++i)
     if (buffer_ptr_[i]) bufs.push_back(static_cast<int>(i));
-  const size_t slots = vars.size() + bufs.size();
+  const size_t slots = vars.size() + bufs.size() + 1;  // + the interrupt flag
   llvm::Value* ctx;
   {
     llvm::IRBuilder<> at(fs_.alloca_point);
@@ -190,6 +244,7 @@ void Codegen::emit_parallel(const Stmt& s) {
     b_.CreateStore(env_[v].v, b_.CreateConstInBoundsGEP1_64(i64_, ctx, k++));
   for (int bi : bufs)
     b_.CreateStore(buffer_ptr_[static_cast<size_t>(bi)], b_.CreateConstInBoundsGEP1_64(i64_, ctx, k++));
+  b_.CreateStore(fs_.interrupt, b_.CreateConstInBoundsGEP1_64(i64_, ctx, k++));
 
   // The outlined function, generated now with its own state.
   auto* type = llvm::FunctionType::get(b_.getVoidTy(), {ptr_, i64_, i64_}, false);
@@ -197,6 +252,7 @@ void Codegen::emit_parallel(const Stmt& s) {
   llvm::Function* body_fn = llvm::Function::Create(type, llvm::Function::InternalLinkage, name, m_);
   set_attributes(body_fn);
   FnState outer = std::move(fs_);
+  const int outer_depth = loop_depth_;
   auto outer_env = env_;
   auto outer_ptrs = buffer_ptr_;
   auto outer_allocated = allocated_;
@@ -213,11 +269,15 @@ void Codegen::emit_parallel(const Stmt& s) {
     buffer_ptr_[static_cast<size_t>(bi)] =
         b_.CreateLoad(ptr_, b_.CreateConstInBoundsGEP1_64(i64_, in_ctx, k++),
                       f_.buffers[static_cast<size_t>(bi)].name);
+  fs_.interrupt = b_.CreateLoad(ptr_, b_.CreateConstInBoundsGEP1_64(i64_, in_ctx, k++), "interrupt");
   in_parallel_ = true;
+  // Each worker polls too: its range loop is the outermost loop of its function.
+  loop_depth_ = 1;
   emit_loop(s.var, body_fn->getArg(1), body_fn->getArg(2), true, [&](llvm::Value* i) {
     env_[s.var] = uniform(i);
     emit(*s.body);
-  });
+  }, should_poll(s));
+  loop_depth_ = outer_depth;
   in_parallel_ = false;
   end_function();
 
