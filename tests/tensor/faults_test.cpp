@@ -52,7 +52,15 @@ ChildResult run_limited(const std::function<std::string()>& body) {
     alarm(120);  // never hang the test run
     rlimit lim{kLimitBytes, kLimitBytes};
     if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(77);
-    std::string report = body();
+    // Nothing may propagate into the forked copy of doctest (it would go on running tests).
+    std::string report;
+    try {
+      report = body();
+    } catch (const std::exception& e) {
+      report = std::string("an exception escaped: ") + e.what();
+    } catch (...) {
+      report = "an exception escaped";
+    }
     if (report.empty()) report = "ok";
     ssize_t ignored = write(fds[1], report.data(), report.size());
     (void)ignored;
