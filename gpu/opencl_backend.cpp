@@ -24,12 +24,13 @@ KernelTiming to_kernel_timing(const Timing& t) {
 // kernel compiled twice in a process is built once).
 class OpenCLKernel : public CompiledKernel {
  public:
-  OpenCLKernel(const tir::PrimFunc& f, OpenCLProgram program, Context* ctx, double gen_s)
-      : f_(f), program_(std::move(program)), ctx_(ctx), gen_s_(gen_s) {}
+  OpenCLKernel(const tir::PrimFunc& f, OpenCLProgram program, Context* ctx, double gen_s,
+               const std::atomic<bool>* interrupt)
+      : f_(f), program_(std::move(program)), ctx_(ctx), gen_s_(gen_s), interrupt_(interrupt) {}
   bool run(const std::vector<const Tensor*>& args, Tensor* out, KernelTiming* timing,
            std::string* error) override {
     Timing t;
-    if (!run_program(f_, program_, *ctx_, args, out, &t, error)) return false;
+    if (!run_program(f_, program_, *ctx_, args, out, &t, error, interrupt_)) return false;
     if (timing) *timing = to_kernel_timing(t);
     return true;
   }
@@ -40,6 +41,7 @@ class OpenCLKernel : public CompiledKernel {
   OpenCLProgram program_;
   Context* ctx_;
   double gen_s_;
+  const std::atomic<bool>* interrupt_;  // BackendOptions::interrupt: checked between launches
 };
 
 // A hand-written program: buffers for the inputs and the output, then the int scalars.
@@ -75,6 +77,10 @@ class HandKernel : public CompiledKernel {
     Tensor result;
     result.shape = k_.output_shape;
     result.data = tensor::AlignedFloats(size_t(n));
+    if (result.data.size() != size_t(n)) {
+      *error = tensor::out_of_memory_text(k_.output_shape);
+      return false;
+    }
     if (!ctx_->read(buffers.back(), result.data.data(), size_t(n) * sizeof(float), &t.download_s,
                     error))
       return false;
@@ -107,7 +113,7 @@ class OpenCLBackend : public tensor::Backend {
     return true;
   }
   std::string describe() override { return "opencl:\n" + describe_devices(); }
-  bool compile(const tir::PrimFunc& f, const tensor::BackendOptions&,
+  bool compile(const tir::PrimFunc& f, const tensor::BackendOptions& options,
                std::unique_ptr<CompiledKernel>* out, std::string* error) override {
     Context* ctx = default_context(error);
     if (!ctx) return false;
@@ -115,7 +121,7 @@ class OpenCLBackend : public tensor::Backend {
     OpenCLProgram program;
     if (!generate_opencl(f, &program, error)) return false;
     double gen_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    *out = std::make_unique<OpenCLKernel>(f, std::move(program), ctx, gen_s);
+    *out = std::make_unique<OpenCLKernel>(f, std::move(program), ctx, gen_s, options.interrupt);
     return true;
   }
   const char* hand_kernel_suffix() const override { return ".cl"; }

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <map>
+#include <new>
+#include <stdexcept>
 
 #include "gpu/opencl_printer.h"
 
@@ -21,9 +23,13 @@ bool fail(std::string* error, const std::string& text) {
 
 }  // namespace
 
-bool run_program(const PrimFunc& f, const OpenCLProgram& program, Context& context,
-                 const std::vector<const tensor::Tensor*>& args, tensor::Tensor* out,
-                 Timing* timing, std::string* error) {
+// The message for a launch sequence stopped by the interrupt flag.
+constexpr const char* kInterrupted = "interrupted (a running OpenCL launch finishes first)";
+
+bool run_program_unguarded(const PrimFunc& f, const OpenCLProgram& program, Context& context,
+                           const std::vector<const tensor::Tensor*>& args, tensor::Tensor* out,
+                           Timing* timing, std::string* error,
+                           const std::atomic<bool>* interrupt) {
   Timing t;
   if (args.size() != f.params.size())
     return fail(error, "kernel '" + f.name + "' takes " + std::to_string(f.params.size()) +
@@ -72,6 +78,7 @@ bool run_program(const PrimFunc& f, const OpenCLProgram& program, Context& conte
   std::vector<KernelArg> kargs;
   for (int b : program.params) kargs.push_back(KernelArg{&mem.at(b), 0});
   for (const KernelLaunch& k : program.kernels) {
+    if (interrupt && interrupt->load(std::memory_order_relaxed)) return fail(error, kInterrupted);
     double s = 0;
     if (!context.launch(prog, k.name, kargs, k.dims, &s, error)) return false;
     t.kernel_s += s;
@@ -86,11 +93,25 @@ bool run_program(const PrimFunc& f, const OpenCLProgram& program, Context& conte
   return true;
 }
 
+bool run_program(const PrimFunc& f, const OpenCLProgram& program, Context& context,
+                 const std::vector<const tensor::Tensor*>& args, tensor::Tensor* out,
+                 Timing* timing, std::string* error, const std::atomic<bool>* interrupt) {
+  // Device buffers are error values (a failed clCreateBuffer); the host side's containers
+  // are caught here so that no exception leaves the library.
+  try {
+    return run_program_unguarded(f, program, context, args, out, timing, error, interrupt);
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {
+  }
+  return fail(error, tensor::out_of_memory_text(f.buffers[size_t(f.output)].shape));
+}
+
 bool run_opencl(const PrimFunc& f, Context& context, const std::vector<const tensor::Tensor*>& args,
-                tensor::Tensor* out, Timing* timing, std::string* error) {
+                tensor::Tensor* out, Timing* timing, std::string* error,
+                const std::atomic<bool>* interrupt) {
   OpenCLProgram program;
   if (!generate_opencl(f, &program, error)) return false;
-  return run_program(f, program, context, args, out, timing, error);
+  return run_program(f, program, context, args, out, timing, error, interrupt);
 }
 
 }  // namespace descent::gpu

@@ -34,8 +34,9 @@ class Walker final : public Engine {
     base_ = 0;
     RunResult result;
     run_on_big_stack([&] {
-      char marker;
-      stack_top_ = &marker;
+      // The frame address, not a local's: under AddressSanitizer locals live on a separate
+      // "fake stack", so their addresses say nothing about the depth of the real one.
+      stack_top_ = static_cast<char*>(__builtin_frame_address(0));
       try {
         for (const auto& s : program.body) {
           if (options.echo && s->kind == StmtKind::Expr && s->expr->type != Type::Void) {
@@ -191,10 +192,10 @@ class Walker final : public Engine {
     if (e.builtin != Builtin::None) return builtin(e);
     tick(e.loc);
     if (e.kernel >= 0) return kernel_call(e);
-    char marker;
     // 10,000 frames is the language's limit; the distance to the thread's stack top guards
     // against pathological expressions making each frame enormous.
-    if (depth_ >= kMaxCallDepth || static_cast<size_t>(stack_top_ - &marker) > (480u << 20))
+    char* frame = static_cast<char*>(__builtin_frame_address(0));
+    if (depth_ >= kMaxCallDepth || static_cast<size_t>(stack_top_ - frame) > (480u << 20))
       fail(e.loc, "stack overflow");
     const FunctionInfo& f = module_->functions[static_cast<size_t>(e.slot)];
     const FnDecl& fn = *f.decl;

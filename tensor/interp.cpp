@@ -17,6 +17,8 @@
 #include <cmath>
 #include <map>
 #include <algorithm>
+#include <new>
+#include <stdexcept>
 
 #include "tensor/tensor.h"
 #include "tensor/tir.h"
@@ -62,8 +64,10 @@ struct PStmt {
   std::vector<std::unique_ptr<PStmt>> stmts;
 };
 
+// A Tensor rather than a std::vector: its allocation failure is an error value (tensor::zeros),
+// never a std::bad_alloc, and the output buffer is handed to the caller without a copy.
 struct BufferState {
-  std::vector<float> data;
+  tensor::Tensor t;
   std::vector<int64_t> strides;
 };
 
@@ -340,7 +344,7 @@ struct Machine {
       case ExprKind::Var: return float(slots[e.slot]);
       case ExprKind::Load: {
         int64_t off = offset(e.buffer, e.args, "load of");
-        return off < 0 ? 0.0f : bufs[e.buffer].data[off];
+        return off < 0 ? 0.0f : bufs[e.buffer].t.data[size_t(off)];
       }
       case ExprKind::Select:
         return eval_bool(e.args[0]) ? eval_f32(e.args[1]) : eval_f32(e.args[2]);
@@ -418,7 +422,7 @@ struct Machine {
       case StmtKind::Store: {
         float v = eval_f32(s.value);
         int64_t off = offset(s.buffer, s.indices, "store to");
-        if (off >= 0) bufs[s.buffer].data[off] = v;
+        if (off >= 0) bufs[s.buffer].t.data[size_t(off)] = v;
         break;
       }
       case StmtKind::Seq:
@@ -434,8 +438,8 @@ struct Machine {
         // Fresh (zeroed) storage each time the allocation is entered, as a new work-group's
         // __local memory or a new thread's registers would be (though never read uninitialised
         // by correct code, zero makes any run of the oracle deterministic).
-        auto& data = bufs[s.buffer].data;
-        std::fill(data.begin(), data.end(), 0.0f);
+        auto& data = bufs[s.buffer].t.data;
+        std::fill(data.data(), data.data() + data.size(), 0.0f);
         run(*s.body);
         break;
       }
@@ -449,8 +453,11 @@ struct Machine {
 
 // ---- interpret ------------------------------------------------------------------------------
 
-bool interpret(const PrimFunc& f, const std::vector<const tensor::Tensor*>& args,
-               tensor::Tensor* out, std::string* error, const std::atomic<bool>* interrupt) {
+namespace {
+
+bool interpret_unguarded(const PrimFunc& f, const std::vector<const tensor::Tensor*>& args,
+                         tensor::Tensor* out, std::string* error,
+                         const std::atomic<bool>* interrupt) {
   auto fail = [&](std::string msg) {
     if (error) *error = std::move(msg);
     return false;
@@ -477,7 +484,8 @@ bool interpret(const PrimFunc& f, const std::vector<const tensor::Tensor*>& args
       st.strides[d] = n;
       n *= shape[d];
     }
-    st.data.assign(size_t(n), 0.0f);
+    if (!tensor::zeros(shape, &st.t, &why))
+      return fail(why + " (buffer '" + f.buffers[b].name + "' of '" + f.name + "')");
   }
   for (size_t i = 0; i < args.size(); i++) {
     int b = f.params[i];
@@ -486,7 +494,7 @@ bool interpret(const PrimFunc& f, const std::vector<const tensor::Tensor*>& args
     if (!args[i] || args[i]->shape != f.buffers[b].shape)
       return fail("argument '" + f.buffers[b].name + "' does not have the buffer's shape");
     std::copy(args[i]->data.data(), args[i]->data.data() + args[i]->numel(),
-              m.bufs[b].data.begin());
+              m.bufs[b].t.data.data());
   }
 
   Preparer p(f);
@@ -496,13 +504,23 @@ bool interpret(const PrimFunc& f, const std::vector<const tensor::Tensor*>& args
   m.run(*body);
   if (m.failed()) return fail(m.error);
 
-  if (out) {
-    const auto& shape = f.buffers[f.output].shape;
-    out->shape = shape;
-    out->data = tensor::AlignedFloats(m.bufs[f.output].data.size());
-    std::copy(m.bufs[f.output].data.begin(), m.bufs[f.output].data.end(), out->data.data());
-  }
+  if (out) *out = std::move(m.bufs[f.output].t);
   return true;
+}
+
+}  // namespace
+
+// The buffers are error values already; this catches the small allocations (the prepared
+// copy of the function, its slots, messages), so no exception leaves the library.
+bool interpret(const PrimFunc& f, const std::vector<const tensor::Tensor*>& args,
+               tensor::Tensor* out, std::string* error, const std::atomic<bool>* interrupt) {
+  try {
+    return interpret_unguarded(f, args, out, error, interrupt);
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {
+  }
+  if (error) *error = "out of memory interpreting '" + f.name + "'";
+  return false;
 }
 
 }  // namespace descent::tir

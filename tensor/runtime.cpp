@@ -2,7 +2,9 @@
 #include "tensor/runtime.h"
 
 #include <algorithm>
+#include <new>
 #include <set>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "tensor/lower.h"
@@ -199,13 +201,38 @@ bool GraphRuntime::run_kernel(const Node& n, const std::vector<const Tensor*>& a
     it = compiled_.emplace(key, std::move(k)).first;
   }
   std::string why;
-  if (it->second->run(args, out, nullptr, &why)) return true;
+  // Backends allocate their outputs as error values; a backend that lets std::bad_alloc out
+  // (a container in its host code) still must not take the session down.
+  try {
+    if (it->second->run(args, out, nullptr, &why)) return true;
+  } catch (const std::bad_alloc&) {
+    why = out_of_memory_text(n.shape);
+  } catch (const std::length_error&) {
+    why = out_of_memory_text(n.shape);
+  }
   // The interpreter's messages already name the block and buffer; others get the kernel.
-  *error = device_ == "ref" || why == "interrupted" ? why : "kernel '" + n.label + "' on " + device_ + ": " + why;
+  bool interrupted = why.rfind("interrupted", 0) == 0;
+  *error = device_ == "ref" || interrupted ? why : "kernel '" + n.label + "' on " + device_ + ": " + why;
   return false;
 }
 
+// Every allocation below (graph copies, pass snapshots, kernel outputs) can fail; the caller
+// gets an error value and the runtime stays usable, its table unchanged.
 bool GraphRuntime::evaluate(int64_t tensor, std::string* error) {
+  try {
+    return evaluate_unguarded(tensor, error);
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {
+  }
+  std::string why = valid(tensor) ? out_of_memory_text(nodes_[size_t(tensor)].shape)
+                                  : std::string("out of memory");
+  last_.ok = false;
+  last_.error = why;
+  *error = why;
+  return false;
+}
+
+bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
   if (!valid(tensor)) {
     *error = "not a tensor";
     return false;

@@ -131,7 +131,7 @@ bool make(const std::vector<int64_t>& shape, Tensor* out, std::string* error) {
   size_t n = static_cast<size_t>(t.numel());
   t.data = AlignedFloats(n);
   if (t.data.size() != n) {
-    set_error(error, "out of memory allocating a tensor of shape " + shape_text(shape));
+    set_error(error, out_of_memory_text(shape));
     return false;
   }
   *out = std::move(t);
@@ -139,6 +139,10 @@ bool make(const std::vector<int64_t>& shape, Tensor* out, std::string* error) {
 }
 
 }  // namespace
+
+std::string out_of_memory_text(const std::vector<int64_t>& shape) {
+  return "out of memory allocating a tensor of shape " + shape_text(shape);
+}
 
 bool zeros(const std::vector<int64_t>& shape, Tensor* out, std::string* error) {
   return make(shape, out, error);

@@ -45,6 +45,9 @@ struct Tensor {
 // kMaxElements (a clear error instead of a failed 100 GB allocation).
 constexpr int64_t kMaxElements = int64_t(1) << 32;  // 16 GiB of f32
 bool check_shape(const std::vector<int64_t>& shape, std::string* error);
+// The one message for a failed allocation, whichever layer (creation, interpreter, graph,
+// device) caught it: "out of memory allocating a tensor of shape [..]".
+std::string out_of_memory_text(const std::vector<int64_t>& shape);
 
 // Creation. Each returns false with *error for a bad shape.
 bool zeros(const std::vector<int64_t>& shape, Tensor* out, std::string* error);

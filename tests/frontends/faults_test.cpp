@@ -1,0 +1,105 @@
+// Fault catalogue (issue 13): an allocation that fails is an error located at the call, and
+// the session goes on. The real `descent` binary runs under `ulimit -v` (through /bin/sh), so
+// a 60000 x 60000 f32 tensor (13.4 GiB, under the 2^32-element shape limit) cannot be
+// allocated whatever the machine's memory: before the fix the interpreter's output buffer
+// threw std::bad_alloc and the process aborted (signal 6, the REPL session lost).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "frontend_util.h"
+
+using fe::contains;
+
+namespace {
+
+constexpr const char* kLimitKiB = "6000000";  // about 5.7 GiB of address space
+
+// Runs `descent ARGS` under `ulimit -v`; exit code 77 when the shell cannot set the limit.
+fe::ProcResult run_limited(const std::vector<std::string>& args, const std::string& input) {
+  std::vector<std::string> argv = {
+      "/bin/sh", "-c", std::string("ulimit -v ") + kLimitKiB + " 2>/dev/null || exit 77; exec \"$@\"",
+      "sh", DESCENT_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  fe::Child c(argv);
+  c.write(input);
+  return c.finish(60.0);
+}
+
+bool limit_unsupported(const fe::ProcResult& r) {
+  if (r.exited && r.exit_code == 77) {
+    MESSAGE("skipped: /bin/sh cannot set ulimit -v here");
+    return true;
+  }
+  return false;
+}
+
+const char* kOom = "out of memory allocating a tensor of shape [60000, 60000]";
+
+// The kernel's output is the huge tensor; then the session must still run scalar and tensor
+// code (a small matmul on the same runtime).
+const char* kOutputInput =
+    "c = matmul(rand([60000, 1], 1), rand([1, 60000], 2))\n"
+    "print(c[0, 0])\n"
+    "print(1 + 2)\n"
+    "print(sum_all(matmul(ones([2, 3]), ones([3, 2]))))\n";
+
+// A graph intermediate is the huge tensor; the requested result is small.
+const char* kIntermediateInput =
+    "e = matmul(matmul(rand([60000, 1], 1), rand([1, 60000], 2)), ones([60000, 1]))\n"
+    "print(e[0, 0])\n"
+    "print(1 + 2)\n"
+    "print(sum_all(matmul(ones([2, 3]), ones([3, 2]))))\n";
+
+void check_session_survived(const fe::ProcResult& r, const std::string& where) {
+  INFO(fe::describe(r));
+  CHECK(r.exited);
+  CHECK(r.term_signal == 0);
+  CHECK(contains(r.err, where + ": error: "));
+  CHECK(contains(r.err, kOom));
+  CHECK(contains(r.out, "3\n"));
+  CHECK(contains(r.out, "12"));
+}
+
+}  // namespace
+
+TEST_SUITE("faults") {
+
+TEST_CASE("REPL: a kernel output that cannot be allocated is an error, the session goes on") {
+  for (const char* device : {"ref", "cpu"}) {
+    INFO("device " << std::string(device));
+    auto r = run_limited({}, std::string(":device ") + device + "\n" + kOutputInput);
+    if (limit_unsupported(r)) return;
+    // A :command is not a numbered input: the print is input 2.
+    check_session_survived(r, "<repl:2>:1:7");
+    CHECK(r.exit_code == 0);
+  }
+}
+
+TEST_CASE("REPL: a graph intermediate that cannot be allocated is an error, the session goes on") {
+  auto r = run_limited({}, kIntermediateInput);
+  if (limit_unsupported(r)) return;
+  check_session_survived(r, "<repl:2>:1:7");
+  CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("run: an allocation failure is a runtime error at the call, exit 1, no abort") {
+  fe::TempDir dir;
+  // Only the first two lines: `run` stops at the first runtime error.
+  std::string path = dir.write("oom.ds",
+                               "c = matmul(rand([60000, 1], 1), rand([1, 60000], 2))\n"
+                               "print(c[0, 0])\n");
+  for (const char* engine : {"ast", "stack"}) {
+    INFO("engine " << std::string(engine));
+    auto r = run_limited({"run", "--engine", engine, path}, "");
+    if (limit_unsupported(r)) return;
+    INFO(fe::describe(r));
+    CHECK(r.exited);
+    CHECK(r.exit_code == 1);
+    CHECK(contains(r.err, path + ":2:7: error: "));
+    CHECK(contains(r.err, kOom));
+  }
+}
+
+}  // TEST_SUITE
