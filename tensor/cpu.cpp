@@ -169,17 +169,23 @@ class JitKernel final : public CpuKernel {
     }
     // Temps start as zeros, as in the interpreter (run_raw skips this: benchmarks).
     for (auto& t : temps_) std::memset(t.data(), 0, t.size() * sizeof(float));
-    // A caller running the same kernel again (a benchmark) passes the last output back: its
-    // buffer is reused, zeroed, unless it is also an input. Otherwise a fresh one replaces
-    // *out only at the end (out may be one of args). Not with an interrupt flag: an
-    // interrupted run leaves *out as it was.
-    bool reuse = !interrupt_ && out->shape == out_shape_ && out->data.size() == size_t(out->numel()) &&
+    // A caller running the same kernel again (a benchmark) passes the last output back. The
+    // run then writes into a spare buffer of this kernel's and swaps it with *out's only once
+    // it has finished: no allocation between runs (which would let the thread pool's workers
+    // fall asleep between the runs of a 50 us kernel), and an interrupted run publishes
+    // nothing. Otherwise a fresh buffer replaces *out at the end (out may be one of args).
+    size_t n = size_t(out->numel());
+    bool reuse = out->shape == out_shape_ && out->data.size() == n &&
                  std::find(args.begin(), args.end(), out) == args.end();
     Tensor result;
-    if (reuse) std::memset(out->data.data(), 0, out->data.size() * sizeof(float));
-    else if (!zeros(out_shape_, &result, error)) return false;
+    if (reuse) {
+      if (spare_.size() != n) spare_ = AlignedFloats(n);  // empty when out of memory
+      reuse = spare_.size() == n;
+      if (reuse) std::memset(spare_.data(), 0, n * sizeof(float));
+    }
+    if (!reuse && !zeros(out_shape_, &result, error)) return false;
     auto t1 = std::chrono::steady_clock::now();
-    run_raw(raw, reuse ? out->data.data() : result.data.data());
+    run_raw(raw, reuse ? spare_.data() : result.data.data());
     auto t2 = std::chrono::steady_clock::now();
     if (setup_seconds) *setup_seconds = std::chrono::duration<double>(t1 - t0).count();
     if (kernel_seconds) *kernel_seconds = std::chrono::duration<double>(t2 - t1).count();
@@ -188,7 +194,8 @@ class JitKernel final : public CpuKernel {
       *error = "interrupted";
       return false;
     }
-    if (!reuse) *out = std::move(result);
+    if (reuse) std::swap(out->data, spare_);
+    else *out = std::move(result);
     return true;
   }
 
@@ -219,6 +226,7 @@ class JitKernel final : public CpuKernel {
   std::vector<std::vector<int64_t>> param_shapes_;
   std::vector<int64_t> out_shape_;
   std::vector<AlignedFloats> temps_;  // Global temp buffers, reused by every run
+  AlignedFloats spare_;  // the output buffer of a repeated run, swapped into *out at its end
   const std::atomic<bool>* interrupt_;
 };
 
