@@ -112,16 +112,14 @@ TEST_CASE("earlier input: `interrupted` inside an earlier function is located th
 TEST_CASE("earlier input: the REPL shows the defining input's label and source line") {
   for (const auto& engine : Session::engines()) {
     CAPTURE(engine);
-    Session session;
-    std::ostringstream out, err;
-    Repl repl{session, out, err};
-    REQUIRE(repl.feed(":engine " + engine));
-    REQUIRE(repl.feed("x = 1"));                                             // <repl:1>
-    for (const auto& line : split_lines(kDivide)) REQUIRE(repl.feed(line));  // <repl:2>
-    REQUIRE(repl.feed("v = 3"));                                              // <repl:3>
-    err.str("");
-    REQUIRE(repl.feed("dz(4)"));                                              // <repl:4>
-    std::string e = err.str();
+    fe::ReplHarness r;
+    REQUIRE(r.feed(":engine " + engine));
+    REQUIRE(r.feed("x = 1"));                                             // <repl:1>
+    for (const auto& line : split_lines(kDivide)) REQUIRE(r.feed(line));  // <repl:2>
+    REQUIRE(r.feed("v = 3"));                                              // <repl:3>
+    r.take_err();
+    REQUIRE(r.feed("dz(4)"));                                              // <repl:4>
+    std::string e = r.take_err();
     INFO("stderr:\n" << e);
     CHECK(contains(e, "<repl:2>:3:12: error: division by zero\n  " + kDivideLine + "\n" +
                           caret_at(12) + "\n"));

@@ -27,7 +27,33 @@
 #include <thread>
 #include <vector>
 
+#include <sstream>
+
+#include "apps/repl.h"
+#include "pipeline/pipeline.h"
+
 namespace fe {
+
+// A REPL with its own session and captured streams, in process. take_out()/take_err() return
+// what was written since the last call, so each step can be checked on its own.
+struct ReplHarness {
+  descent::Session session;
+  std::ostringstream out, err;
+  descent::Repl repl{session, out, err};
+
+  bool feed(const std::string& line) { return repl.feed(line); }
+  std::string take_out() {
+    std::string s = out.str();
+    out.str("");
+    return s;
+  }
+  std::string take_err() {
+    std::string s = err.str();
+    err.str("");
+    return s;
+  }
+};
+
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;

@@ -19,24 +19,8 @@ using fe::contains;
 
 namespace {
 
-// A REPL with its own session and captured streams. take_out()/take_err() return what was
-// written since the last call, so each step can be checked on its own.
-struct R {
-  Session session;
-  std::ostringstream out, err;
-  Repl repl{session, out, err};
-
-  bool feed(const std::string& line) { return repl.feed(line); }
-  std::string take_out() {
-    std::string s = out.str();
-    out.str("");
-    return s;
-  }
-  std::string take_err() {
-    std::string s = err.str();
-    err.str("");
-    return s;
-  }
+// The in-process REPL (frontend_util.h), plus a step that must not write to stderr.
+struct R : fe::ReplHarness {
   // Feeds a line and returns its stdout; checks that it wrote nothing to stderr.
   std::string ok(const std::string& line) {
     bool go_on = feed(line);

@@ -22,11 +22,7 @@ using fe::contains;
 
 namespace {
 
-struct R {
-  Session session;
-  std::ostringstream out, err;
-  Repl repl{session, out, err};
-};
+using R = fe::ReplHarness;
 
 bool has(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();

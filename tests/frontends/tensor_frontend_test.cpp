@@ -48,21 +48,7 @@ const char* kProgram =
     "print(y.shape)\n"
     "print(sum_all(y) > 0.0)\n";
 
-struct R {
-  Session session;
-  std::ostringstream out, err;
-  Repl repl{session, out, err};
-  std::string take_out() {
-    std::string s = out.str();
-    out.str("");
-    return s;
-  }
-  std::string take_err() {
-    std::string s = err.str();
-    err.str("");
-    return s;
-  }
-};
+using R = fe::ReplHarness;
 }  // namespace
 
 TEST_SUITE("tensor front ends") {
