@@ -10,6 +10,7 @@
 #include "tensor/backend.h"
 #include "tensor/runtime.h"
 #include "tensor/tensor.h"
+#include "tests/tensor/kernel_util.h"
 
 using namespace descent;
 using namespace descent::tensor;
@@ -29,20 +30,8 @@ tir::PrimFunc matmul(const Session& s, std::string_view schedule = "") {
   return f;
 }
 
-std::vector<Tensor> inputs_for(const tir::PrimFunc& f) {
-  std::vector<Tensor> in(f.params.size());
-  for (size_t i = 0; i < f.params.size(); ++i) {
-    std::string error;
-    REQUIRE(rand(f.buffers[size_t(f.params[i])].shape, int64_t(i + 7), &in[i], &error));
-  }
-  return in;
-}
-
-std::vector<const Tensor*> pointers(const std::vector<Tensor>& v) {
-  std::vector<const Tensor*> p;
-  for (const auto& t : v) p.push_back(&t);
-  return p;
-}
+std::vector<Tensor> inputs_for(const tir::PrimFunc& f) { return testing::inputs_for(f, 7); }
+using testing::pointers;
 
 // A device a later issue might add, reduced to its essentials: it runs kernels through the
 // interpreter and counts what it was asked to do.

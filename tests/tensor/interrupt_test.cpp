@@ -18,6 +18,7 @@
 #include "tensor/backend.h"
 #include "tensor/cpu.h"
 #include "tensor/tensor.h"
+#include "tests/tensor/kernel_util.h"
 #include "tensor/tir.h"
 
 using namespace descent;
@@ -36,14 +37,7 @@ tir::PrimFunc big_matmul(const Session& s, std::string_view schedule) {
   return f;
 }
 
-std::vector<Tensor> inputs_for(const tir::PrimFunc& f) {
-  std::vector<Tensor> in(f.params.size());
-  for (size_t i = 0; i < f.params.size(); ++i) {
-    std::string error;
-    REQUIRE(tensor::rand(f.buffers[size_t(f.params[i])].shape, int64_t(i + 1), &in[i], &error));
-  }
-  return in;
-}
+using testing::inputs_for;
 
 // Sets *flag after `ms` milliseconds, on its own thread (as a signal handler would).
 struct SetLater {
@@ -68,8 +62,7 @@ TEST_CASE("a CPU kernel stops when the interrupt flag is set, and publishes noth
     CAPTURE(c.schedule);
     tir::PrimFunc f = big_matmul(s, c.schedule);
     std::vector<Tensor> in = inputs_for(f);
-    std::vector<const Tensor*> args;
-    for (const Tensor& t : in) args.push_back(&t);
+    std::vector<const Tensor*> args = testing::pointers(in);
     std::atomic<bool> stop{false};
     tensor::CpuOptions options;
     options.threads = c.threads;
@@ -107,8 +100,7 @@ TEST_CASE("the cpu backend passes BackendOptions::interrupt to the generated cod
   Session s;
   tir::PrimFunc f = big_matmul(s, "parallel i");
   std::vector<Tensor> in = inputs_for(f);
-  std::vector<const Tensor*> args;
-  for (const Tensor& t : in) args.push_back(&t);
+  std::vector<const Tensor*> args = testing::pointers(in);
   std::atomic<bool> stop{false};
   tensor::BackendOptions options;
   options.threads = 2;
@@ -131,8 +123,7 @@ TEST_CASE("without a flag the polls read one that is never set: results are unch
   std::string error;
   REQUIRE(s.lower_kernel("matmul", {{"n", 64}, {"k", 48}, {"m", 80}}, "parallel i", &f, &error));
   std::vector<Tensor> in = inputs_for(f);
-  std::vector<const Tensor*> args;
-  for (const Tensor& t : in) args.push_back(&t);
+  std::vector<const Tensor*> args = testing::pointers(in);
   Tensor want;
   REQUIRE_MESSAGE(tir::interpret(f, args, &want, &error), error);
   tensor::CpuOptions options;

@@ -13,6 +13,7 @@
 #include "lang/parser.h"
 #include "lang/sema.h"
 #include "tensor/lower.h"
+#include "tensor/tensor.h"
 #include "tensor/tir.h"
 
 namespace descent::testing {
@@ -81,6 +82,25 @@ inline tir::PrimFunc lower_kernel_text(const std::string& text,
   Diagnostic error;
   REQUIRE_MESSAGE(tensor::lower(k, shapes, &f, &error), error.message);
   return f;
+}
+
+// One seeded random tensor per parameter of f (seeds first_seed, first_seed + 1, ...), in
+// the shapes it was lowered for; and the pointers a kernel's run takes.
+inline std::vector<tensor::Tensor> inputs_for(const tir::PrimFunc& f, int64_t first_seed = 1) {
+  std::vector<tensor::Tensor> in(f.params.size());
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    std::string error;
+    REQUIRE_MESSAGE(tensor::rand(f.buffers[size_t(f.params[i])].shape, first_seed + int64_t(i),
+                                 &in[i], &error),
+                    error);
+  }
+  return in;
+}
+
+inline std::vector<const tensor::Tensor*> pointers(const std::vector<tensor::Tensor>& v) {
+  std::vector<const tensor::Tensor*> p;
+  for (const auto& t : v) p.push_back(&t);
+  return p;
 }
 
 }  // namespace descent::testing
