@@ -60,6 +60,23 @@ bool has_allocate(const Stmt* s, int x) {
   return false;
 }
 
+// The cache itself: a Temp copy of buffer x's declaration, named `name`, in `scope`, with
+// every load block b makes of x redirected to it. Returns its index.
+int add_cache_buffer(PrimFunc& g, Stmt* b, int x, const std::string& name, tir::Scope scope) {
+  tir::Buffer nb = g.buffers[size_t(x)];
+  nb.name = name;
+  nb.scope = scope;
+  nb.role = tir::BufferRole::Temp;
+  g.buffers.push_back(nb);
+  int y = int(g.buffers.size()) - 1;
+  statement_exprs(b, [&](ExprPtr& root) {
+    rewrite_expr(root, [&](ExprPtr& e) {
+      if (e->kind == ExprKind::Load && e->buffer == x) e->buffer = y;
+    });
+  });
+  return y;
+}
+
 bool cache_read_impl(PrimFunc& g, const std::string& bname, const std::string& buf,
                      tir::Scope scope, std::string* error) {
   Stmt* b;
@@ -78,18 +95,9 @@ bool cache_read_impl(PrimFunc& g, const std::string& bname, const std::string& b
 
   std::string name = unique_buffer_name(g, buf + "_" + tir::scope_name(scope));
   if (tir::find_block(g, name)) name = unique_block_name(g, name);
-  tir::Buffer nb = g.buffers[x];
-  nb.name = name;
-  nb.scope = scope;
-  nb.role = tir::BufferRole::Temp;
-  g.buffers.push_back(nb);
-  int y = int(g.buffers.size()) - 1;
-  statement_exprs(b, [&](ExprPtr& root) {
-    rewrite_expr(root, [&](ExprPtr& e) {
-      if (e->kind == ExprKind::Load && e->buffer == x) e->buffer = y;
-    });
-  });
-  insert_next_to(g, top, copy_nest(name, y, x, nb.shape), /*after=*/false);
+  int y = add_cache_buffer(g, b, x, name, scope);
+  const std::vector<int64_t> shape = g.buffers[size_t(y)].shape;
+  insert_next_to(g, top, copy_nest(name, y, x, shape), /*after=*/false);
   return true;
 }
 
@@ -112,20 +120,11 @@ bool cache_write_impl(PrimFunc& g, const std::string& bname, tir::Scope scope, s
                   pre + "block '" + o->name + "' reads '" + xn + "' inside the same loop nest");
   }
   std::string name = unique_buffer_name(g, xn + "_" + tir::scope_name(scope));
-  tir::Buffer nb = g.buffers[x];
-  nb.name = name;
-  nb.scope = scope;
-  nb.role = tir::BufferRole::Temp;
-  g.buffers.push_back(nb);
-  int y = int(g.buffers.size()) - 1;
-  statement_exprs(b, [&](ExprPtr& root) {
-    rewrite_expr(root, [&](ExprPtr& e) {
-      if (e->kind == ExprKind::Load && e->buffer == x) e->buffer = y;
-    });
-  });
+  int y = add_cache_buffer(g, b, x, name, scope);
+  const std::vector<int64_t> shape = g.buffers[size_t(y)].shape;
   for (Stmt* s : stores_of(b)) s->buffer = y;
   std::string wb = unique_block_name(g, xn + "_writeback");
-  insert_next_to(g, top, copy_nest(wb, x, y, nb.shape), /*after=*/true);
+  insert_next_to(g, top, copy_nest(wb, x, y, shape), /*after=*/true);
   return true;
 }
 
