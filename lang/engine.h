@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "lang/module.h"
@@ -79,7 +81,30 @@ class Engine {
 };
 
 // Runs fn on a thread with a large stack and waits for it: recursive engines (the AST
-// walker) need far more than the 8 MB a main thread has for 10,000 nested calls.
+// walker) need far more than the 8 MB a main thread has for 10,000 nested calls, and every
+// tree walk (parser, checker, compilers, printers) recurses once per level of an expression
+// as deep as the parser allows. Already on such a thread, fn runs right here, so nested
+// calls cost nothing.
 void run_on_big_stack(const std::function<void()>& fn, size_t stack_bytes = 512u << 20);
+
+// The same for a function with a result: the Session's entry points wrap their work in it.
+template <class F>
+auto on_big_stack(F&& f) -> decltype(f()) {
+  using R = decltype(f());
+  if constexpr (std::is_void_v<R>) {
+    run_on_big_stack(std::function<void()>(std::forward<F>(f)));
+  } else {
+    std::optional<R> result;
+    run_on_big_stack([&] { result.emplace(f()); });
+    return std::move(*result);
+  }
+}
+
+// Call just before throwing out of deep recursion on that big stack, with the frame address
+// the recursion started from. Under AddressSanitizer it clears the poisoned red zones the
+// unwound frames leave behind: ASan does that itself only for unwinds of up to 64 MB
+// (google/sanitizers#189), and 10,000 instrumented walker frames are about 150 MB, so the
+// next calls would trip over stale poison. In other builds it does nothing.
+void forget_stack_below(const char* stack_top);
 
 }  // namespace descent

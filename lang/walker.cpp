@@ -57,7 +57,10 @@ class Walker final : public Engine {
   }
 
  private:
-  [[noreturn]] void fail(SourceLoc loc, std::string msg) { throw RuntimeError{loc, std::move(msg)}; }
+  [[noreturn]] void fail(SourceLoc loc, std::string msg) {
+    forget_stack_below(stack_top_);
+    throw RuntimeError{loc, std::move(msg)};
+  }
 
   void emit(const std::string& s) {
     if (opts_->out) opts_->out(s);

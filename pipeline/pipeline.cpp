@@ -238,30 +238,32 @@ const std::vector<StageInfo>& Session::stages() {
 }
 
 Outcome Session::compile(std::string source, std::string name) {
-  auto t0 = Clock::now();
-  auto unit = std::make_unique<Unit>();
-  unit->source = std::make_shared<SourceFile>(std::move(name), std::move(source));
-  unit->tokens = tokenize(*unit->source);
-  Outcome out;
-  unit->program = std::make_shared<Program>(parse(unit->source, unit->tokens, out.diagnostics));
-  unit->parsed = out.diagnostics.empty();
-  // Type errors after a syntax error would mostly be echoes of it: report syntax first.
-  if (unit->parsed) {
-    globals_.resize(module_.globals.size());
-    unit->checked = check(*unit->program, module_, globals_.defined, out.diagnostics);
-  }
-  if (unit->checked) {
-    module_.programs.push_back(unit->program);
-    globals_.resize(module_.globals.size());
-    unit->folded = clone_program(*unit->program);
-    unit->folds = fold_constants(*unit->folded);
-  } else {
-    out.status = Outcome::CompileError;
-    out.message = format_diagnostics(*unit->source, out.diagnostics);
-  }
-  out.compile_seconds = seconds_since(t0);
-  last_ = std::move(unit);
-  return out;
+  return on_big_stack([&] {
+    auto t0 = Clock::now();
+    auto unit = std::make_unique<Unit>();
+    unit->source = std::make_shared<SourceFile>(std::move(name), std::move(source));
+    unit->tokens = tokenize(*unit->source);
+    Outcome out;
+    unit->program = std::make_shared<Program>(parse(unit->source, unit->tokens, out.diagnostics));
+    unit->parsed = out.diagnostics.empty();
+    // Type errors after a syntax error would mostly be echoes of it: report syntax first.
+    if (unit->parsed) {
+      globals_.resize(module_.globals.size());
+      unit->checked = check(*unit->program, module_, globals_.defined, out.diagnostics);
+    }
+    if (unit->checked) {
+      module_.programs.push_back(unit->program);
+      globals_.resize(module_.globals.size());
+      unit->folded = clone_program(*unit->program);
+      unit->folds = fold_constants(*unit->folded);
+    } else {
+      out.status = Outcome::CompileError;
+      out.message = format_diagnostics(*unit->source, out.diagnostics);
+    }
+    out.compile_seconds = seconds_since(t0);
+    last_ = std::move(unit);
+    return out;
+  });
 }
 
 std::vector<Comparison> Session::compare(const RunOptions& options) {
@@ -284,36 +286,38 @@ std::vector<Comparison> Session::compare(const RunOptions& options) {
 }
 
 Outcome Session::run(const RunOptions& options) {
-  Outcome out;
-  if (!last_ || !last_->checked) {
-    out.status = Outcome::CompileError;
-    out.message = "error: nothing compiled to run\n";
+  return on_big_stack([&] {
+    Outcome out;
+    if (!last_ || !last_->checked) {
+      out.status = Outcome::CompileError;
+      out.message = "error: nothing compiled to run\n";
+      return out;
+    }
+    interrupt_.store(false);
+    RunOptions opts = options;
+    if (!opts.interrupt) opts.interrupt = &interrupt_;
+    globals_before_last_run_ = globals_;
+    last_->echo = options.echo;
+    opts.tensors = tensors_.get();
+    // Only the AST walker runs tensor code (the VMs and the JIT are scalar tiers).
+    std::string engine = engine_;
+    if (last_->program->uses_tensors && engine != "ast") {
+      engine = "ast";
+      out.note = "tensor code runs on the ast engine (the " + engine_ +
+                 " engine runs scalar code only); its kernels ran on the " + device() + " device";
+    }
+    auto t0 = Clock::now();
+    RunResult r = engine_for(engine).run(*last_->program, module_, globals_, opts);
+    out.run_seconds = seconds_since(t0);
+    out.steps = r.steps;
+    if (!r.ok) {
+      out.status = Outcome::RuntimeError;
+      out.diagnostics.push_back(r.error);
+      // A function defined by an earlier input fails in that input's text, not this one's.
+      out.message = format_diagnostic(file_of(r.error.loc, *last_->source), r.error);
+    }
     return out;
-  }
-  interrupt_.store(false);
-  RunOptions opts = options;
-  if (!opts.interrupt) opts.interrupt = &interrupt_;
-  globals_before_last_run_ = globals_;
-  last_->echo = options.echo;
-  opts.tensors = tensors_.get();
-  // Only the AST walker runs tensor code (the VMs and the JIT are scalar tiers).
-  std::string engine = engine_;
-  if (last_->program->uses_tensors && engine != "ast") {
-    engine = "ast";
-    out.note = "tensor code runs on the ast engine (the " + engine_ +
-               " engine runs scalar code only); its kernels ran on the " + device() + " device";
-  }
-  auto t0 = Clock::now();
-  RunResult r = engine_for(engine).run(*last_->program, module_, globals_, opts);
-  out.run_seconds = seconds_since(t0);
-  out.steps = r.steps;
-  if (!r.ok) {
-    out.status = Outcome::RuntimeError;
-    out.diagnostics.push_back(r.error);
-    // A function defined by an earlier input fails in that input's text, not this one's.
-    out.message = format_diagnostic(file_of(r.error.loc, *last_->source), r.error);
-  }
-  return out;
+  });
 }
 
 Outcome Session::submit(std::string source, std::string name, const RunOptions& options) {
@@ -325,84 +329,90 @@ Outcome Session::submit(std::string source, std::string name, const RunOptions& 
 }
 
 StageResult Session::stage(std::string_view name, Format format) const {
-  StageResult r;
-  if (!last_) {
-    r.text = "no input yet";
+  return on_big_stack([&] {
+    StageResult r;
+    if (!last_) {
+      r.text = "no input yet";
+      return r;
+    }
+    for (const auto& e : stage_table())
+      if (name == e.info.name) return e.view(*this, name, format);
+    std::string known;
+    for (const auto& s : stages()) known += std::string(known.empty() ? "" : ", ") + s.name;
+    r.text = "unknown stage '" + std::string(name) + "' (stages: " + known + ")";
     return r;
-  }
-  for (const auto& e : stage_table())
-    if (name == e.info.name) return e.view(*this, name, format);
-  std::string known;
-  for (const auto& s : stages()) known += std::string(known.empty() ? "" : ", ") + s.name;
-  r.text = "unknown stage '" + std::string(name) + "' (stages: " + known + ")";
-  return r;
+  });
 }
 
 std::vector<PassInfo> Session::passes() const {
-  std::vector<PassInfo> out;
-  if (!last_ || !last_->folded) return out;
-  out.push_back(PassInfo{"fold_constants", "ast", last_->folds > 0,
-                         "folded " + std::to_string(last_->folds) + " expression" +
-                             (last_->folds == 1 ? "" : "s")});
-  const Program& p = *last_->program;
-  stack::StackProgram sp = stack::compile_stack(p, module_, last_->echo);
-  int fused = stack::fuse_superinstructions(sp);
-  out.push_back(PassInfo{"fuse_superinstructions", "stack", fused > 0,
-                         "fused " + std::to_string(fused) + " instruction sequence" +
-                             (fused == 1 ? "" : "s")});
-  auto units = compile_reg_units(p, module_, num_registers_, last_->echo);
-  out.push_back(PassInfo{"allocate_registers", "reg", true, summarize_allocation(units)});
-  std::string fusion = summarize_fusion(units);
-  out.push_back(PassInfo{"fuse_reg_superinstructions", "reg",
-                         dump_reg(p, module_, RegForm::Allocated, num_registers_, last_->echo) !=
-                             dump_reg(p, module_, RegForm::Fused, num_registers_, last_->echo),
-                         fusion});
-  for (const auto& snap : last_->snapshots(module_, opt_level_))
-    out.push_back(PassInfo{snap.label, "llvm", snap.changed, "on " + snap.unit});
-  for (const auto& snap : tensors_->last_evaluation().passes)
-    out.push_back(PassInfo{"graph." + snap.name, "graph", snap.changed, snap.summary});
-  return out;
+  return on_big_stack([&] {
+    std::vector<PassInfo> out;
+    if (!last_ || !last_->folded) return out;
+    out.push_back(PassInfo{"fold_constants", "ast", last_->folds > 0,
+                           "folded " + std::to_string(last_->folds) + " expression" +
+                               (last_->folds == 1 ? "" : "s")});
+    const Program& p = *last_->program;
+    stack::StackProgram sp = stack::compile_stack(p, module_, last_->echo);
+    int fused = stack::fuse_superinstructions(sp);
+    out.push_back(PassInfo{"fuse_superinstructions", "stack", fused > 0,
+                           "fused " + std::to_string(fused) + " instruction sequence" +
+                               (fused == 1 ? "" : "s")});
+    auto units = compile_reg_units(p, module_, num_registers_, last_->echo);
+    out.push_back(PassInfo{"allocate_registers", "reg", true, summarize_allocation(units)});
+    std::string fusion = summarize_fusion(units);
+    out.push_back(PassInfo{"fuse_reg_superinstructions", "reg",
+                           dump_reg(p, module_, RegForm::Allocated, num_registers_, last_->echo) !=
+                               dump_reg(p, module_, RegForm::Fused, num_registers_, last_->echo),
+                           fusion});
+    for (const auto& snap : last_->snapshots(module_, opt_level_))
+      out.push_back(PassInfo{snap.label, "llvm", snap.changed, "on " + snap.unit});
+    for (const auto& snap : tensors_->last_evaluation().passes)
+      out.push_back(PassInfo{"graph." + snap.name, "graph", snap.changed, snap.summary});
+    return out;
+  });
 }
 
 StageResult Session::pass_snapshot(std::string_view pass, bool after, Format format) const {
-  // Graph passes: "graph.fuse_elementwise", or the bare name where it is not also an AST pass.
-  {
-    std::string_view g = pass.substr(0, 6) == "graph." ? pass.substr(6) : pass;
-    const auto& passes = tensors_->last_evaluation().passes;
-    for (size_t i = 0; i < passes.size(); ++i) {
-      if (passes[i].name != g || (g == "fold_constants" && pass == g)) continue;
-      if (after) return graph_view(passes[i].name, format);
-      return graph_view(i == 0 ? "before" : passes[i - 1].name, format);
+  return on_big_stack([&] {
+    // Graph passes: "graph.fuse_elementwise", or the bare name where it is not also an AST pass.
+    {
+      std::string_view g = pass.substr(0, 6) == "graph." ? pass.substr(6) : pass;
+      const auto& passes = tensors_->last_evaluation().passes;
+      for (size_t i = 0; i < passes.size(); ++i) {
+        if (passes[i].name != g || (g == "fold_constants" && pass == g)) continue;
+        if (after) return graph_view(passes[i].name, format);
+        return graph_view(i == 0 ? "before" : passes[i - 1].name, format);
+      }
     }
-  }
-  if (pass == "fold_constants") return stage(after ? "ast-folded" : "ast", format);
-  if (pass == "fuse_superinstructions") return stage(after ? "stack-fused" : "stack", format);
-  if (pass == "allocate_registers") return stage(after ? "reg-alloc" : "reg", format);
-  if (pass == "fuse_reg_superinstructions") return stage(after ? "reg-fused" : "reg-alloc", format);
-  if (last_ && last_->checked) {
-    const auto& snaps = last_->snapshots(module_, opt_level_);
-    for (size_t i = 0; i < snaps.size(); ++i) {
-      if (snaps[i].label != pass) continue;
-      if (after || i > 0)
-        return StageResult{true, after ? snaps[i].ir : snaps[i - 1].ir, std::nullopt,
-                           std::nullopt};
-      return stage("llvm", format);
+    if (pass == "fold_constants") return stage(after ? "ast-folded" : "ast", format);
+    if (pass == "fuse_superinstructions") return stage(after ? "stack-fused" : "stack", format);
+    if (pass == "allocate_registers") return stage(after ? "reg-alloc" : "reg", format);
+    if (pass == "fuse_reg_superinstructions") return stage(after ? "reg-fused" : "reg-alloc", format);
+    if (last_ && last_->checked) {
+      const auto& snaps = last_->snapshots(module_, opt_level_);
+      for (size_t i = 0; i < snaps.size(); ++i) {
+        if (snaps[i].label != pass) continue;
+        if (after || i > 0)
+          return StageResult{true, after ? snaps[i].ir : snaps[i - 1].ir, std::nullopt,
+                             std::nullopt};
+        return stage("llvm", format);
+      }
     }
-  }
-  StageResult r;
-  std::string known;
-  int llvm_passes = 0;
-  for (const auto& p : passes()) {
-    if (p.stage == "llvm") {
-      ++llvm_passes;
-      continue;
+    StageResult r;
+    std::string known;
+    int llvm_passes = 0;
+    for (const auto& p : passes()) {
+      if (p.stage == "llvm") {
+        ++llvm_passes;
+        continue;
+      }
+      known += std::string(known.empty() ? "" : ", ") + p.name;
     }
-    known += std::string(known.empty() ? "" : ", ") + p.name;
-  }
-  if (llvm_passes)
-    known += ", and " + std::to_string(llvm_passes) + " LLVM passes (list them with :passes)";
-  r.text = "unknown pass '" + std::string(pass) + "' (passes: " + (known.empty() ? "none" : known) + ")";
-  return r;
+    if (llvm_passes)
+      known += ", and " + std::to_string(llvm_passes) + " LLVM passes (list them with :passes)";
+    r.text = "unknown pass '" + std::string(pass) + "' (passes: " + (known.empty() ? "none" : known) + ")";
+    return r;
+  });
 }
 
 StageResult Session::diff_passes(std::string_view a, std::string_view b) const {
