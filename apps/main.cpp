@@ -18,7 +18,6 @@
 #include "lang/text.h"
 #include "bench/bench.h"
 #include "bench/plot.h"
-#include "lang/text.h"
 
 // libedit's readline-compatible interface; it is a C header.
 #include <editline/readline.h>
@@ -37,16 +36,12 @@ void on_sigint(int) {
   if (g_interrupt) g_interrupt->store(true);
 }
 
-bool read_file(const std::string& path, std::string* text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    fmt::print(stderr, "error: cannot read '{}': {}\n", path, std::strerror(errno));
-    return false;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *text = ss.str();
-  return true;
+// descent::read_file, saying why on stderr when it cannot.
+bool read_or_say(const std::string& path, std::string* text) {
+  std::string error;
+  if (read_file(path, text, &error)) return true;
+  fmt::print(stderr, "error: {}\n", error);
+  return false;
 }
 
 // ---- the REPL on a terminal ----
@@ -140,7 +135,7 @@ int kernel_command(Session& session, const std::string& file, const std::string&
     return kUsageError;
   }
   std::string text;
-  if (!read_file(file, &text)) return 2;
+  if (!read_or_say(file, &text)) return 2;
   bool graph = dump == "graph";
   // The graph only exists once the file's code has run (kernel calls build it lazily).
   std::string device_error;
@@ -164,7 +159,7 @@ int kernel_command(Session& session, const std::string& file, const std::string&
   }
   if (!schedule_file.empty()) {
     std::string sched;
-    if (!read_file(schedule_file, &sched)) return 2;
+    if (!read_or_say(schedule_file, &sched)) return 2;
     if (!session.schedule_text(sched, &error)) {
       fmt::print(stderr, "{}: error: {}\n", schedule_file, error);
       return 2;
@@ -321,7 +316,7 @@ int main(int argc, char** argv) {
   }
   if (*build) {
     std::string text;
-    if (!read_file(file, &text)) return 2;
+    if (!read_or_say(file, &text)) return 2;
     Outcome o = session.compile(std::move(text), file);
     if (o.status != Outcome::Ok) {
       fmt::print(stderr, "{}", o.message);
@@ -344,7 +339,7 @@ int main(int argc, char** argv) {
       return kUsageError;
     }
     std::string text;
-    if (!read_file(file, &text)) return 2;
+    if (!read_or_say(file, &text)) return 2;
     RunOptions opts;
     opts.out = [](std::string_view s) {
       std::fwrite(s.data(), 1, s.size(), stdout);
@@ -437,7 +432,7 @@ int main(int argc, char** argv) {
       return kUsageError;
     }
     std::string text;
-    if (!read_file(file, &text)) return 2;
+    if (!read_or_say(file, &text)) return 2;
     Outcome o = session.compile(std::move(text), file);
     // Tokens exist even for a program that does not compile; other stages need a clean one.
     if (o.status != Outcome::Ok && stage != "tokens") {

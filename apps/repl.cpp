@@ -200,14 +200,12 @@ const std::vector<Repl::Command>& Repl::command_table() {
            r.err_ << "error: usage: :load FILE\n";
            return;
          }
-         std::ifstream in(c.words[1], std::ios::binary);
-         if (!in) {
-           r.err_ << "error: cannot read '" << c.words[1] << "'\n";
+         std::string text, error;
+         if (!read_file(c.words[1], &text, &error)) {
+           r.err_ << "error: " << error << '\n';
            return;
          }
-         std::stringstream ss;
-         ss << in.rdbuf();
-         r.submit(ss.str(), c.words[1]);
+         r.submit(text, c.words[1]);
        }},
       {":device", "[DEVICE]",
        "show the tensor devices (ref, cpu, opencl, ...) or choose where kernels run",

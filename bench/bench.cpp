@@ -308,10 +308,7 @@ class DescentTarget : public Target {
   std::string kind() const override { return "descent"; }
   bool prepare(const Workload& w, std::string* problem) override {
     path_ = (fs::path(dir_) / (w.name + ".ds")).string();
-    if (!read_text(path_, &source_)) {
-      *problem = fmt::format("cannot read {}", path_);
-      return false;
-    }
+    if (!read_file(path_, &source_, problem)) return false;
     return apply_params(&source_, w, quick_, problem);
   }
   Sample run() override {

@@ -1,5 +1,5 @@
-// What the benchmark's own files share (not part of bench.h's API): medians, reading a
-// file, and the text tables' rendering.
+// What the benchmark's own files share (not part of bench.h's API): medians and the
+// text tables' rendering.
 #pragma once
 #include <string>
 #include <vector>
@@ -7,7 +7,6 @@
 namespace descent::bench {
 
 double median_of(std::vector<double> v);  // 0 for no values
-bool read_text(const std::string& path, std::string* text);
 // Rows of cells as aligned columns, two spaces apart: the first `left` columns left-aligned,
 // the rest right-aligned, trailing blanks trimmed.
 std::string render(const std::vector<std::vector<std::string>>& rows, size_t left);

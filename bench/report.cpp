@@ -24,15 +24,6 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-bool read_text(const std::string& path, std::string* text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *text = ss.str();
-  return true;
-}
-
 std::string seconds_text(double s, int ms_digits) {
   if (std::isnan(s)) return "-";
   if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);

@@ -396,9 +396,8 @@ bool TensorSuite::prepare(size_t workload, std::string* error) {
     std::string& why = suffix == ".sched" ? s.problem : s.missing;
     if (path.empty())
       why = fmt::format("no schedule file {}/{}{} (or {}{})", sched_dir_, w.name, suffix, w.kernel, suffix);
-    else if (!read_text(path, &text))
-      s.problem = "cannot read " + path;
-    else if (!session_.lower_kernel(w.kernel, dims, text, &s.func, &s.problem))
+    else if (read_file(path, &text, &s.problem) &&
+             !session_.lower_kernel(w.kernel, dims, text, &s.func, &s.problem))
       s.problem = path + ": " + s.problem;
   }
   const tir::PrimFunc& f = p_.naive;
@@ -490,10 +489,7 @@ bool TensorSuite::run_hand(const std::string& device, BenchRecord* r, tensor::Te
   tensor::HandKernel k;
   k.entry = h->entry;
   std::string path = (fs::path(schedules_dir()) / ".." / device / h->file).string();
-  if (!read_text(path, &k.source)) {
-    *problem = "cannot read " + path;
-    return false;
-  }
+  if (!read_file(path, &k.source, problem)) return false;
   if (!h->launch(p_.inputs, &k, problem)) return false;
   std::unique_ptr<tensor::CompiledKernel> compiled;
   if (!tensor::find_backend(device)->compile_hand(k, &compiled, problem)) return false;

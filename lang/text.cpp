@@ -1,8 +1,12 @@
-// Line diffs: see text.h.
+// Line diffs and reading files: see text.h.
 #include "lang/text.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 namespace descent {
@@ -114,6 +118,27 @@ std::string unified_diff(const std::string& a, const std::string& b, const std::
     k = stop;
   }
   return out;
+}
+
+bool read_file(const std::string& path, std::string* text, std::string* error) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    *error = "'" + path + "' is a directory, not a file";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *error = "cannot read '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) {
+    *error = "cannot read '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  *text = ss.str();
+  return true;
 }
 
 }  // namespace descent

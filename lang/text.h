@@ -32,4 +32,9 @@ std::vector<bool> changed_lines(const std::vector<std::string>& a,
 std::string unified_diff(const std::string& a, const std::string& b,
                          const std::string& a_label = "a", const std::string& b_label = "b");
 
+// Reads a whole file for a front end (a program, a schedule, a lab file). A directory, a
+// missing or unreadable file is an error naming the path and the reason ("'d' is a
+// directory, not a file"), never an empty text: an empty program runs happily and says nothing.
+bool read_file(const std::string& path, std::string* text, std::string* error);
+
 }  // namespace descent

@@ -5,6 +5,8 @@
 #include <sstream>
 #include <vector>
 
+#include "lang/text.h"
+
 namespace descent::viz {
 
 namespace {
@@ -31,15 +33,10 @@ void Document::set_text(std::string text, bool debounce) {
 }
 
 bool Document::load(const std::string& path, std::string* error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *error = "cannot open '" + path + "'";
-    return false;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
+  std::string text;
+  if (!read_file(path, &text, error)) return false;
   path_ = path;
-  set_text(ss.str(), false);
+  set_text(std::move(text), false);
   modified_ = false;
   return true;
 }

@@ -208,6 +208,30 @@ TEST_CASE("run: a missing file is a clear error with a nonzero exit") {
   CHECK(contains(r.err, missing));
 }
 
+TEST_CASE("a directory is not a program: run, dump, kernel and build refuse it, :load too") {
+  // An empty text compiles and runs happily, so reading a directory as "" would exit 0 and
+  // say nothing (and `build` would write an object file).
+  fe::TempDir dir;
+  std::string d = dir.path("d");
+  std::filesystem::create_directory(d);
+  std::string object = dir.path("x.o");
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"run", d}, {"dump", d, "--stage", "ast"}, {"kernel", d, "matmul"},
+           {"build", d, "-o", object}}) {
+    ProcResult r = run_descent(args);
+    INFO(args[0] << ": " << describe(r));
+    CHECK(r.exited);
+    CHECK(r.exit_code != 0);
+    CHECK(contains(r.err, "error: '" + d + "' is a directory, not a file"));
+  }
+  CHECK_FALSE(std::filesystem::exists(object));
+  fe::ReplHarness h;
+  h.feed(":load " + d);
+  CHECK(contains(h.take_err(), "error: '" + d + "' is a directory, not a file"));
+  h.feed("1 + 1");
+  CHECK(h.take_out() == "2\n");
+}
+
 // ---- descent dump ----
 
 TEST_CASE("dump: the seed program's AST as an s-expression") {

@@ -4,6 +4,8 @@
 // them). No window is needed for these.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "viz/document.h"
@@ -76,4 +78,16 @@ TEST_CASE("a kernel an edit removes comes back with its schedule") {
   CHECK(doc.kernel().lost.empty());
   run(doc, kWithKernel);
   CHECK(doc.kernel().name == "relu");
+}
+
+TEST_CASE("a directory is not a document: load refuses it and keeps the text it had") {
+  std::string dir = std::filesystem::temp_directory_path() / "descent-doc-dir-XXXXXX";
+  REQUIRE(mkdtemp(dir.data()));
+  Document doc;
+  run(doc, "print(1)\n");
+  std::string error;
+  CHECK_FALSE(doc.load(dir, &error));
+  CHECK(error == "'" + dir + "' is a directory, not a file");
+  CHECK(doc.text() == "print(1)\n");
+  std::filesystem::remove(dir);
 }
