@@ -25,12 +25,14 @@ for t in "${TARGETS[@]}"; do
   scratch="$BUILD/fuzz-corpus/$t"
   artifacts="$BUILD/fuzz-artifacts/$t"
   mkdir -p "$scratch" "$artifacts"
+  dict=()  # fuzz/TARGET.dict where the input is text with words worth knowing
+  if [ -f "fuzz/$t.dict" ]; then dict=(-dict="fuzz/$t.dict"); fi
   echo "== fuzz_$t for ${SECONDS_EACH}s (scratch corpus $scratch)"
   # allocator_may_return_null: a failed allocation takes the product's out-of-memory path
   # (an error value) instead of ASan's report, as it would outside the sanitizer.
   ASAN_OPTIONS="allocator_may_return_null=1:${ASAN_OPTIONS:-}" \
   "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
-    -dict="fuzz/$t.dict" -artifact_prefix="$artifacts/" -print_final_stats=1 \
+    "${dict[@]}" -artifact_prefix="$artifacts/" -print_final_stats=1 \
     "$scratch" "fuzz/corpus/$t"
   rc=$?
   if [ $rc -ne 0 ]; then
