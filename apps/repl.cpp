@@ -376,6 +376,7 @@ bool Repl::feed(const std::string& line) {
 void Repl::submit(const std::string& text, const std::string& name) {
   RunOptions opts;
   opts.echo = true;
+  opts.step_limit = step_limit_;
   opts.out = [this](std::string_view s) {
     out_ << s;
     out_.flush();
@@ -396,6 +397,7 @@ void Repl::submit(const std::string& text, const std::string& name) {
 void Repl::compare() {
   RunOptions opts;
   opts.echo = true;
+  opts.step_limit = step_limit_;
   auto runs = session_.compare(opts);
   if (runs.empty()) {
     err_ << "error: nothing to compare (the last input did not compile)\n";

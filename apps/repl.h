@@ -2,6 +2,7 @@
 // the same code serves an interactive terminal (main.cpp adds libedit on top) and tests
 // that pipe lines in. Everything it shows comes from the pipeline's Session.
 #pragma once
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -21,6 +22,10 @@ class Repl {
   // Drops a half-typed multi-line input (Ctrl-C at a continuation prompt).
   void cancel_input() { buffer_.clear(); }
   const char* prompt() const { return continuing() ? "   ...> " : "descent> "; }
+  // Stops every program this REPL runs (inputs, :load, :compare) after `steps` steps of its
+  // engine with "interrupted" (0: no limit). The fuzzer (fuzz/fuzz_repl.cpp) sets it so a
+  // generated `while true {}` ends deterministically instead of hanging.
+  void set_step_limit(uint64_t steps) { step_limit_ = steps; }
 
   // One : command. The table of them (command_table()) is the one list: :help prints it,
   // command() dispatches through it and completion offers its names.
@@ -64,6 +69,7 @@ class Repl {
   bool trace_ = false;
   int entry_ = 0;
   bool quit_ = false;  // :quit ran
+  uint64_t step_limit_ = 0;  // RunOptions::step_limit of every run
   std::string noted_engine_;  // the engine for which the "tensor code runs on ast" note was shown
 };
 

@@ -2,6 +2,8 @@
 # Installs every Debian 12 package Descent and its roadmap need, when missing, then
 # configures and builds with CMake + Ninja. Safe to run again: it only does what is missing.
 #   scripts/setup.sh          set up and build (build/)
+#   scripts/setup.sh fuzz     also configure build-fuzz/ with clang-15 and build only the
+#                             libFuzzer targets (fuzz/) and the libraries they need
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,6 +11,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   llvm-15-dev clang-15                  # LLVM backend (one libLLVM-15 in the process)
+  libclang-common-15-dev                # libFuzzer and the sanitizer runtimes (fuzz/)
   libfmt-dev libcli11-dev nlohmann-json3-dev doctest-dev libedit-dev
   ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers pocl-opencl-icd clinfo
   libimgui-dev libglfw3-dev libstb-dev libx11-dev fonts-dejavu-core   # the visualizer
@@ -34,3 +37,14 @@ if [ ! -f build/build.ninja ]; then
 fi
 # Two jobs: the project's machines have two cores, and LLVM-heavy files need the memory.
 cmake --build build -j2
+
+if [ "${1:-}" = fuzz ]; then
+  # -O1 and line tables only: fast enough to fuzz, quicker to build, symbolized reports.
+  if [ ! -f build-fuzz/build.ninja ]; then
+    CC=clang-15 CXX=clang++-15 cmake -S . -B build-fuzz -G Ninja -DDESCENT_FUZZ=ON \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only"
+  fi
+  cmake --build build-fuzz -j2 --target fuzz_frontend fuzz_npy fuzz_schedule fuzz_repl
+fi
