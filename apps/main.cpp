@@ -27,6 +27,7 @@ using namespace descent;
 namespace {
 
 constexpr int kUsageError = 64;  // EX_USAGE: the command line itself was wrong
+constexpr int kInterrupted = 130;  // 128 + SIGINT: what a shell reports for Ctrl-C
 
 std::atomic<bool>* g_interrupt = nullptr;
 volatile sig_atomic_t g_sigint = 0;
@@ -391,7 +392,8 @@ int main(int argc, char** argv) {
     std::string error;
     auto records = bench::run_benchmarks(bopts, &error);
     if (bar_shown) fmt::print(stderr, "\r\033[K");
-    if (!error.empty() && records.empty()) {
+    bool interrupted = error == "interrupted";
+    if (!error.empty() && records.empty() && !interrupted) {
       fmt::print(stderr, "error: {}\n", error);
       return kUsageError;
     }
@@ -403,6 +405,17 @@ int main(int argc, char** argv) {
     if (!tensor_records.empty())
       fmt::print("{}{}", program_records.empty() ? "" : "\n",
                  bench::format_tensor_table(tensor_records));
+    if (interrupted) {
+      // Ctrl-C: show what finished, write no file (a partial run must not replace an earlier
+      // complete one), and exit as a shell expects of a command stopped by SIGINT.
+      std::vector<std::string> unwritten;
+      for (const std::string* f : {&bopts.csv, &bopts.json, &plot_file})
+        if (!f->empty()) unwritten.push_back(*f);
+      fmt::print(stderr, "error: interrupted: {}{}\n",
+                 records.empty() ? "no cell finished" : "the results above are partial",
+                 unwritten.empty() ? "" : "; not written: " + join(unwritten, ", "));
+      return kInterrupted;
+    }
     if (!error.empty()) fmt::print(stderr, "error: {}\n", error);
     if (!plot_file.empty()) {
       bench::PlotOptions popts;

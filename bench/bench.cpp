@@ -456,11 +456,7 @@ std::vector<BenchRecord> run_benchmarks(const BenchOptions& o, std::string* erro
     auto more = run_tensor_benchmarks(tensor, error);
     records.insert(records.end(), more.begin(), more.end());
   }
-  std::string write_error;
-  if (!o.csv.empty() && !write_csv(o.csv, records, &write_error) && error->empty())
-    *error = write_error;
-  if (!o.json.empty() && !write_json(o.json, records, &write_error) && error->empty())
-    *error = write_error;
+  write_outputs(o, records, error);
   return records;
 }
 
@@ -638,11 +634,7 @@ std::vector<BenchRecord> run_program_benchmarks(const BenchOptions& o, std::stri
         r.ratio_vs_baseline = r.median_s / b.median_s;
   }
 
-  std::string write_error;
-  if (!o.csv.empty() && !write_csv(o.csv, records, &write_error) && error->empty())
-    *error = write_error;
-  if (!o.json.empty() && !write_json(o.json, records, &write_error) && error->empty())
-    *error = write_error;
+  write_outputs(o, records, error);
   return records;
 }
 }  // namespace

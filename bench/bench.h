@@ -81,7 +81,10 @@ struct BenchOptions {
   std::string programs_dir;          // empty: default_programs_dir()
   std::string csv, json;             // when set, the records are also written there
   std::function<void(std::string_view)> progress;  // one line per call, no trailing newline
-  const std::atomic<bool>* interrupt = nullptr;    // set to stop (e.g. from a SIGINT handler)
+  // Set to stop (e.g. from a SIGINT handler): the run returns the records finished so far
+  // with *error "interrupted", and writes no --csv/--json (a partial run must not replace
+  // the file of an earlier complete one).
+  const std::atomic<bool>* interrupt = nullptr;
   // Tensor suite: the thread counts every cell runs at (parallel loops and OpenBLAS alike),
   // and where the shipped schedules are (empty: this source tree's bench/schedules).
   std::vector<int> threads = {1, 2};

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench.h"
+
 namespace descent::bench {
 
 double median_of(std::vector<double> v);  // 0 for no values
@@ -12,5 +14,10 @@ double median_of(std::vector<double> v);  // 0 for no values
 std::string render(const std::vector<std::vector<std::string>>& rows, size_t left);
 // "12.3 us", "4.56 ms", "1.234 s", "-" for nan; `ms_digits` decimals for milliseconds.
 std::string seconds_text(double s, int ms_digits = 2);
+// Writes o.csv and o.json (those set) unless the run was interrupted; the first write error
+// goes to *error when it holds nothing yet. An interrupted run also sets *error to
+// "interrupted", whichever cell noticed it.
+void write_outputs(const BenchOptions& o, const std::vector<BenchRecord>& records,
+                   std::string* error);
 
 }  // namespace descent::bench

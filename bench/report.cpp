@@ -162,6 +162,19 @@ bool write_json(const std::string& path, const std::vector<BenchRecord>& records
   return write_text(path, to_json(records), error);
 }
 
+void write_outputs(const BenchOptions& o, const std::vector<BenchRecord>& records,
+                   std::string* error) {
+  if (o.interrupt && o.interrupt->load()) {
+    *error = "interrupted";
+    return;
+  }
+  std::string write_error;
+  if (!o.csv.empty() && !write_csv(o.csv, records, &write_error) && error->empty())
+    *error = write_error;
+  if (!o.json.empty() && !write_json(o.json, records, &write_error) && error->empty())
+    *error = write_error;
+}
+
 // ---- text tables -------------------------------------------------------------------------
 
 std::string format_table(const std::vector<BenchRecord>& records) {

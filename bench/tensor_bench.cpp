@@ -488,11 +488,15 @@ bool TensorSuite::run_hand(const std::string& device, BenchRecord* r, tensor::Te
   const HandWritten* h = find_hand(device, p_.w->kernel);
   tensor::HandKernel k;
   k.entry = h->entry;
-  std::string path = (fs::path(schedules_dir()) / ".." / device / h->file).string();
+  std::string path = (fs::path(schedules_dir()) / ".." / device / h->file).lexically_normal().string();
   if (!read_file(path, &k.source, problem)) return false;
   if (!h->launch(p_.inputs, &k, problem)) return false;
   std::unique_ptr<tensor::CompiledKernel> compiled;
-  if (!tensor::find_backend(device)->compile_hand(k, &compiled, problem)) return false;
+  if (!tensor::find_backend(device)->compile_hand(k, &compiled, problem)) {
+    // The build log's file names are the driver's temporary copy: say which file failed.
+    *problem = path + ": " + *problem;
+    return false;
+  }
   r->compile_s = compiled->compile_seconds();
   return time_runs([&] {
     tensor::KernelTiming t;
@@ -675,11 +679,7 @@ std::vector<BenchRecord> run_tensor_benchmarks(const BenchOptions& o, std::strin
   if (!suite.validate(error)) return {};
   std::vector<BenchRecord> records = suite.run(error);
   set_ratios(records);
-  std::string write_error;
-  if (!o.csv.empty() && !write_csv(o.csv, records, &write_error) && error->empty())
-    *error = write_error;
-  if (!o.json.empty() && !write_json(o.json, records, &write_error) && error->empty())
-    *error = write_error;
+  write_outputs(o, records, error);
   return records;
 }
 

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 
 namespace descent::tensor {
@@ -357,7 +358,10 @@ bool parse_npy(const std::string& bytes, Tensor* out, std::string* error) {
   return true;
 }
 
-std::string serialize_npy(const Tensor& t) {
+namespace {
+
+// The preamble and the header of t's .npy file: everything before the data.
+std::string npy_header(const Tensor& t) {
   std::string header =
       "{'descr': '<f4', 'fortran_order': False, 'shape': " + format_dims(t.shape) + ", }";
   // Version 1.0 unless the header outgrows its uint16 length (only an absurd rank can):
@@ -385,19 +389,29 @@ std::string serialize_npy(const Tensor& t) {
   for (size_t i = 0; i < (major == 1 ? 2u : 4u); ++i)
     out += static_cast<char>((hlen >> (8 * i)) & 0xFF);
   out += header;
+  return out;
+}
 
-  size_t n = t.data.size();
-  size_t base = out.size();
-  out.resize(base + 4 * n);
-  char* dst = out.data() + base;
+// n floats as little-endian f32 bytes at dst.
+void put_le_floats(const float* src, size_t n, char* dst) {
   if constexpr (std::endian::native == std::endian::little) {
-    if (n) std::memcpy(dst, t.data.data(), 4 * n);
+    if (n) std::memcpy(dst, src, 4 * n);
   } else {
     for (size_t i = 0; i < n; ++i) {
-      uint32_t bits = std::bit_cast<uint32_t>(t.data[i]);
+      uint32_t bits = std::bit_cast<uint32_t>(src[i]);
       for (int b = 0; b < 4; ++b) dst[4 * i + b] = static_cast<char>((bits >> (8 * b)) & 0xFF);
     }
   }
+}
+
+}  // namespace
+
+std::string serialize_npy(const Tensor& t) {
+  std::string out = npy_header(t);
+  size_t n = t.data.size();
+  size_t base = out.size();
+  out.resize(base + 4 * n);
+  put_le_floats(t.data.data(), n, out.data() + base);
   return out;
 }
 
@@ -417,12 +431,26 @@ bool load_npy(const std::string& path, Tensor* out, std::string* error) {
     *error = path + ": cannot open: " + std::strerror(errno);
     return false;
   }
+  // The whole file is held while it is parsed: a file larger than the memory left is an
+  // error, not an escaped std::bad_alloc (which would end a REPL session).
   std::string bytes;
   char buf[1 << 16];
   size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
-  bool failed = std::ferror(f) != 0;
-  int err = errno;
+  bool failed = false;
+  int err = 0;
+  long size = std::fseek(f, 0, SEEK_END) == 0 ? std::ftell(f) : -1;
+  std::rewind(f);
+  try {
+    if (size > 0) bytes.reserve(static_cast<size_t>(size));
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
+    failed = std::ferror(f) != 0;
+    err = errno;
+  } catch (const std::exception&) {  // std::bad_alloc, or std::length_error past max_size()
+    std::fclose(f);
+    *error = path + ": out of memory reading the file (" +
+             std::to_string(std::max<long>(size, 0)) + " bytes)";
+    return false;
+  }
   std::fclose(f);
   if (failed) {
     *error = path + ": read error: " + std::strerror(err);
@@ -449,13 +477,22 @@ bool save_npy(const Tensor& t, const std::string& path, std::string* error) {
              " values but its shape needs " + std::to_string(t.numel());
     return false;
   }
-  std::string bytes = serialize_npy(t);
+  // The data goes from the tensor to the file in slices: no second copy of a large tensor
+  // (which could fail for want of memory when the tensor itself fits).
+  std::string header = npy_header(t);
   FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) {
     *error = path + ": cannot open for writing: " + std::strerror(errno);
     return false;
   }
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size();
+  char slice[1 << 16];
+  constexpr size_t kPerSlice = sizeof slice / 4;
+  for (size_t i = 0, n = t.data.size(); ok && i < n; i += kPerSlice) {
+    size_t m = std::min(kPerSlice, n - i);
+    put_le_floats(t.data.data() + i, m, slice);
+    ok = std::fwrite(slice, 1, 4 * m, f) == 4 * m;
+  }
   int err = errno;
   if (std::fclose(f) != 0 && ok) {
     ok = false;

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "../sanitizer.h"
 #include "frontend_util.h"
 
 using fe::contains;
@@ -17,31 +16,8 @@ namespace {
 
 constexpr const char* kLimitKiB = "6000000";  // about 5.7 GiB of address space
 
-// Runs `descent ARGS` under `ulimit -v`; exit code 77 when the shell cannot set the limit.
 fe::ProcResult run_limited(const std::vector<std::string>& args, const std::string& input) {
-  if (kUnderAddressSanitizer) {
-    fe::ProcResult skipped;
-    skipped.exited = true;
-    skipped.exit_code = 77;
-    return skipped;
-  }
-  std::vector<std::string> argv = {
-      "/bin/sh", "-c", std::string("ulimit -v ") + kLimitKiB + " 2>/dev/null || exit 77; exec \"$@\"",
-      "sh", DESCENT_BIN};
-  argv.insert(argv.end(), args.begin(), args.end());
-  fe::Child c(argv);
-  c.write(input);
-  return c.finish(60.0);
-}
-
-bool limit_unsupported(const fe::ProcResult& r) {
-  if (r.exited && r.exit_code == 77) {
-    const char* why = kUnderAddressSanitizer ? "not run under AddressSanitizer (see tests/sanitizer.h)"
-                                             : "skipped: /bin/sh cannot set ulimit -v here";
-    MESSAGE(why);
-    return true;
-  }
-  return false;
+  return fe::run_descent_limited(kLimitKiB, args, input);
 }
 
 const char* kOom = "out of memory allocating a tensor of shape [60000, 60000]";
@@ -79,7 +55,7 @@ TEST_CASE("REPL: a kernel output that cannot be allocated is an error, the sessi
   for (const char* device : {"ref", "cpu"}) {
     INFO("device " << std::string(device));
     auto r = run_limited({}, std::string(":device ") + device + "\n" + kOutputInput);
-    if (limit_unsupported(r)) return;
+    if (fe::limit_unsupported(r)) return;
     // A :command is not a numbered input: the print is input 2.
     check_session_survived(r, "<repl:2>:1:7");
     CHECK(r.exit_code == 0);
@@ -88,7 +64,7 @@ TEST_CASE("REPL: a kernel output that cannot be allocated is an error, the sessi
 
 TEST_CASE("REPL: a graph intermediate that cannot be allocated is an error, the session goes on") {
   auto r = run_limited({}, kIntermediateInput);
-  if (limit_unsupported(r)) return;
+  if (fe::limit_unsupported(r)) return;
   check_session_survived(r, "<repl:2>:1:7");
   CHECK(r.exit_code == 0);
 }
@@ -102,7 +78,7 @@ TEST_CASE("run: an allocation failure is a runtime error at the call, exit 1, no
   for (const char* engine : {"ast", "stack"}) {
     INFO("engine " << std::string(engine));
     auto r = run_limited({"run", "--engine", engine, path}, "");
-    if (limit_unsupported(r)) return;
+    if (fe::limit_unsupported(r)) return;
     INFO(fe::describe(r));
     CHECK(r.exited);
     CHECK(r.exit_code == 1);

@@ -5,6 +5,7 @@
 // (the child is killed), it never hangs the test run. Nothing here asserts that anything is
 // fast; the deadlines only bound how long a broken build can take.
 #pragma once
+#include <doctest/doctest.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -29,6 +30,7 @@
 
 #include <sstream>
 
+#include "../sanitizer.h"
 #include "apps/repl.h"
 #include "pipeline/pipeline.h"
 
@@ -319,6 +321,37 @@ inline ProcResult run_descent(const std::vector<std::string>& args, const std::s
   Child c(argv, env);
   c.write(input);
   return c.finish();
+}
+
+// Runs `descent ARGS...` under `ulimit -v KIB` (through /bin/sh, so the limit holds for the
+// whole process, as a user's shell would set it), with `input` on stdin. Exit code 77 means
+// the shell could not set the limit: see limit_unsupported.
+inline ProcResult run_descent_limited(const std::string& kib, const std::vector<std::string>& args,
+                                      const std::string& input, double seconds = 60.0) {
+  if (kUnderAddressSanitizer) {
+    ProcResult skipped;
+    skipped.exited = true;
+    skipped.exit_code = 77;
+    return skipped;
+  }
+  std::vector<std::string> argv = {
+      "/bin/sh", "-c", "ulimit -v " + kib + " 2>/dev/null || exit 77; exec \"$@\"", "sh",
+      DESCENT_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Child c(argv);
+  c.write(input);
+  return c.finish(seconds);
+}
+
+// True (and says so) when run_descent_limited could not set the limit here.
+inline bool limit_unsupported(const ProcResult& r) {
+  if (r.exited && r.exit_code == 77) {
+    const char* why = kUnderAddressSanitizer ? "not run under AddressSanitizer (see tests/sanitizer.h)"
+                                             : "skipped: /bin/sh cannot set ulimit -v here";
+    MESSAGE(why);
+    return true;
+  }
+  return false;
 }
 
 // Describes a result for failure messages.
