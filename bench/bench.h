@@ -124,11 +124,13 @@ struct BenchRecord {
   std::string note;            // why it failed, when !checksum_ok
   // Tensor suite (0 / NaN elsewhere): the thread count, the achieved rates, and the rate as a
   // fraction of the roofline measured at that thread count in the same run (the FMA peak,
-  // or bandwidth x arithmetic intensity where that is lower).
+  // or bandwidth x arithmetic intensity where that is lower, with the bandwidth of the
+  // memory level the kernel's data fits in: roof_level, "L2" or "DRAM").
   int threads = 0;
   double gflops = std::numeric_limits<double>::quiet_NaN();
   double gbs = std::numeric_limits<double>::quiet_NaN();
   double roof_fraction = std::numeric_limits<double>::quiet_NaN();
+  std::string roof_level;
   // Tensor suite: the cell could not run here and that is not a failure (no OpenCL device,
   // no schedule file for the column); `note` says why. all_ok() ignores skipped records.
   bool skipped = false;

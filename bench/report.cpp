@@ -98,9 +98,10 @@ Json number_or_null(double v) { return std::isnan(v) ? Json() : Json(v); }
 std::string to_csv(const std::vector<BenchRecord>& records) {
   std::string s =
       "suite,workload,engine,kind,scale,median_s,min_s,max_s,cpu_s,runs,compile_s,startup_s,"
-      "steps,baseline,ratio_vs_baseline,checksum_ok,note,threads,gflops,gbs,roof_fraction\n";
+      "steps,baseline,ratio_vs_baseline,checksum_ok,note,threads,gflops,gbs,roof_fraction,"
+      "roof_level\n";
   for (const auto& r : records) {
-    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.suite),
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.suite),
                      csv_field(r.workload), csv_field(r.engine), r.kind, r.scale,
                      csv_number(r.median_s), csv_number(r.min_s), csv_number(r.max_s),
                      csv_number(r.cpu_s), r.runs,
@@ -108,7 +109,7 @@ std::string to_csv(const std::vector<BenchRecord>& records) {
                      csv_field(r.baseline),
                      csv_number(r.ratio_vs_baseline), r.checksum_ok ? "true" : "false",
                      csv_field(r.note), r.threads, csv_number(r.gflops), csv_number(r.gbs),
-                     csv_number(r.roof_fraction));
+                     csv_number(r.roof_fraction), csv_field(r.roof_level));
   }
   return s;
 }
@@ -144,6 +145,7 @@ std::string to_json(const std::vector<BenchRecord>& records) {
         {"gflops", number_or_null(r.gflops)},
         {"gbs", number_or_null(r.gbs)},
         {"roof_fraction", number_or_null(r.roof_fraction)},
+        {"roof_level", r.roof_level},
         {"skipped", r.skipped},
     });
   }
@@ -241,7 +243,9 @@ std::string format_tensor_table(const std::vector<BenchRecord>& records) {
     rows.push_back({r.workload, r.engine, std::to_string(r.threads),
                     r.runs ? seconds_text(r.median_s) : "-", seconds_text(r.compile_s),
                     num(r.gflops, "{:.2f}"), num(r.gbs, "{:.1f}"),
-                    num(r.roof_fraction * 100, "{:.0f}%"), num(r.ratio_vs_baseline, "{:.2f}"),
+                    num(r.roof_fraction * 100, "{:.0f}%") +
+                        (std::isnan(r.roof_fraction) ? "" : " " + r.roof_level),
+                    num(r.ratio_vs_baseline, "{:.2f}"),
                     r.skipped ? "skipped" : r.checksum_ok ? "ok" : "FAILED"});
   }
   std::string s = render(rows, 2);
@@ -250,6 +254,11 @@ std::string format_tensor_table(const std::vector<BenchRecord>& records) {
   std::string legend;
   for (const auto& [b, wls] : by_base) legend += (legend.empty() ? "" : "; ") + b + " for " + wls;
   if (!legend.empty()) s += "time/base: median / the baseline's median (" + legend + ")\n";
+  bool any_roof = false;
+  for (const auto& r : records) any_roof = any_roof || (r.suite == "tensor" && !std::isnan(r.roof_fraction));
+  if (any_roof)
+    s += "% roof: GFLOP/s / min(FMA peak, bandwidth x flop/byte), the bandwidth of the memory "
+         "level (L1, L2, L3, DRAM) the kernel's inputs and output fit in\n";
   for (const auto& r : records)
     if (r.suite == "tensor" && !r.checksum_ok)
       s += r.engine.rfind("opencl", 0) == 0

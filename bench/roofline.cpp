@@ -8,8 +8,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
+#include <limits>
 #include <memory>
 #include <new>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -287,21 +290,162 @@ double measure_bandwidth_gbs(int threads) {
   return best;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Caches
+
+namespace {
+
+std::string read_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// "32K", "2048K", "32M" -> bytes; 0 when unreadable.
+double parse_size(const std::string& text) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || v <= 0) return 0;
+  if (*end == 'K') v *= 1024;
+  if (*end == 'M') v *= 1024 * 1024;
+  if (*end == 'G') v *= 1024.0 * 1024 * 1024;
+  return v;
+}
+
+// "0-1,4,6-7" -> 5
+int count_cpus(const std::string& list) {
+  int n = 0;
+  size_t i = 0;
+  while (i < list.size()) {
+    size_t comma = list.find(',', i);
+    std::string part = list.substr(i, comma == std::string::npos ? std::string::npos : comma - i);
+    size_t dash = part.find('-');
+    if (dash == std::string::npos) n += part.empty() ? 0 : 1;
+    else n += std::atoi(part.c_str() + dash + 1) - std::atoi(part.c_str()) + 1;
+    if (comma == std::string::npos) break;
+    i = comma + 1;
+  }
+  return std::max(n, 1);
+}
+
+// Triad repeated `reps` times over each thread's own arrays of n floats.
+double time_private_triads(int threads, size_t n, int64_t reps, int* ran) {
+  std::vector<std::unique_ptr<float[]>> arrays(static_cast<size_t>(threads) * 3);
+  return run_together(
+      threads,
+      [&](int tid, int) {
+        // Allocated and first touched by the thread that streams them (its own node).
+        auto& a = arrays[static_cast<size_t>(tid) * 3];
+        auto& b = arrays[static_cast<size_t>(tid) * 3 + 1];
+        auto& c = arrays[static_cast<size_t>(tid) * 3 + 2];
+        if (!a) {
+          a.reset(new float[n]());
+          b.reset(new float[n]);
+          c.reset(new float[n]);
+          std::fill(b.get(), b.get() + n, 1.0f);
+          std::fill(c.get(), c.get() + n, 2.0f);
+        }
+        for (int64_t r = 0; r < reps; ++r) triad(a.get(), b.get(), c.get(), 0.5f + float(r & 7), 0, n);
+        g_sink = a[n / 2];
+      },
+      ran);
+}
+
+}  // namespace
+
+std::vector<CacheInfo> detect_data_caches() {
+  std::vector<CacheInfo> caches;
+  for (int i = 0; i < 16; ++i) {
+    std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::string type = read_line(dir + "type");
+    if (type.empty()) break;
+    if (type == "Instruction") continue;
+    CacheInfo c;
+    c.level = std::atoi(read_line(dir + "level").c_str());
+    c.bytes = parse_size(read_line(dir + "size"));
+    c.shared_by = count_cpus(read_line(dir + "shared_cpu_list"));
+    if (c.level > 0 && c.bytes > 0) caches.push_back(c);
+  }
+  std::sort(caches.begin(), caches.end(),
+            [](const CacheInfo& a, const CacheInfo& b) { return a.level < b.level; });
+  return caches;
+}
+
+double measure_bandwidth_gbs(int threads, double bytes_per_thread) {
+  threads = resolve_threads(threads);
+  size_t n = std::max<size_t>(64, static_cast<size_t>(bytes_per_thread / (3 * sizeof(float))));
+  n -= n % 8;
+  // Calibrate on the first run (which also allocates and warms the arrays): grow the
+  // repetitions until a run takes >= 2 ms, then size each timed run to ~20 ms.
+  int ran = 1;
+  int64_t reps = 1;
+  double t = time_private_triads(threads, n, reps, &ran);  // allocation and first touch
+  for (;;) {
+    t = time_private_triads(threads, n, reps, &ran);
+    if (t >= 2e-3 || reps >= (int64_t(1) << 30)) break;
+    reps *= 4;
+  }
+  reps = std::max<int64_t>(1, static_cast<int64_t>(reps * (0.02 / std::max(t, 1e-9))));
+  double best = 0;
+  for (int run = 0; run < 5; ++run) {
+    double sec = time_private_triads(threads, n, reps, &ran);
+    best = std::max(best, ran * 3.0 * sizeof(float) * double(n) * double(reps) / sec / 1e9);
+  }
+  return best;
+}
+
+const MemoryLevel& Roofline::level_for(double bytes) const {
+  static const MemoryLevel unknown{"DRAM", std::numeric_limits<double>::infinity(), 0};
+  for (const MemoryLevel& l : levels)
+    if (bytes <= l.capacity) return l;
+  return levels.empty() ? unknown : levels.back();
+}
+
 Roofline measure_roofline(int threads) {
   Roofline r;
   r.isa = detect_vector_isa();
   r.threads = resolve_threads(threads);
   r.peak_gflops = measure_fma_peak_gflops(r.threads);
   r.bandwidth_gbs = measure_bandwidth_gbs(r.threads);
+  double smaller = 0;  // the capacity of the level before
+  for (const CacheInfo& c : detect_data_caches()) {
+    // The threads are spread over cores: a cache shared by k CPUs serves ceil(threads / k)
+    // copies of itself.
+    int copies = (r.threads + c.shared_by - 1) / c.shared_by;
+    MemoryLevel l;
+    l.name = "L" + std::to_string(c.level);
+    l.capacity = c.bytes * copies;
+    // Measured with data just past the level before (twice its size), at most half this one:
+    // the fastest this level serves, so the roof bounds every working set it holds. (A big
+    // shared L3 filled to half is, on a busy or virtual machine, often half DRAM already.)
+    double bytes = l.capacity / 2;
+    if (smaller > 0) bytes = std::min(bytes, 2 * smaller);
+    l.bandwidth_gbs = measure_bandwidth_gbs(r.threads, bytes / r.threads);
+    r.levels.push_back(l);
+    smaller = l.capacity;
+  }
+  r.levels.push_back({"DRAM", std::numeric_limits<double>::infinity(), r.bandwidth_gbs});
+  // A level measured slower than a bigger one is noise: the roof never drops as the data
+  // gets closer to the core, so it takes the bigger level's figure.
+  for (size_t i = r.levels.size() - 1; i-- > 0;)
+    r.levels[i].bandwidth_gbs = std::max(r.levels[i].bandwidth_gbs, r.levels[i + 1].bandwidth_gbs);
   return r;
 }
 
 std::string format_roofline(const Roofline& r) {
-  return fmt::format(
+  std::string text = fmt::format(
       "{} x {} thread{}: peak {:.1f} GFLOP/s, bandwidth {:.1f} GB/s, ridge {:.1f} "
       "flop/byte",
       r.isa.name, r.threads, r.threads == 1 ? "" : "s", r.peak_gflops, r.bandwidth_gbs,
       r.ridge_intensity());
+  std::string caches;
+  for (const MemoryLevel& l : r.levels) {
+    if (l.name == "DRAM") continue;
+    caches += fmt::format("{}{} ({} KiB) {:.1f} GB/s", caches.empty() ? "; " : ", ", l.name,
+                          static_cast<long long>(l.capacity / 1024), l.bandwidth_gbs);
+  }
+  return text + caches;
 }
 
 }  // namespace descent::bench

@@ -597,8 +597,11 @@ void TensorSuite::finish_record(BenchRecord* r, const std::vector<double>& times
       r->gbs = p_.bytes / r->median_s / 1e9;
       auto roof = roofs_.find(r->threads);
       if (roof != roofs_.end()) {
-        double attainable = roof->second.attainable_gflops(p_.flops / p_.bytes);
+        // Warm runs find the data where the last run left it: in the smallest cache that
+        // holds the kernel's inputs and output, whose bandwidth is then the memory roof.
+        double attainable = roof->second.attainable_gflops(p_.flops / p_.bytes, p_.bytes);
         if (attainable > 0) r->roof_fraction = r->gflops / attainable;
+        r->roof_level = roof->second.level_for(p_.bytes).name;
       }
     }
   }

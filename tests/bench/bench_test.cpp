@@ -178,11 +178,12 @@ TEST_CASE("CSV and JSON: records with suite, workload, engine, median_s") {
   REQUIRE(lines.size() == 3);
   CHECK(lines[0] ==
         "suite,workload,engine,kind,scale,median_s,min_s,max_s,cpu_s,runs,compile_s,startup_s,"
-        "steps,baseline,ratio_vs_baseline,checksum_ok,note,threads,gflops,gbs,roof_fraction");
+        "steps,baseline,ratio_vs_baseline,checksum_ok,note,threads,gflops,gbs,roof_fraction,"
+        "roof_level");
   CHECK(lines[1].find("vm,b1_fib,ast,descent,quick,") == 0);
   CHECK(lines[2].find("vm,b4_collatz,ast,descent,quick,") == 0);
   for (size_t i = 1; i < lines.size(); ++i) {
-    CHECK(std::count(lines[i].begin(), lines[i].end(), ',') == 20);
+    CHECK(std::count(lines[i].begin(), lines[i].end(), ',') == 21);
     CHECK(lines[i].find(",true,") != std::string::npos);
   }
 
@@ -215,7 +216,7 @@ TEST_CASE("CSV quoting and NaN ratios") {
   r.note = "printed \"1,2\"";
   std::string csv = to_csv({r});
   // ... ratio (NaN: empty), checksum_ok, the quoted note, then threads 0 and three NaNs.
-  CHECK(csv.find(",,false,\"printed \"\"1,2\"\"\",0,,,\n") != std::string::npos);
+  CHECK(csv.find(",,false,\"printed \"\"1,2\"\"\",0,,,,\n") != std::string::npos);
   auto doc = nlohmann::json::parse(to_json({r}));
   CHECK(doc["records"][0]["ratio_vs_baseline"].is_null());
 }

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "bench/blas.h"
@@ -171,4 +172,50 @@ TEST_CASE("roofline measurements are positive and finite") {
   CHECK(format_roofline(r) == r.isa.name +
                                   " x 2 threads: peak 100.0 GFLOP/s, bandwidth 20.0 GB/s, "
                                   "ridge 5.0 flop/byte");
+}
+
+TEST_CASE("cache-aware roofline: the roof of the level a working set fits in") {
+  Roofline r;
+  r.isa = detect_vector_isa();
+  r.threads = 2;
+  r.peak_gflops = 100;
+  r.bandwidth_gbs = 20;
+  const double inf = std::numeric_limits<double>::infinity();
+  r.levels = {{"L1", 64 * 1024, 400}, {"L2", 1024 * 1024, 200}, {"DRAM", inf, 20}};
+  CHECK(r.level_for(1000).name == "L1");
+  CHECK(r.level_for(64 * 1024).name == "L1");
+  CHECK(r.level_for(64 * 1024 + 1).name == "L2");
+  CHECK(r.level_for(1e9).name == "DRAM");
+  // 0.25 flop/byte: from L1 100 (400 * 0.25, also the compute roof), from L2 50, DRAM 5.
+  CHECK(r.attainable_gflops(0.25, 1000) == 100.0);
+  CHECK(r.attainable_gflops(0.25, 512 * 1024) == 50.0);
+  CHECK(r.attainable_gflops(0.25, 1e9) == 5.0);
+  CHECK(r.attainable_gflops(0.25, 1e9) == r.attainable_gflops(0.25));
+  CHECK(format_roofline(r) == r.isa.name +
+                                  " x 2 threads: peak 100.0 GFLOP/s, bandwidth 20.0 GB/s, "
+                                  "ridge 5.0 flop/byte; L1 (64 KiB) 400.0 GB/s, L2 (1024 KiB) "
+                                  "200.0 GB/s");
+  Roofline none;  // nothing measured: DRAM, with no bandwidth known
+  CHECK(none.level_for(10).name == "DRAM");
+}
+
+TEST_CASE("cache-aware roofline: measured levels, smallest first, never slower than DRAM") {
+  for (const CacheInfo& c : detect_data_caches()) {
+    CAPTURE(c.level);
+    CHECK(c.bytes > 0);
+    CHECK(c.shared_by >= 1);
+  }
+  double l1ish = measure_bandwidth_gbs(1, 16 * 1024);
+  CHECK(std::isfinite(l1ish));
+  CHECK(l1ish > 0);
+  Roofline r = measure_roofline(1);
+  REQUIRE_FALSE(r.levels.empty());
+  CHECK(r.levels.back().name == "DRAM");
+  CHECK(r.levels.back().bandwidth_gbs == r.bandwidth_gbs);
+  CHECK(r.levels.size() == detect_data_caches().size() + 1);
+  for (size_t i = 0; i + 1 < r.levels.size(); ++i) {
+    CAPTURE(r.levels[i].name);
+    CHECK(r.levels[i].capacity < r.levels[i + 1].capacity);
+    CHECK(r.levels[i].bandwidth_gbs >= r.levels[i + 1].bandwidth_gbs);
+  }
 }

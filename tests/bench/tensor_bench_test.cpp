@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "bench/roofline.h"
 #include "bench/bench.h"
 #include "gpu/runtime.h"
 
@@ -84,6 +85,11 @@ TEST_CASE("tensor suite: every workload on every column, checked, with rates") {
     CHECK(r.gbs > 0);
     if (r.engine == "opencl-naive") ++opencl_naive_ran;
     if (!is_opencl(r)) CHECK(r.roof_fraction > 0);
+    // At the quick scale every workload's data fits in a cache: its roof is that level's.
+    if (!is_opencl(r) && !detect_data_caches().empty()) {
+      CHECK(r.roof_level.size() == 2);
+      CHECK(r.roof_level[0] == 'L');
+    }
     if (r.engine != "ref") CHECK(std::isfinite(r.ratio_vs_baseline));
     if (r.engine == base) CHECK(r.ratio_vs_baseline == doctest::Approx(1.0));
     // Build time apart from run time: every compiled column records its compile time.
