@@ -12,6 +12,8 @@
 // spacing, key order and padding.
 #include "tensor/tensor.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <bit>
 #include <cctype>
@@ -480,8 +482,15 @@ bool save_npy(const Tensor& t, const std::string& path, std::string* error) {
   // The data goes from the tensor to the file in slices: no second copy of a large tensor
   // (which could fail for want of memory when the tensor itself fits).
   std::string header = npy_header(t);
-  FILE* f = std::fopen(path.c_str(), "wb");
+  // A regular file is written beside itself and renamed over the old one at the end, so a
+  // save that fails half-way (disk full, file-size limit) leaves the file that was there.
+  // Devices and pipes (/dev/stdout, /dev/full) are written in place.
+  struct stat st;
+  bool in_place = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  std::string target = in_place ? path : path + ".descent-tmp";
+  FILE* f = std::fopen(target.c_str(), "wb");
   if (!f) {
+    // The folder may forbid a new file where the file itself is writable: report the path.
     *error = path + ": cannot open for writing: " + std::strerror(errno);
     return false;
   }
@@ -498,7 +507,12 @@ bool save_npy(const Tensor& t, const std::string& path, std::string* error) {
     ok = false;
     err = errno;
   }
+  if (ok && !in_place && std::rename(target.c_str(), path.c_str()) != 0) {
+    ok = false;
+    err = errno;
+  }
   if (!ok) {
+    if (!in_place) std::remove(target.c_str());
     *error = path + ": write error: " + std::strerror(err);
     return false;
   }

@@ -3,7 +3,11 @@
 // sweeps: every truncation and every single-byte flip of a small file is an error value or a
 // valid tensor, never a crash or a hang.
 #include <doctest/doctest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <bit>
 #include <cmath>
@@ -388,4 +392,37 @@ TEST_CASE("load_npy and save_npy: files, and errors naming them") {
   Tensor keep = make({1}, {5.0f});
   CHECK_FALSE(load_npy(kSamples + "bad_f8.npy", &keep, &error));
   CHECK(format_tensor(keep) == "tensor([1], [5.0])");
+}
+
+TEST_CASE("a save that fails half-way leaves the file that was there, and no scratch file") {
+  // A file-size limit in a forked child makes the write fail after the first 4 KiB, as a full
+  // disk would: the old file must survive whole (the save writes beside it and renames).
+  TempDir dir;
+  std::string path = (dir.path / "keep.npy").string();
+  Tensor old_t = make({2}, {1.0f, 2.0f});
+  std::string error;
+  REQUIRE(save_npy(old_t, path, &error));
+  std::string before = read_bytes(path);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    signal(SIGXFSZ, SIG_IGN);  // the write then fails with EFBIG instead of killing us
+    rlimit lim{4096, 4096};
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(77);
+    Tensor big;
+    std::string why;
+    if (!rand({100, 100}, 3, &big, &why)) _exit(3);
+    bool saved = save_npy(big, path, &why);
+    _exit(!saved && why == path + ": write error: File too large" ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(read_bytes(path) == before);
+  CHECK_FALSE(std::filesystem::exists(path + ".descent-tmp"));
+  // Writing to a device goes in place (no scratch file beside /dev/full).
+  CHECK_FALSE(save_npy(old_t, "/dev/full", &error));
+  CHECK(error == "/dev/full: write error: No space left on device");
+  CHECK_FALSE(std::filesystem::exists("/dev/full.descent-tmp"));
 }
