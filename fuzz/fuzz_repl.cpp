@@ -1,5 +1,5 @@
 // fuzz_repl: the bytes are a REPL session, split into lines and fed one by one to a fresh
-// descent::Repl (in process, fe::ReplHarness), `:` commands included: stages and views,
+// descent::Repl (in process, its streams captured), `:` commands included: stages and views,
 // engines, :compare, kernels, schedules, :run. The REPL must never crash, trip a sanitizer
 // or hang, whatever it is typed; every error is a message on its error stream.
 //
@@ -15,13 +15,14 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 
 #include "fuzz/fuzz_common.h"
-// frontend_util.h's run_descent (not used here) names the CLI binary this way.
-#define DESCENT_BIN "descent"
-#include "tests/frontends/frontend_util.h"
+#include "apps/repl.h"
+#include "lang/text.h"
+#include "pipeline/pipeline.h"
 
 namespace {
 
@@ -77,14 +78,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (descent::fuzz::has_number_above(text, kMaxNumber) || text.find("load") != std::string::npos ||
       text.find("save") != std::string::npos)
     return 0;
-  fe::ReplHarness h;
-  h.repl.set_step_limit(kStepLimit);
-  Watchdog watchdog(h.session.interrupt_flag());
+  descent::Session session;
+  std::ostringstream out, err;
+  descent::Repl repl(session, out, err);
+  repl.set_step_limit(kStepLimit);
+  Watchdog watchdog(session.interrupt_flag());
   size_t lines = 0;
-  for (const std::string& line : fe::split_lines(text)) {
+  for (const std::string& line : descent::split_lines(text)) {
     if (++lines > kMaxLines) break;
     watchdog.line_started();
-    if (!h.feed(line)) break;  // :quit
+    if (!repl.feed(line)) break;  // :quit
   }
   return 0;
 }
