@@ -64,7 +64,11 @@ char* completion_generator(const char* text, int state) {
 char** completer(const char* text, int start, int) {
   rl_attempted_completion_over = 1;
   g_before.assign(rl_line_buffer, size_t(start));
-  return rl_completion_matches(text, completion_generator);
+  char** m = rl_completion_matches(text, completion_generator);
+  // "fib(" is a call being typed: no space after it.
+  size_t n = m && m[0] ? std::strlen(m[0]) : 0;
+  rl_completion_append_character = n && m[0][n - 1] == '(' ? '\0' : ' ';
+  return m;
 }
 
 std::string history_path() {
@@ -223,7 +227,7 @@ int main(int argc, char** argv) {
   bool trace = false;
   int registers = 16;
   run->add_flag("--trace", trace, "print every instruction the VM executes (stack, reg) on stderr");
-  run->add_option("--registers", registers, "register file size for --engine reg (3..250)");
+  auto* run_registers = run->add_option("--registers", registers, "register file size for --engine reg (3..250)");
 
   std::string stage_help = "one of:";
   for (auto& s : Session::stages()) stage_help += std::string(" ") + s.name;
@@ -346,6 +350,11 @@ int main(int argc, char** argv) {
       std::fwrite(s.data(), 1, s.size(), stdout);
     };
     if (trace) opts.trace = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stderr); };
+    // Options the chosen engine would ignore: say so rather than print nothing.
+    if (trace && !Session::engine_traces(engine))
+      fmt::print(stderr, "note: the {} engine does not trace; --trace needs --engine stack or --engine reg\n", engine);
+    if (run_registers->count() && engine != "reg")
+      fmt::print(stderr, "note: --registers sizes the register VM's file; it has no effect without --engine reg\n");
     Outcome o = session.submit(std::move(text), file, opts);
     std::fflush(stdout);
     if (!o.note.empty()) fmt::print(stderr, "note: {}\n", o.note);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -37,22 +38,56 @@ bool format_arg(std::ostream& err, const std::vector<std::string>& w, size_t i, 
   return false;
 }
 
-std::vector<std::string> stage_names(const Session&) {
-  std::vector<std::string> v;
-  for (const auto& s : Session::stages()) v.push_back(s.name);
+// ---- completion: what each command's next word can be --------------------------------
+// Each takes the words before the one being completed (w[0]: the command).
+using Words = std::vector<std::string>;
+
+Words plus(Words a, const Words& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+Words function_names(const Session& s) {
+  Words v;
+  for (const auto& f : s.module().functions) v.push_back(f.name);
   return v;
 }
-std::vector<std::string> engine_names(const Session&) { return Session::engines(); }
-std::vector<std::string> device_names(const Session&) { return Session::devices(); }
-std::vector<std::string> kernel_view_names(const Session&) {
-  std::vector<std::string> v;
+Words stage_names(const Session&, const Words& w) {
+  if (w.size() == 1) {
+    Words v;
+    for (const auto& s : Session::stages()) v.push_back(s.name);
+    return v;
+  }
+  return {};
+}
+// The first word only.
+template <Words (*list)()>
+Words first(const Session&, const Words& w) {
+  return w.size() == 1 ? list() : Words{};
+}
+Words format_names() { return {"text", "sexpr", "dot"}; }
+// Each target's architecture, which is also its shortest alias ("aarch64", "x86_64").
+Words target_names() {
+  Words v;
+  for (const auto& t : Session::targets()) v.push_back(t.substr(0, t.find('-')));
+  return v;
+}
+Words device_names() { return Session::devices(); }
+Words kernel_view_names() {
+  Words v;
   for (const auto& k : Session::kernel_views()) v.push_back(k.name);
   return v;
 }
-std::vector<std::string> kernel_names(const Session& s) {
-  std::vector<std::string> v;
-  for (const auto& k : s.module().kernels) v.push_back(k.name);
+Words kernel_names(const Session& s, const Words& w) {
+  Words v;
+  if (w.size() == 1)
+    for (const auto& k : s.module().kernels) v.push_back(k.name);
   return v;
+}
+// A code view: its keywords (once, before the function) and then a function of the session.
+Words code_view(const Session& s, const Words& w, const Words& keywords) {
+  for (size_t i = 1; i < w.size(); ++i)
+    if (std::find(keywords.begin(), keywords.end(), w[i]) == keywords.end()) return {};
+  return w.size() == 1 ? plus(keywords, function_names(s)) : function_names(s);
 }
 }  // namespace
 
@@ -62,8 +97,13 @@ const std::vector<Repl::Command>& Repl::command_table() {
       {":help", "", "this list",
        [](Repl& r, const Call&) {
          r.out_ << "Type Descent statements; an expression's value is echoed. Commands:\n";
+         size_t name_w = 0, args_w = 0;
+         for (const auto& k : command_table()) {
+           name_w = std::max(name_w, std::strlen(k.name));
+           args_w = std::max(args_w, std::min<size_t>(std::strlen(k.args), 30));
+         }
          for (const auto& k : command_table())
-           r.out_ << fmt::format("  {:<8} {:<22} {}\n", k.name, k.args, k.help);
+           r.out_ << fmt::format("  {:<{}} {:<{}} {}\n", k.name, name_w, k.args, args_w, k.help);
        }},
       {":tokens", "", "the tokens of the last input",
        [](Repl& r, const Call&) { r.show_stage("tokens", Format::Text); }},
@@ -71,27 +111,35 @@ const std::vector<Repl::Command>& Repl::command_table() {
        [](Repl& r, const Call& c) {
          Format f = Format::Text;
          if (format_arg(r.err_, c.words, 1, &f)) r.show_stage("ast", f);
-       }},
+       },
+       first<format_names>},
       {":folded", "[sexpr|dot]", "the tree after the fold_constants pass",
        [](Repl& r, const Call& c) {
          Format f = Format::Text;
          if (format_arg(r.err_, c.words, 1, &f)) r.show_stage("ast-folded", f);
-       }},
-      {":stack", "[fused]", "stack bytecode of the last input (fused: what the VM runs)",
+       },
+       first<format_names>},
+      {":stack", "[fused] [FUNCTION]",
+       "stack bytecode of the last input, or of a function (fused: what the VM runs)",
        [](Repl& r, const Call& c) {
-         const auto& w = c.words;
-         r.show_stage(w.size() > 1 && w[1] == "fused" ? "stack-fused" : "stack", Format::Text);
-       }},
-      {":reg", "[alloc|fused|live]",
+         std::string fn;
+         std::string fused = r.code_args(c, {"fused"}, &fn);
+         if (fused != "?") r.show_stage(fused.empty() ? "stack" : "stack-fused", Format::Text, fn);
+       },
+       [](const Session& s, const Words& w) { return code_view(s, w, {"fused"}); }},
+      {":reg", "[alloc|fused|live] [FUNCTION]",
        "register bytecode: virtual, allocated, fused (what runs), live intervals",
        [](Repl& r, const Call& c) {
-         std::string which = c.words.size() > 1 ? c.words[1] : "";
-         if (which == "alloc") r.show_stage("reg-alloc", Format::Text);
-         else if (which == "fused") r.show_stage("reg-fused", Format::Text);
-         else if (which == "live") r.show_stage("live", Format::Text);
-         else if (which.empty()) r.show_stage("reg", Format::Text);
-         else r.err_ << "error: usage: :reg [alloc|fused|live]\n";
-       }},
+         std::string fn;
+         std::string which = r.code_args(c, {"alloc", "fused", "live"}, &fn);
+         if (which == "?") return;
+         r.show_stage(which.empty()   ? "reg"
+                      : which == "alloc" ? "reg-alloc"
+                      : which == "fused" ? "reg-fused"
+                                         : "live",
+                      Format::Text, fn);
+       },
+       [](const Session& s, const Words& w) { return code_view(s, w, {"alloc", "fused", "live"}); }},
       {":registers", "[N]", "show or set the register VM's register file size (3..250)",
        [](Repl& r, const Call& c) {
          if (c.words.size() < 2) {
@@ -106,26 +154,25 @@ const std::vector<Repl::Command>& Repl::command_table() {
          if (!r.session_.set_num_registers(n))
            r.err_ << "error: the register file holds 3 to 250 registers\n";
        }},
-      {":trace", "", "toggle tracing every instruction the VMs execute",
+      {":trace", "", "toggle tracing every instruction the VMs (stack, reg) execute",
        [](Repl& r, const Call&) {
          r.trace_ = !r.trace_;
-         r.out_ << "trace " << (r.trace_ ? "on" : "off") << " (the ast engine does not trace)\n";
+         r.out_ << "trace " << (r.trace_ ? "on" : "off") << '\n';
+         if (r.trace_) r.note_untraced();
        }},
       {":compare", "", "run the last input on every engine: output, steps, time",
        [](Repl& r, const Call&) { r.compare(); }},
-      {":llvm", "[opt]", "LLVM IR of the last input (opt: after the -O pipeline)",
+      {":llvm", "[opt] [FUNCTION]",
+       "LLVM IR of the last input or a function (opt: after the -O pipeline)",
        [](Repl& r, const Call& c) {
-         const auto& w = c.words;
-         r.show_stage(w.size() > 1 && w[1] == "opt" ? "llvm-opt" : "llvm", Format::Text);
-       }},
-      {":passes", "", "the passes that ran on the last input, and what each changed",
-       [](Repl& r, const Call&) {
-         auto passes = r.session_.passes();
-         if (passes.empty()) r.out_ << "no passes ran (no input compiled yet)\n";
-         for (const auto& p : passes)
-           r.out_ << fmt::format("  {:<24} [{}] {}{}\n", p.name, p.stage,
-                                 p.changed ? "changed: " : "no change: ", p.summary);
-       }},
+         std::string fn;
+         std::string opt = r.code_args(c, {"opt"}, &fn);
+         if (opt != "?") r.show_stage(opt.empty() ? "llvm" : "llvm-opt", Format::Text, fn);
+       },
+       [](const Session& s, const Words& w) { return code_view(s, w, {"opt"}); }},
+      {":passes", "[llvm]", "the passes that ran on the last input (llvm: each LLVM pass)",
+       [](Repl& r, const Call& c) { r.show_passes(c.words.size() > 1 && c.words[1] == "llvm"); },
+       [](const Session&, const Words& w) { return w.size() == 1 ? Words{"llvm"} : Words{}; }},
       {":diff", "PASS_A PASS_B", "how the IR changed between two passes (names from :passes)",
        [](Repl& r, const Call& c) {
          if (c.words.size() < 3) {
@@ -135,19 +182,20 @@ const std::vector<Repl::Command>& Repl::command_table() {
          StageResult d = r.session_.diff_passes(c.words[1], c.words[2]);
          if (d.ok) r.out_ << d.text;
          else r.err_ << "error: " << d.text << '\n';
-       }},
-      {":asm", "[TARGET]", "assembly with encodings (x86-64, aarch64, riscv64, wasm32)",
-       [](Repl& r, const Call& c) { r.show_machine(c.words, "asm", 1); },
-       [](const Session&) { return Session::targets(); }},
-      {":mir", "[regalloc] [TARGET]", "machine IR after isel, or after register allocation",
-       [](Repl& r, const Call& c) {
-         bool regalloc = c.words.size() > 1 && c.words[1] == "regalloc";
-         r.show_machine(c.words, regalloc ? "mir-regalloc" : "mir", regalloc ? 2 : 1);
        },
-       [](const Session&) {
-         std::vector<std::string> v = Session::targets();
-         v.insert(v.begin(), "regalloc");
+       [](const Session& s, const Words& w) {
+         Words v;
+         if (w.size() < 3)
+           for (const auto& p : s.passes()) v.push_back(p.name);
          return v;
+       }},
+      {":asm", "[TARGET] [FUNCTION]", "assembly with encodings (x86-64, aarch64, riscv64, wasm32)",
+       [](Repl& r, const Call& c) { r.show_machine(c, "asm", {}); },
+       [](const Session& s, const Words& w) { return code_view(s, w, target_names()); }},
+      {":mir", "[regalloc] [TARGET] [FUNCTION]", "machine IR after isel, or after register allocation",
+       [](Repl& r, const Call& c) { r.show_machine(c, "mir", {"regalloc"}); },
+       [](const Session& s, const Words& w) {
+         return code_view(s, w, plus({"regalloc"}, target_names()));
        }},
       {":opt", "[N]", "show or set the -O level (0..3) of the LLVM views and the jit",
        [](Repl& r, const Call& c) {
@@ -167,15 +215,24 @@ const std::vector<Repl::Command>& Repl::command_table() {
          for (const auto& s : Session::stages())
            r.out_ << fmt::format("  {:<12} {}\n", s.name, s.description);
        }},
-      {":stage", "NAME [text|sexpr|dot]", "any stage of the last input by name",
+      {":stage", "NAME [FORMAT] [FUNCTION]",
+       "any stage by name (formats: text, sexpr, dot; a function for code stages)",
        [](Repl& r, const Call& c) {
+         const auto& w = c.words;
          Format f = Format::Text;
-         if (c.words.size() < 2)
-           r.err_ << "error: usage: :stage NAME [text|sexpr|dot] (see :stages)\n";
-         else if (format_arg(r.err_, c.words, 2, &f))
-           r.show_stage(c.words[1], f);
+         std::string fn = w.size() > 3 ? w[3] : "";
+         if (w.size() < 2)
+           r.err_ << "error: usage: :stage NAME [text|sexpr|dot] [FUNCTION] (see :stages)\n";
+         else if (w.size() == 3 && !parse_format(w[2], &f))
+           r.show_stage(w[1], f, w[2]);  // :stage reg-alloc fib
+         else if (format_arg(r.err_, w, 2, &f))
+           r.show_stage(w[1], f, fn);
        },
-       stage_names},
+       [](const Session& s, const Words& w) {
+         if (w.size() == 1) return stage_names(s, w);
+         Words fns = Session::stage_takes_function(w[1]) ? function_names(s) : Words{};
+         return w.size() == 2 ? plus(format_names(), fns) : w.size() == 3 ? fns : Words{};
+       }},
       {":engine", "[NAME]", "show or choose the engine that runs input",
        [](Repl& r, const Call& c) {
          if (c.words.size() < 2) {
@@ -183,12 +240,16 @@ const std::vector<Repl::Command>& Repl::command_table() {
            for (auto& e : Session::engines()) r.out_ << ' ' << e;
            r.out_ << ")\n";
          } else if (!r.session_.set_engine(c.words[1])) {
-           r.err_ << "error: unknown engine '" << c.words[1] << "' (engines:";
+           std::string guess = closest_name(c.words[1], Session::engines());
+           r.err_ << "error: unknown engine '" << c.words[1] << "' ("
+                  << (guess.empty() ? "" : "did you mean '" + guess + "'? ") << "engines:";
            for (auto& e : Session::engines()) r.err_ << ' ' << e;
            r.err_ << ")\n";
+         } else if (r.trace_) {
+           r.note_untraced();
          }
        },
-       engine_names},
+       first<Session::engines>},
       {":time", "", "toggle timing of each input",
        [](Repl& r, const Call&) {
          r.time_ = !r.time_;
@@ -217,7 +278,7 @@ const std::vector<Repl::Command>& Repl::command_table() {
          else if (!r.session_.set_device(c.words[1], &error))
            r.err_ << "error: " << error << '\n';
        },
-       device_names},
+       first<device_names>},
       {":graph", "[pending|before|PASS|executed] [dot]",
        "the tensor dataflow graph of the last evaluation",
        [](Repl& r, const Call& c) {
@@ -231,6 +292,12 @@ const std::vector<Repl::Command>& Repl::command_table() {
          if (which == "executed" && !g.ok) g = r.session_.graph_view("pending", f);
          if (g.ok) r.out_ << g.text;
          else r.err_ << "error: " << g.text << '\n';
+       },
+       [](const Session& s, const Words&) {
+         Words v = {"pending", "before", "executed", "dot"};
+         for (const auto& p : s.passes())
+           if (p.stage == "graph") v.push_back(p.name.substr(6));  // "graph.fuse_..." -> "fuse_..."
+         return v;
        }},
       {":kernel", "NAME [n=SIZE ...]",
        "lower a kernel to its loop nest for scheduling (named dims default to 64)",
@@ -269,8 +336,8 @@ const std::vector<Repl::Command>& Repl::command_table() {
          }
          r.show_kernel(c.words[1]);
        },
-       kernel_view_names},
-      {":sched", "STEP", "apply a schedule step, e.g. :sched split i 32 (docs/tensor.md lists them)",
+       first<kernel_view_names>},
+      {":sched", "STEP ...", "apply a schedule step, e.g. :sched split i 32 (docs/tensor.md lists them)",
        [](Repl& r, const Call& c) {
          std::string step = c.line.substr(std::min(c.line.size(), c.line.find(":sched") + 6));
          std::string error;
@@ -280,6 +347,9 @@ const std::vector<Repl::Command>& Repl::command_table() {
            r.err_ << "error: " << error << '\n';
          else
            r.out_ << r.session_.kernel_view("tir").text;
+       },
+       [](const Session& s, const Words& w) {
+         return w.size() == 1 ? Session::schedule_primitives() : s.schedule_names();
        }},
       {":undo", "", "undo the last schedule step",
        [](Repl& r, const Call&) {
@@ -311,7 +381,7 @@ const std::vector<Repl::Command>& Repl::command_table() {
              "{} on {}: output [{}], sum {:.6g}, {:.3f} ms; matches the reference interpreter\n",
              r.session_.selected_kernel(), device, shape, k.checksum, k.seconds * 1e3);
        },
-       device_names},
+       first<device_names>},
       {":quit", "", "leave (Ctrl-D works too)", [](Repl& r, const Call&) { r.quit_ = true; },
        nullptr, {":q", ":exit"}},
   };
@@ -335,26 +405,30 @@ std::vector<std::string> Repl::complete(const std::string& before,
                                         const std::string& prefix) const {
   std::vector<std::string> pool;
   std::vector<std::string> w = words(before);
-  const Command* cmd = nullptr;
-  if (!w.empty())
+  if (!w.empty() && w[0][0] == ':' && !continuing()) {
+    // A command's next word: what that command takes there, and nothing else.
     for (const auto& k : command_table())
-      if (w[0] == k.name) cmd = &k;
-  if (cmd) {
-    // The word after a command is its argument.
-    if (w.size() == 1 && cmd->arguments) pool = cmd->arguments(session_);
-  } else if (!prefix.empty() && prefix[0] == ':') {
+      if (w[0] == k.name && k.arguments) pool = k.arguments(session_, w);
+  } else if (w.empty() && !prefix.empty() && prefix[0] == ':' && !continuing()) {
     pool = commands();
   } else {
-    pool = session_.known_names();
+    // Code: names and keywords; what can be called completes with its '(' (as Python's
+    // rlcompleter does), so `fi` becomes `fib(` and the call reads as typed.
+    std::vector<std::string> globals;
+    for (const auto& g : session_.module().globals) globals.push_back(g.name);
+    for (auto& n : session_.known_names())
+      pool.push_back(std::find(globals.begin(), globals.end(), n) != globals.end() ? n : n + "(");
     for (std::string_view kw : keywords()) pool.emplace_back(kw);
     // Type names are identifiers to the lexer, and only these three are whole words.
     for (Type t : {Type::Int, Type::Float, Type::Bool}) pool.push_back(type_name(t));
     std::sort(pool.begin(), pool.end());
-    pool.erase(std::unique(pool.begin(), pool.end()), pool.end());
   }
+  // In the list's own order (engines and devices as the registry has them), each once.
   std::vector<std::string> out;
   for (auto& p : pool)
-    if (p.compare(0, prefix.size(), prefix) == 0) out.push_back(p);
+    if (p.compare(0, prefix.size(), prefix) == 0 &&
+        std::find(out.begin(), out.end(), p) == out.end())
+      out.push_back(p);
   return out;
 }
 
@@ -408,18 +482,67 @@ void Repl::compare() {
   for (const auto& c : runs) {
     std::string result = c.outcome.status == Outcome::Ok ? "ok" : c.outcome.diagnostics.empty() ? "error" : c.outcome.diagnostics[0].message;
     result += c.output == ref ? "" : "  (OUTPUT DIFFERS from " + runs.front().engine + ")";
-    out_ << fmt::format("{:<7} {:>12} {:>8.3f} ms  {}\n", c.engine, c.outcome.steps,
+    // The jit counts no steps: "-", not a 0 that reads as "did nothing".
+    std::string steps = c.outcome.steps ? std::to_string(c.outcome.steps) : "-";
+    out_ << fmt::format("{:<7} {:>12} {:>8.3f} ms  {}\n", c.engine, steps,
                         c.outcome.run_seconds * 1e3, result);
   }
   out_ << "output (" << runs.front().engine << "):\n" << ref;
 }
 
-void Repl::show_stage(const std::string& stage, Format format) {
-  StageResult r = session_.stage(stage, format);
+void Repl::show_stage(const std::string& stage, Format format, const std::string& function) {
+  StageResult r = session_.stage(stage, format, function);
   if (r.ok)
     out_ << r.text << std::flush;
   else
     err_ << "error: " << r.text << '\n';
+}
+
+std::string Repl::code_args(const Call& c, const std::vector<std::string>& keywords,
+                            std::string* function) {
+  std::string keyword;
+  for (size_t i = 1; i < c.words.size(); ++i) {
+    const std::string& w = c.words[i];
+    bool is_keyword = std::find(keywords.begin(), keywords.end(), w) != keywords.end();
+    std::string& slot = is_keyword ? keyword : *function;
+    if (!slot.empty()) {
+      err_ << "error: usage: " << c.words[0] << ' ' << usage(c.words[0]) << '\n';
+      return "?";
+    }
+    slot = w;
+  }
+  return keyword;
+}
+
+void Repl::show_passes(bool llvm) {
+  auto passes = session_.passes();
+  if (passes.empty()) {
+    out_ << "no passes ran (no input compiled yet)\n";
+    return;
+  }
+  // The LLVM pipeline runs some 90 passes: one summary line unless asked for (:passes llvm).
+  size_t width = 0, llvm_ran = 0, llvm_changed = 0;
+  for (const auto& p : passes) {
+    if (p.stage == "llvm") {
+      ++llvm_ran;
+      llvm_changed += p.changed ? 1 : 0;
+    }
+    if (llvm == (p.stage == "llvm")) width = std::max(width, p.name.size());
+  }
+  for (const auto& p : passes) {
+    if (llvm != (p.stage == "llvm")) continue;
+    out_ << fmt::format("  {:<{}}  [{}] {}{}\n", p.name, width, p.stage,
+                        p.changed ? "changed" : "no change", llvm ? "" : ": " + p.summary);
+  }
+  if (!llvm && llvm_ran)
+    out_ << fmt::format("  and {} LLVM passes at -O{}, {} of them changed the IR (:passes llvm)\n",
+                        llvm_ran, session_.opt_level(), llvm_changed);
+}
+
+void Repl::note_untraced() {
+  if (!Session::engine_traces(session_.engine()))
+    err_ << "note: the " << session_.engine()
+         << " engine does not trace; the stack and reg VMs do (:engine stack)\n";
 }
 
 void Repl::show_kernel(const std::string& view) {
@@ -428,29 +551,60 @@ void Repl::show_kernel(const std::string& view) {
   else err_ << "error: " << r.text << '\n';
 }
 
-// :asm and :mir: words[target_at], if given, is a target for this view only.
-void Repl::show_machine(const std::vector<std::string>& w, const std::string& stage,
-                        size_t target_at) {
-  std::string error, saved = session_.target();
-  if (w.size() > target_at && !session_.set_target(w[target_at], &error)) {
+// :asm and :mir: a target, if given, is for this view only; a word that is neither a keyword
+// nor a target is a function.
+void Repl::show_machine(const Call& c, std::string stage,
+                        const std::vector<std::string>& keywords) {
+  std::string keyword, fn, target, error, saved = session_.target();
+  for (size_t i = 1; i < c.words.size(); ++i) {
+    const std::string& w = c.words[i];
+    bool is_keyword = std::find(keywords.begin(), keywords.end(), w) != keywords.end();
+    bool is_target = !is_keyword && session_.module().find_function(w) < 0;
+    std::string& slot = is_keyword ? keyword : is_target ? target : fn;
+    if (!slot.empty()) {
+      err_ << "error: usage: " << c.words[0] << ' ' << usage(c.words[0]) << '\n';
+      return;
+    }
+    slot = w;
+  }
+  if (!keyword.empty()) stage += "-" + keyword;  // mir -> mir-regalloc
+  if (!target.empty() && !session_.set_target(target, &error)) {
     err_ << "error: " << error << '\n';
     return;
   }
-  show_stage(stage, Format::Text);
-  if (w.size() > target_at) session_.set_target(saved.empty() ? "host" : saved, &error);
+  show_stage(stage, Format::Text, fn);
+  if (!target.empty()) session_.set_target(saved.empty() ? "host" : saved, &error);
 }
 
-bool Repl::command(const std::string& line) {
+std::string Repl::usage(const std::string& name) {
+  for (const auto& k : command_table())
+    if (name == k.name) return k.args;
+  return "";
+}
+
+bool Repl::command(const std::string& text) {
+  // A '#' starts a comment, as in programs (":device cpu   # kernels now run compiled").
+  std::string line = text.substr(0, text.find('#'));
   std::vector<std::string> w = words(line);
   for (const auto& k : command_table()) {
     bool match = w[0] == k.name;
     for (const char* a : k.aliases) match |= w[0] == a;
     if (!match) continue;
-    k.run(*this, Call{w, line});
+    // The usage text is the spec: as many words as it names, any number after "...".
+    size_t max = words(k.args).size();
+    if (w.size() > max + 1 && std::string_view(k.args).find("...") == std::string_view::npos) {
+      err_ << "error: " << k.name << " takes " << (max == 0 ? "no" : "at most " + std::to_string(max))
+           << " argument" << (max == 1 ? "" : "s") << ", not '" << w[max + 1] << "' (usage: " << k.name
+           << (max ? " " : "") << k.args << ")\n";
+    } else {
+      k.run(*this, Call{w, line});
+    }
     out_.flush();
     return !quit_;
   }
-  err_ << "error: unknown command '" << w[0] << "' (try :help)\n";
+  std::string guess = closest_name(w[0], commands());
+  err_ << "error: unknown command '" << w[0] << "' ("
+       << (guess.empty() ? "" : "did you mean " + guess + "? ") << "try :help)\n";
   out_.flush();
   return true;
 }

@@ -38,27 +38,38 @@ class Repl {
     const char* args;  // for :help: "[sexpr|dot]"
     const char* help;  // one line for :help
     void (*run)(Repl& repl, const Call& call);
-    // What completes as the command's first argument (stages, engines, ...), or null.
-    std::vector<std::string> (*arguments)(const Session& session) = nullptr;
+    // What completes as the command's next word, given the words before it (words[0]: the
+    // command): stages, engines, a view's keywords and then function names, ...; or null.
+    std::vector<std::string> (*arguments)(const Session& session,
+                                          const std::vector<std::string>& words) = nullptr;
     std::vector<const char*> aliases = {};  // other spellings, not listed (":q")
   };
   static const std::vector<Command>& command_table();
 
   // The : commands' names, in the table's order.
   static std::vector<std::string> commands();
-  // Completions for a word being typed: commands after ':', otherwise names and keywords.
+  // Completions for a word being typed: commands after ':', otherwise names and keywords
+  // (a function, kernel or builtin with its '(': "fi" -> "fib(").
   std::vector<std::string> complete(const std::string& prefix) const;
-  // The same with the line before the word (`before`): the word after a command completes
-  // as that command's argument (":stage as" -> "asm", "ast", "ast-folded").
+  // The same with the line before the word (`before`): the words after a command complete
+  // as that command's arguments and nothing else (":stage as" -> "asm", "ast", "ast-folded";
+  // ":device o" -> "opencl"; ":reg alloc f" -> "fib"), so the candidates are a function
+  // of the command being completed, testable without a terminal.
   std::vector<std::string> complete(const std::string& before, const std::string& prefix) const;
 
  private:
   bool command(const std::string& line);
   void submit(const std::string& text, const std::string& name);
-  void show_stage(const std::string& stage, Format format);
+  void show_stage(const std::string& stage, Format format, const std::string& function = "");
+  // A code view's words after the command: at most one of `keywords` (returned; "" if none)
+  // and at most one other word, a function (*function). "?" after saying the usage.
+  std::string code_args(const Call& c, const std::vector<std::string>& keywords,
+                        std::string* function);
+  static std::string usage(const std::string& command);  // the table's args text
+  void show_passes(bool llvm);
   void show_kernel(const std::string& view);
-  void show_machine(const std::vector<std::string>& words, const std::string& stage,
-                    size_t target_at);
+  void show_machine(const Call& c, std::string stage, const std::vector<std::string>& keywords);
+  void note_untraced();  // a note when tracing is on and the engine does not trace
   void compare();
 
   Session& session_;

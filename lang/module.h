@@ -54,4 +54,22 @@ struct Module {
   }
 };
 
+// What a view of compiled code covers (the bytecode listings, live intervals, LLVM IR,
+// machine code): some input's top-level code, or none, and some functions of the Module.
+// The REPL's `:reg alloc` is the last input's code and the functions it declares (of());
+// `:reg alloc fib` is fib's latest definition alone, whichever input defined it, as Python's
+// dis.dis(fib) shows one function.
+struct CodeScope {
+  const Program* script = nullptr;       // whose top-level code is shown; null: none
+  std::vector<const FnDecl*> functions;  // shown in this order, after the script
+  bool echo = false;  // the script ran in the REPL: expression statements end in an echo
+
+  static CodeScope of(const Program& program, bool echo = false) {
+    CodeScope s{&program, {}, echo};
+    for (const auto& st : program.body)
+      if (st->kind == StmtKind::FnDecl && st->fn) s.functions.push_back(st->fn.get());
+    return s;
+  }
+};
+
 }  // namespace descent

@@ -32,6 +32,11 @@ std::vector<bool> changed_lines(const std::vector<std::string>& a,
 std::string unified_diff(const std::string& a, const std::string& b,
                          const std::string& a_label = "a", const std::string& b_label = "b");
 
+// The candidate a misspelt word most likely meant ("fbi" -> "fib", ":stakc" -> ":stack"):
+// the nearest by edit distance (a swap of two neighbours counts one edit), if it is at most
+// a third of the word's length (at least 1) away; "" when nothing is that close.
+std::string closest_name(std::string_view word, const std::vector<std::string>& candidates);
+
 // Reads a whole file for a front end (a program, a schedule, a lab file). A directory, a
 // missing or unreadable file is an error naming the path and the reason ("'d' is a
 // directory, not a file"), never an empty text: an empty program runs happily and says nothing.

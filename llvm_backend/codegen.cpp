@@ -169,4 +169,17 @@ IRModule generate_ir(const Program& program, const Module& module, const IRGenOp
   return generate_unit(program, module, spec, error);
 }
 
+IRModule generate_ir(const CodeScope& scope, const Module& module, const std::string& triple,
+                     std::string* error) {
+  static const Program no_script;  // a scope of functions alone has no top-level code
+  UnitSpec spec;
+  spec.entry = scope.script ? "descent_main" : "";
+  spec.echo = scope.echo;
+  spec.triple = triple;
+  std::set<int> seen;
+  for (const FnDecl* fn : scope.functions)
+    if (fn->index >= 0 && seen.insert(fn->index).second) spec.define.push_back(fn->index);
+  return generate_unit(scope.script ? *scope.script : no_script, module, spec, error);
+}
+
 }  // namespace descent::llvmbe

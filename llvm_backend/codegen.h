@@ -59,6 +59,10 @@ struct IRGenOptions {
 // (the verifier rejected what codegen produced): a checked program always lowers.
 IRModule generate_ir(const Program& program, const Module& module, const IRGenOptions& options,
                      std::string* error);
+// The view of a scope (not standalone): its script's top-level code as `descent_main` (none
+// without a script; echo as the scope says) and its functions; the rest is declared.
+IRModule generate_ir(const CodeScope& scope, const Module& module, const std::string& triple,
+                     std::string* error);
 
 // ---- what the JIT uses (generate_ir is this with the choices above) ----
 

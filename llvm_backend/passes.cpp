@@ -134,15 +134,25 @@ std::string diff_snapshots(const std::string& a, const std::string& b, const std
 
 std::string dump_llvm(const Program& program, const Module& module, int opt_level, bool optimized,
                       std::string* error) {
-  IRModule ir = generate_ir(program, module, IRGenOptions{}, error);
+  return dump_llvm(CodeScope::of(program), module, opt_level, optimized, error);
+}
+
+std::vector<PassSnapshot> dump_passes(const Program& program, const Module& module, int opt_level,
+                                      std::string* error) {
+  return dump_passes(CodeScope::of(program), module, opt_level, error);
+}
+
+std::string dump_llvm(const CodeScope& scope, const Module& module, int opt_level, bool optimized,
+                      std::string* error) {
+  IRModule ir = generate_ir(scope, module, "", error);
   if (!ir) return "";
   if (optimized) optimize(*ir.module, opt_level, false);
   return module_text(*ir.module);
 }
 
-std::vector<PassSnapshot> dump_passes(const Program& program, const Module& module, int opt_level,
+std::vector<PassSnapshot> dump_passes(const CodeScope& scope, const Module& module, int opt_level,
                                       std::string* error) {
-  IRModule ir = generate_ir(program, module, IRGenOptions{}, error);
+  IRModule ir = generate_ir(scope, module, "", error);
   if (!ir) return {};
   return optimize(*ir.module, opt_level, true);
 }

@@ -57,6 +57,11 @@ std::string dump_llvm(const Program& program, const Module& module, int opt_leve
 // pass is dump_llvm(..., optimized=false).
 std::vector<PassSnapshot> dump_passes(const Program& program, const Module& module, int opt_level,
                                       std::string* error = nullptr);
+// The same for any scope (its script's echo included: the IR of what the REPL ran).
+std::string dump_llvm(const CodeScope& scope, const Module& module, int opt_level, bool optimized,
+                      std::string* error);
+std::vector<PassSnapshot> dump_passes(const CodeScope& scope, const Module& module, int opt_level,
+                                      std::string* error = nullptr);
 // "SROAPass  ds.fib  changed" lines for `descent dump --stage passes`.
 std::string format_pass_list(const std::vector<PassSnapshot>& snaps);
 

@@ -21,10 +21,16 @@ IRModule lower(const Program& program, const Module& module, const std::string& 
 
 std::string machine_code(const Program& program, const Module& module, const std::string& target,
                          int opt_level, MachineView view, std::string* error) {
+  return machine_code(CodeScope::of(program), module, target, opt_level, view, error);
+}
+
+std::string machine_code(const CodeScope& scope, const Module& module, const std::string& target,
+                         int opt_level, MachineView view, std::string* error) {
   std::string triple = resolve_target(target, error);
   if (triple.empty()) return "";
-  IRModule ir = lower(program, module, triple, opt_level, /*standalone=*/false, error);
+  IRModule ir = generate_ir(scope, module, triple, error);
   if (!ir) return "";
+  optimize(*ir.module, opt_level, /*capture=*/false);
   switch (view) {
     case MachineView::Asm: return emit_asm(*ir.module, triple, opt_level, /*with_encodings=*/true, error);
     case MachineView::MirAfterIsel:

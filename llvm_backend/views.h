@@ -17,6 +17,10 @@ enum class MachineView { Asm, MirAfterIsel, MirAfterRegalloc };
 std::string machine_code(const Program& program, const Module& module, const std::string& target,
                          int opt_level, MachineView view, std::string* error);
 
+// The same for a scope (the REPL's view of what ran, or one function).
+std::string machine_code(const CodeScope& scope, const Module& module, const std::string& target,
+                         int opt_level, MachineView view, std::string* error);
+
 // `descent build`: a standalone object (with main() and its runtime) that links with
 // `cc prog.o -lm` and behaves like `descent run`.
 bool build_object(const Program& program, const Module& module, const std::string& target,

@@ -7,6 +7,7 @@
 #include "lang/fold.h"
 #include "lang/parser.h"
 #include "lang/sema.h"
+#include "lang/text.h"
 #include "lang/walker.h"
 #include "llvm_backend/jit.h"
 #include "llvm_backend/passes.h"
@@ -53,7 +54,7 @@ struct Session::Unit {
   // every diff reads them.
   const std::vector<llvmbe::PassSnapshot>& snapshots(const Module& module, int opt_level) {
     if (snaps_opt != opt_level) {
-      snaps = llvmbe::dump_passes(*program, module, opt_level);
+      snaps = llvmbe::dump_passes(CodeScope::of(*program, echo), module, opt_level);
       snaps_opt = opt_level;
     }
     return snaps;
@@ -128,17 +129,21 @@ bool Session::set_num_registers(int n) {
 // One stage: its name and help line, and the view. Views of one family (the trees, the
 // bytecodes, the LLVM views) share a function that checks what the family needs of the
 // last input; the name tells it which member of the family to show.
+// The code stages get the scope to show: null when the last input did not compile (and no
+// function was named), so each family says in its own words why there is no code.
 struct Session::StageEntry {
   StageInfo info;
-  StageResult (*view)(const Session& s, std::string_view name, Format format);
+  StageResult (*view)(const Session& s, std::string_view name, Format format,
+                      const CodeScope* scope);
+  bool code = false;  // a view of compiled code, which takes a function name
 };
 
 const std::vector<Session::StageEntry>& Session::stage_table() {
   // Lambdas in a member function may read the Session's private parts.
-  auto tokens = [](const Session& s, std::string_view, Format) {
+  auto tokens = [](const Session& s, std::string_view, Format, const CodeScope*) {
     return StageResult{true, print_tokens(s.last_->tokens), std::nullopt, std::nullopt};
   };
-  auto tree = [](const Session& s, std::string_view name, Format format) {
+  auto tree = [](const Session& s, std::string_view name, Format format, const CodeScope*) {
     StageResult r;
     const Unit& u = *s.last_;
     if (!u.parsed) {
@@ -155,34 +160,32 @@ const std::vector<Session::StageEntry>& Session::stage_table() {
     r.text = render_tree(*r.tree, format, std::string(name));
     return r;
   };
-  auto bytecode = [](const Session& s, std::string_view name, Format) {
+  auto bytecode = [](const Session& s, std::string_view name, Format, const CodeScope* scope) {
     StageResult r;
-    const Unit& u = *s.last_;
-    if (!u.checked) {
+    if (!scope) {
       r.text = "the input has errors, so it was not compiled to bytecode";
       return r;
     }
     r.ok = true;
-    const Program& p = *u.program;
     if (name == "stack" || name == "stack-fused")
-      r.text = stack::dump_stack(p, s.module_, u.echo, name == "stack-fused");
+      r.text = stack::dump_stack(*scope, s.module_, name == "stack-fused");
     else if (name == "live")
-      r.text = dump_live(p, s.module_, s.num_registers_);
+      r.text = dump_live(*scope, s.module_, s.num_registers_);
     else
-      r.text = dump_reg(p, s.module_,
+      r.text = dump_reg(*scope, s.module_,
                         name == "reg"         ? RegForm::Virtual
                         : name == "reg-alloc" ? RegForm::Allocated
                                               : RegForm::Fused,
-                        s.num_registers_, u.echo);
+                        s.num_registers_);
     return r;
   };
-  auto llvm = [](const Session& s, std::string_view name, Format) {
+  auto llvm = [](const Session& s, std::string_view name, Format, const CodeScope* scope) {
     StageResult r;
-    if (!s.last_->checked) {
+    if (!scope) {
       r.text = "the input has errors, so it was not lowered to LLVM IR";
       return r;
     }
-    const Program& p = *s.last_->program;
+    const CodeScope& p = *scope;
     std::string error;
     if (name == "llvm" || name == "llvm-opt")
       r.text = llvmbe::dump_llvm(p, s.module_, s.opt_level_, name == "llvm-opt", &error);
@@ -198,7 +201,7 @@ const std::vector<Session::StageEntry>& Session::stage_table() {
     if (!r.ok) r.text = error;
     return r;
   };
-  auto graph = [](const Session& s, std::string_view, Format format) {
+  auto graph = [](const Session& s, std::string_view, Format format, const CodeScope*) {
     return s.graph_view(
         s.tensors_->last_evaluation().executed.nodes.empty() ? "pending" : "executed", format);
   };
@@ -206,22 +209,22 @@ const std::vector<Session::StageEntry>& Session::stage_table() {
       {{"tokens", "the lexer's tokens, one per line with line:col"}, tokens},
       {{"ast", "the syntax tree after semantic analysis (types, promotions)"}, tree},
       {{"ast-folded", "the syntax tree after the fold_constants pass"}, tree},
-      {{"stack", "stack bytecode as the compiler emits it (disassembled)"}, bytecode},
+      {{"stack", "stack bytecode as the compiler emits it (disassembled)"}, bytecode, true},
       {{"stack-fused", "stack bytecode after fuse_superinstructions: what the stack VM runs"},
-       bytecode},
-      {{"reg", "register bytecode on unlimited virtual registers"}, bytecode},
+       bytecode, true},
+      {{"reg", "register bytecode on unlimited virtual registers"}, bytecode, true},
       {{"reg-alloc", "register bytecode after allocate_registers (linear scan, spills)"},
-       bytecode},
+       bytecode, true},
       {{"reg-fused",
         "register bytecode after fuse_reg_superinstructions: what the register VM runs"},
-       bytecode},
-      {{"live", "live intervals of the virtual registers and where each one went"}, bytecode},
-      {{"llvm", "LLVM IR as generated from the checked tree"}, llvm},
-      {{"llvm-opt", "LLVM IR after the -O pipeline"}, llvm},
-      {{"passes", "the LLVM passes that ran at the -O level, and which changed the IR"}, llvm},
-      {{"mir", "machine IR after instruction selection (finalize-isel), for the target"}, llvm},
-      {{"mir-regalloc", "machine IR after register allocation, for the target"}, llvm},
-      {{"asm", "assembly for the target, each instruction with its encoded bytes"}, llvm},
+       bytecode, true},
+      {{"live", "live intervals of the virtual registers and where each one went"}, bytecode, true},
+      {{"llvm", "LLVM IR as generated from the checked tree"}, llvm, true},
+      {{"llvm-opt", "LLVM IR after the -O pipeline"}, llvm, true},
+      {{"passes", "the LLVM passes that ran at the -O level, and which changed the IR"}, llvm, true},
+      {{"mir", "machine IR after instruction selection (finalize-isel), for the target"}, llvm, true},
+      {{"mir-regalloc", "machine IR after register allocation, for the target"}, llvm, true},
+      {{"asm", "assembly for the target, each instruction with its encoded bytes"}, llvm, true},
       {{"graph", "the tensor dataflow graph as the last evaluation ran it (after graph passes)"},
        graph},
   };
@@ -297,6 +300,7 @@ Outcome Session::run(const RunOptions& options) {
     RunOptions opts = options;
     if (!opts.interrupt) opts.interrupt = &interrupt_;
     globals_before_last_run_ = globals_;
+    if (last_->echo != options.echo) last_->snaps_opt = -1;  // the IR views show the echo
     last_->echo = options.echo;
     opts.tensors = tensors_.get();
     // Only the AST walker runs tensor code (the VMs and the JIT are scalar tiers).
@@ -328,18 +332,62 @@ Outcome Session::submit(std::string source, std::string name, const RunOptions& 
   return r;
 }
 
-StageResult Session::stage(std::string_view name, Format format) const {
+bool Session::stage_takes_function(std::string_view name) {
+  for (const auto& e : stage_table())
+    if (name == e.info.name) return e.code;
+  return false;
+}
+
+bool Session::code_scope(std::string_view function, CodeScope* scope, std::string* error) const {
+  if (function.empty()) {
+    if (!last_ || !last_->checked) return false;
+    *scope = CodeScope::of(*last_->program, last_->echo);
+    return true;
+  }
+  int f = module_.find_function(std::string(function));
+  if (f >= 0 && module_.functions[static_cast<size_t>(f)].decl) {
+    *scope = CodeScope{nullptr, {module_.functions[static_cast<size_t>(f)].decl}, false};
+    return true;
+  }
+  std::vector<std::string> names;
+  for (const auto& fi : module_.functions) names.push_back(fi.name);
+  *error = "no function '" + std::string(function) + "'";
+  std::string guess = closest_name(function, names);
+  if (module_.find_kernel(std::string(function)) >= 0)
+    *error += " ('" + std::string(function) + "' is a kernel: :kernel " + std::string(function) +
+              " shows its loop nest)";
+  else if (!guess.empty())
+    *error += " (did you mean '" + guess + "'?)";
+  else
+    *error += names.empty() ? " (no functions are defined yet)" : " (functions: " + join(names) + ")";
+  return false;
+}
+
+StageResult Session::stage(std::string_view name, Format format, std::string_view function) const {
   return on_big_stack([&] {
     StageResult r;
-    if (!last_) {
-      r.text = "no input yet";
-      return r;
+    for (const auto& e : stage_table()) {
+      if (name != e.info.name) continue;
+      if (!e.code && !function.empty()) {
+        r.text = "the " + std::string(name) + " stage shows the last input only; a function "
+                 "name is for the code stages (stack, reg, live, llvm, asm, ...)";
+        return r;
+      }
+      if (!last_ && function.empty()) {
+        r.text = "no input yet";
+        return r;
+      }
+      if (!e.code) return e.view(*this, name, format, nullptr);
+      CodeScope scope;
+      if (code_scope(function, &scope, &r.text)) return e.view(*this, name, format, &scope);
+      if (!function.empty()) return r;
+      return e.view(*this, name, format, nullptr);  // the family says why there is no code
     }
-    for (const auto& e : stage_table())
-      if (name == e.info.name) return e.view(*this, name, format);
-    std::string known;
-    for (const auto& s : stages()) known += std::string(known.empty() ? "" : ", ") + s.name;
-    r.text = "unknown stage '" + std::string(name) + "' (stages: " + known + ")";
+    std::vector<std::string> known;
+    for (const auto& s : stages()) known.push_back(s.name);
+    std::string guess = closest_name(name, known);
+    r.text = "unknown stage '" + std::string(name) + "' (" +
+             (guess.empty() ? "" : "did you mean '" + guess + "'? ") + "stages: " + join(known) + ")";
     return r;
   });
 }
@@ -352,17 +400,18 @@ std::vector<PassInfo> Session::passes() const {
                            "folded " + std::to_string(last_->folds) + " expression" +
                                (last_->folds == 1 ? "" : "s")});
     const Program& p = *last_->program;
+    CodeScope scope = CodeScope::of(p, last_->echo);
     stack::StackProgram sp = stack::compile_stack(p, module_, last_->echo);
     int fused = stack::fuse_superinstructions(sp);
     out.push_back(PassInfo{"fuse_superinstructions", "stack", fused > 0,
                            "fused " + std::to_string(fused) + " instruction sequence" +
                                (fused == 1 ? "" : "s")});
-    auto units = compile_reg_units(p, module_, num_registers_, last_->echo);
+    auto units = compile_reg_units(scope, module_, num_registers_);
     out.push_back(PassInfo{"allocate_registers", "reg", true, summarize_allocation(units)});
     std::string fusion = summarize_fusion(units);
     out.push_back(PassInfo{"fuse_reg_superinstructions", "reg",
-                           dump_reg(p, module_, RegForm::Allocated, num_registers_, last_->echo) !=
-                               dump_reg(p, module_, RegForm::Fused, num_registers_, last_->echo),
+                           dump_reg(scope, module_, RegForm::Allocated, num_registers_) !=
+                               dump_reg(scope, module_, RegForm::Fused, num_registers_),
                            fusion});
     for (const auto& snap : last_->snapshots(module_, opt_level_))
       out.push_back(PassInfo{snap.label, "llvm", snap.changed, "on " + snap.unit});

@@ -168,8 +168,19 @@ class Session {
 
   // Stage views of the last input (also of one that failed to compile, as far as it got).
   // "ast" and "ast-folded" fill StageResult::tree, each node with its source range [loc, end).
+  // The code stages (stack.., reg.., live, llvm.., mir.., asm) show the code that ran: the
+  // last input's top-level code (with the REPL's echo where it ran with one) and the
+  // functions it defined; given a `function`, that function of the session alone, whichever
+  // input defined it (like Python's dis.dis(fib)). A name that is no function is an error
+  // that lists the functions.
   static const std::vector<StageInfo>& stages();
-  StageResult stage(std::string_view name, Format format = Format::Text) const;
+  StageResult stage(std::string_view name, Format format = Format::Text,
+                    std::string_view function = {}) const;
+  // Whether a stage takes a function name (the code stages above).
+  static bool stage_takes_function(std::string_view name);
+  // Whether an engine can trace (RunOptions::trace): the stack and reg VMs. The others
+  // ignore it, so a front end says so rather than print nothing.
+  static bool engine_traces(std::string_view engine) { return engine == "stack" || engine == "reg"; }
   // Passes that ran on the last input, in order, and each one's before/after view.
   std::vector<PassInfo> passes() const;
   StageResult pass_snapshot(std::string_view pass, bool after, Format format = Format::Text) const;
@@ -191,9 +202,11 @@ class Session {
   // rows' text joined with newlines is what stage() shows (each row followed by '\n': the
   // text's final newline does not make an empty last row; blank separator rows are rows).
   // Empty when it has no bytecode.
-  std::vector<CodeLine> listing(std::string_view stage) const;
-  // The register allocator's live intervals for every function of the last input.
-  std::vector<LiveFunction> live_ranges() const;
+  // With a function: that function alone, as stage() shows it.
+  std::vector<CodeLine> listing(std::string_view stage, std::string_view function = {}) const;
+  // The register allocator's live intervals for every function of the last input (or for
+  // `function` alone).
+  std::vector<LiveFunction> live_ranges(std::string_view function = {}) const;
   // Runs the last input again on "stack" or "reg" from the globals it started from, and
   // records every instruction (at most max_steps; then `truncated`). The session's globals
   // are left as they were. Tensor code cannot be recorded (it runs on the ast engine).
@@ -233,6 +246,10 @@ class Session {
   const std::string& selected_kernel() const { return kernel_name_; }
   bool schedule_step(std::string_view step, std::string* error);  // one step
   bool schedule_text(std::string_view text, std::string* error);  // a whole schedule file
+  // What a schedule step's words can be, for completion: the primitives' names, and the
+  // loops and blocks of the selected kernel's current loop nest (empty without one).
+  static std::vector<std::string> schedule_primitives();
+  std::vector<std::string> schedule_names() const;
   bool schedule_undo();
   bool schedule_redo();
   std::string schedule_trace() const;
@@ -287,6 +304,9 @@ class Session {
   // with REPL echo: structured.cpp builds its views from these without seeing Unit.
   const Program* last_checked_program() const;
   bool last_echo() const;
+  // What a code view shows: the last input's scope (function empty) or one function's.
+  // False with *error when `function` is no function, or there is no input that compiled.
+  bool code_scope(std::string_view function, CodeScope* scope, std::string* error) const;
 
   Module module_;
   GlobalStore globals_;

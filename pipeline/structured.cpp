@@ -8,23 +8,25 @@
 
 #include <algorithm>
 
+#include "tensor/schedule.h"
 #include "vm/reg_disasm.h"
 #include "vm/stack_disasm.h"
 
 namespace descent {
 
-std::vector<CodeLine> Session::listing(std::string_view stage) const {
+std::vector<CodeLine> Session::listing(std::string_view stage, std::string_view function) const {
   std::vector<CodeLine> out;
-  const Program* p = last_checked_program();
-  if (!p) return out;
+  CodeScope scope;
+  std::string error;
+  if (!code_scope(function, &scope, &error)) return out;
   if (stage == "stack" || stage == "stack-fused") {
-    for (auto& r : stack::dump_stack_rows(*p, module_, last_echo(), stage == "stack-fused"))
+    for (auto& r : stack::dump_stack_rows(scope, module_, stage == "stack-fused"))
       out.push_back(CodeLine{std::move(r.function), r.pc, std::move(r.text), r.loc});
   } else if (stage == "reg" || stage == "reg-alloc" || stage == "reg-fused") {
     RegForm form = stage == "reg"         ? RegForm::Virtual
                    : stage == "reg-alloc" ? RegForm::Allocated
                                           : RegForm::Fused;
-    for (auto& r : dump_reg_rows(*p, module_, form, num_registers_, last_echo()))
+    for (auto& r : dump_reg_rows(scope, module_, form, num_registers_))
       out.push_back(CodeLine{std::move(r.function), r.pc, std::move(r.text), r.loc});
   }
   return out;
@@ -32,11 +34,12 @@ std::vector<CodeLine> Session::listing(std::string_view stage) const {
 
 // The intervals the allocator worked from, named as the `live` stage names them, over the
 // virtual code that listing("reg") shows.
-std::vector<LiveFunction> Session::live_ranges() const {
+std::vector<LiveFunction> Session::live_ranges(std::string_view function) const {
   std::vector<LiveFunction> out;
-  const Program* p = last_checked_program();
-  if (!p) return out;
-  for (const auto& u : compile_reg_units(*p, module_, num_registers_, last_echo())) {
+  CodeScope scope;
+  std::string error;
+  if (!code_scope(function, &scope, &error)) return out;
+  for (const auto& u : compile_reg_units(scope, module_, num_registers_)) {
     if (!u.error.empty()) continue;
     LiveFunction f;
     f.function = u.virt.name;
@@ -110,6 +113,17 @@ Recording Session::record(std::string_view engine, size_t max_steps) {
   globals_ = std::move(saved);
   if (r.outcome.steps > max_steps) r.truncated = true;
   return r;
+}
+
+std::vector<std::string> Session::schedule_primitives() {
+  return tensor::schedule_primitives();
+}
+
+std::vector<std::string> Session::schedule_names() const {
+  if (!schedule_) return {};
+  std::vector<std::string> names = tensor::sched::loop_names(schedule_->func());
+  for (auto& b : tensor::sched::block_names(schedule_->func())) names.push_back(b);
+  return names;
 }
 
 }  // namespace descent

@@ -114,6 +114,9 @@ class Schedule {
   size_t current_ = 0;
 };
 
+// The primitives' names as steps start ("split", "tile", ...), for completion and help.
+std::vector<std::string> schedule_primitives();
+
 // Parses and applies one step to f (what Schedule::apply does, without history). On
 // success *canonical is the normalised step text.
 bool apply_step(tir::PrimFunc& f, std::string_view step, std::string* canonical,

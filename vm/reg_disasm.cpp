@@ -172,6 +172,11 @@ std::string disassemble(const RegFunction& f, const Module* m) {
 
 std::vector<RegUnit> compile_reg_units(const Program& program, const Module& module,
                                        int num_registers, bool echo) {
+  return compile_reg_units(CodeScope::of(program, echo), module, num_registers);
+}
+
+std::vector<RegUnit> compile_reg_units(const CodeScope& scope, const Module& module,
+                                       int num_registers) {
   std::vector<RegUnit> units;
   auto add = [&](std::unique_ptr<RegFunction> f, const Diagnostic& err) {
     RegUnit u;
@@ -187,9 +192,8 @@ std::vector<RegUnit> compile_reg_units(const Program& program, const Module& mod
     units.push_back(std::move(u));
   };
   Diagnostic err;
-  add(compile_reg_toplevel(program, module, echo, &err), err);
-  for (const auto& s : program.body)
-    if (s->kind == StmtKind::FnDecl && s->fn) add(compile_reg_function(*s->fn, module, &err), err);
+  if (scope.script) add(compile_reg_toplevel(*scope.script, module, scope.echo, &err), err);
+  for (const FnDecl* fn : scope.functions) add(compile_reg_function(*fn, module, &err), err);
   return units;
 }
 
@@ -221,8 +225,18 @@ std::string summarize_fusion(const std::vector<RegUnit>& units) {
 
 std::vector<RegDisasmLine> dump_reg_rows(const Program& program, const Module& module,
                                          RegForm form, int num_registers, bool echo) {
+  return dump_reg_rows(CodeScope::of(program, echo), module, form, num_registers);
+}
+
+std::string dump_reg(const CodeScope& scope, const Module& module, RegForm form,
+                     int num_registers) {
+  return join_rows(dump_reg_rows(scope, module, form, num_registers));
+}
+
+std::vector<RegDisasmLine> dump_reg_rows(const CodeScope& scope, const Module& module,
+                                         RegForm form, int num_registers) {
   std::vector<RegDisasmLine> rows;
-  for (const auto& u : compile_reg_units(program, module, num_registers, echo)) {
+  for (const auto& u : compile_reg_units(scope, module, num_registers)) {
     if (!rows.empty()) rows.push_back(RegDisasmLine{});  // the blank line between bodies
     const RegFunction& f = form == RegForm::Virtual     ? u.virt
                            : form == RegForm::Allocated ? u.alloc
@@ -251,9 +265,14 @@ std::string dump_reg(const Program& program, const Module& module, bool allocate
                   num_registers, echo);
 }
 
-std::string dump_live(const Program& program, const Module& module, int num_registers) {
+std::string dump_live(const Program& program, const Module& module, int num_registers,
+                      bool echo) {
+  return dump_live(CodeScope::of(program, echo), module, num_registers);
+}
+
+std::string dump_live(const CodeScope& scope, const Module& module, int num_registers) {
   std::string out;
-  for (const auto& u : compile_reg_units(program, module, num_registers)) {
+  for (const auto& u : compile_reg_units(scope, module, num_registers)) {
     if (!out.empty()) out += "\n";
     if (!u.error.empty()) {
       out += u.error + "\n";

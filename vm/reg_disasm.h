@@ -57,6 +57,9 @@ struct RegUnit {
 // The top-level code of `program`, then every function it declares, in source order.
 std::vector<RegUnit> compile_reg_units(const Program& program, const Module& module,
                                        int num_registers = kDefaultRegisters, bool echo = false);
+// The script of a scope (if any), then its functions.
+std::vector<RegUnit> compile_reg_units(const CodeScope& scope, const Module& module,
+                                       int num_registers = kDefaultRegisters);
 
 // One line for the allocate_registers pass: "9 intervals in 2 bodies, 3 spilled (3 registers)".
 std::string summarize_allocation(const std::vector<RegUnit>& units);
@@ -72,12 +75,18 @@ std::string dump_reg(const Program& program, const Module& module, RegForm form,
 std::vector<RegDisasmLine> dump_reg_rows(const Program& program, const Module& module,
                                          RegForm form, int num_registers = kDefaultRegisters,
                                          bool echo = false);
+std::vector<RegDisasmLine> dump_reg_rows(const CodeScope& scope, const Module& module,
+                                         RegForm form, int num_registers = kDefaultRegisters);
+std::string dump_reg(const CodeScope& scope, const Module& module, RegForm form,
+                     int num_registers = kDefaultRegisters);
 // The same with allocated = false: `reg`, true: `reg-alloc`.
 std::string dump_reg(const Program& program, const Module& module, bool allocated,
                      int num_registers = kDefaultRegisters, bool echo = false);
 
 // The `live` view: each body's virtual code, then its live intervals and assignments.
 std::string dump_live(const Program& program, const Module& module,
+                      int num_registers = kDefaultRegisters, bool echo = false);
+std::string dump_live(const CodeScope& scope, const Module& module,
                       int num_registers = kDefaultRegisters);
 
 }  // namespace descent

@@ -154,11 +154,26 @@ std::string disassemble(const StackProgram& program, const Module& module) {
   return join_rows(disassemble_rows(program, module));
 }
 
+std::vector<DisasmLine> dump_stack_rows(const CodeScope& scope, const Module& module,
+                                        bool fused) {
+  std::vector<DisasmLine> rows;
+  auto add = [&](Chunk chunk) {
+    if (fused) fuse_superinstructions(chunk);
+    if (!rows.empty()) rows.push_back(DisasmLine{});  // the blank line between chunks
+    disassemble_rows(chunk, module, rows);
+  };
+  if (scope.script) add(compile_script(*scope.script, module, scope.echo));
+  for (const FnDecl* fn : scope.functions) add(compile_function(*fn, module));
+  return rows;
+}
+
+std::string dump_stack(const CodeScope& scope, const Module& module, bool fused) {
+  return join_rows(dump_stack_rows(scope, module, fused));
+}
+
 std::vector<DisasmLine> dump_stack_rows(const Program& program, const Module& module, bool echo,
                                         bool fused) {
-  StackProgram p = compile_stack(program, module, echo);
-  if (fused) fuse_superinstructions(p);
-  return disassemble_rows(p, module);
+  return dump_stack_rows(CodeScope::of(program, echo), module, fused);
 }
 
 std::string dump_stack(const Program& program, const Module& module, bool echo, bool fused) {

@@ -51,6 +51,10 @@ std::string dump_stack(const Program& program, const Module& module, bool echo =
                        bool fused = false);
 std::vector<DisasmLine> dump_stack_rows(const Program& program, const Module& module,
                                         bool echo = false, bool fused = false);
+// The same for any scope: its script (if any), then its functions, separated by blank lines.
+std::string dump_stack(const CodeScope& scope, const Module& module, bool fused = false);
+std::vector<DisasmLine> dump_stack_rows(const CodeScope& scope, const Module& module,
+                                        bool fused = false);
 
 // How constant k of the chunk prints ("15", "2.5", "true").
 std::string constant_text(const Chunk& chunk, uint32_t k);

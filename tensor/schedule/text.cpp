@@ -259,4 +259,10 @@ std::string Schedule::trace() const {
   return out;
 }
 
+std::vector<std::string> schedule_primitives() {
+  std::vector<std::string> names;
+  for (const auto& p : kPrimitives) names.push_back(p.name);
+  return names;
+}
+
 }  // namespace descent::tensor
