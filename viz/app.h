@@ -58,6 +58,10 @@ class App {
   Image capture();  // the last frame's pixels
   bool screenshot(const std::string& path, std::string* error);
 
+  // The status bar's text as last drawn: the run's outcome, with its step count in the
+  // engine's unit, and the selected VM pane's count beside it.
+  const std::string& status_text() const { return status_text_; }
+
   // The interactive loop, until the window is closed.
   void run();
 
@@ -77,6 +81,7 @@ class App {
   bool select_request_ = true;   // make the tab bar switch to selected_ on the next frame
   float split_ = 0.38f;          // the editor's share of the width
   std::string status_message_;
+  std::string status_text_;
   bool show_open_ = false, show_save_ = false;
   char path_buf_[512] = {};
 };

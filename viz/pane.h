@@ -33,6 +33,9 @@ class Pane {
   }
   // Verbs Act() understands, with their arguments, for --help: "step [N]".
   virtual std::vector<std::string> verbs() const { return {}; }
+  // The one-line summary the pane last drew above its content ("x86_64 at -O2: 31
+  // instructions (fib)"), or "" where it has none: what the tests read instead of pixels.
+  virtual std::string caption() const { return ""; }
 };
 
 // Every pane, in tab order: source, tokens, ast, stack, reg, llvm, machine, graph, loops,

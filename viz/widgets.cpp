@@ -11,9 +11,12 @@ namespace colors {
 ImU32 highlight() { return IM_COL32(255, 214, 10, 110); }
 ImU32 current() { return IM_COL32(64, 160, 255, 110); }
 ImU32 changed() { return IM_COL32(80, 200, 120, 80); }
+ImU32 deleted() { return IM_COL32(230, 70, 70, 70); }
 ImU32 error() { return IM_COL32(220, 40, 40, 255); }
 ImU32 text() { return ImGui::GetColorU32(ImGuiCol_Text); }
 ImU32 dim() { return ImGui::GetColorU32(ImGuiCol_TextDisabled); }
+ImU32 cell() { return ImGui::GetColorU32(ImGuiCol_FrameBg); }
+ImU32 cell_border() { return ImGui::GetColorU32(ImGuiCol_Border); }
 ImU32 loop_kind(std::string_view k) {
   if (k == "parallel") return IM_COL32(214, 39, 40, 255);     // red: many cores
   if (k == "vectorized") return IM_COL32(31, 119, 180, 255);  // blue: SIMD lanes
@@ -60,7 +63,11 @@ int Listing(const char* id, const std::vector<std::string>& lines, const Listing
       if (bg) dl->AddRectFilled(p, ImVec2(p.x + width + 4000, p.y + lh), bg);
       if (hover) dl->AddRectFilled(p, ImVec2(p.x + width + 4000, p.y + lh), IM_COL32(0, 0, 0, 18));
       if (style.line_numbers) {
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors::dim()), "%*d", digits, i + 1);
+        int number = style.number ? style.number(i) : i + 1;
+        if (number >= 0)
+          ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors::dim()), "%*d", digits, number);
+        else
+          ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors::dim()), "%*s", digits, "-");
         ImGui::SameLine();
       }
       ImU32 c = style.color ? style.color(i) : 0;
@@ -172,8 +179,14 @@ ImVec2 node_size(const std::string& label) {
 int DrawGraph(const char* id, const GraphLayout& layout, const std::vector<ImVec2>& sizes,
               const std::vector<GraphNodeStyle>& nodes,
               const std::vector<std::pair<int, int>>& edges,
-              const std::vector<std::string>& edge_labels, ImVec2 size) {
+              const std::vector<std::string>& edge_labels, ImVec2 size,
+              std::vector<char>* drawn) {
   int hovered = -1;
+  if (drawn) drawn->assign(sizes.size(), 0);
+  // The scroll range from the start: a scroll the caller asks for on the first frame (the
+  // AST graph opening at its root) would otherwise be clamped to the empty content of a
+  // window that has not drawn yet.
+  ImGui::SetNextWindowContentSize(ImVec2(layout.size.x + 16, layout.size.y + 16));
   ImGui::BeginChild(id, size, true, ImGuiWindowFlags_HorizontalScrollbar);
   ImVec2 origin = ImGui::GetCursorScreenPos();
   origin.x += 8, origin.y += 8;
@@ -208,6 +221,7 @@ int DrawGraph(const char* id, const GraphLayout& layout, const std::vector<ImVec
     ImVec2 a(origin.x + layout.pos[i].x, origin.y + layout.pos[i].y);
     ImVec2 b(a.x + sizes[i].x, a.y + sizes[i].y);
     if (!visible(a, b)) continue;
+    if (drawn) (*drawn)[i] = 1;
     const GraphNodeStyle& s = i < static_cast<int>(nodes.size()) ? nodes[i] : GraphNodeStyle{};
     bool hover = ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(a, b);
     if (hover) hovered = i;

@@ -18,9 +18,14 @@ namespace colors {
 ImU32 highlight();      // a hovered source range / hovered row
 ImU32 current();        // the debugger's current instruction / source range
 ImU32 changed();        // lines a pass changed
+ImU32 deleted();        // lines a pass deleted
 ImU32 error();          // error underlines and messages
 ImU32 text();           // ordinary text
 ImU32 dim();            // secondary text: line numbers, offsets
+// A value's box (operand-stack slot, register) and its outline: from the theme, so text()
+// reads on it in the light and the dark theme alike.
+ImU32 cell();
+ImU32 cell_border();
 // Loop kinds of the loop-nest pane: serial, parallel, vectorized, unrolled, bound.
 ImU32 loop_kind(std::string_view kind);
 // Node kinds of graphs: "kernel", "input", "const"; AST heads get a colour by category.
@@ -38,6 +43,9 @@ struct ListingStyle {
   std::function<ImU32(int)> color;
   int scroll_to = -1;        // scroll so this line is visible (once: pass -1 afterwards)
   bool line_numbers = false;
+  // With line_numbers: line i's number (-1: none, e.g. a deleted line shown in place);
+  // unset: i + 1.
+  std::function<int(int)> number;
 };
 // Draws the listing in a child window of `size` (0,0: all available space). Returns the
 // line under the mouse, or -1.
@@ -66,11 +74,13 @@ struct GraphNodeStyle {
   bool highlight = false;
 };
 // Draws a laid-out graph in a scrolling child window; edges are curves with arrowheads.
-// Returns the node under the mouse, or -1.
+// Returns the node under the mouse, or -1. drawn (optional): which nodes were in view and
+// drawn this frame.
 int DrawGraph(const char* id, const GraphLayout& layout, const std::vector<ImVec2>& sizes,
               const std::vector<GraphNodeStyle>& nodes,
               const std::vector<std::pair<int, int>>& edges,
-              const std::vector<std::string>& edge_labels = {}, ImVec2 size = ImVec2(0, 0));
+              const std::vector<std::string>& edge_labels = {}, ImVec2 size = ImVec2(0, 0),
+              std::vector<char>* drawn = nullptr);
 // The box a label needs (with padding) in the current font.
 ImVec2 node_size(const std::string& label);
 

@@ -123,7 +123,11 @@ struct LoopsPane : Pane {
       return;
     }
     std::string err;
-    if (doc.kernel().name.empty() && !doc.choose_kernel(kDefaultKernel, kDefaultDims, &err)) {
+    std::string first = doc.kernel().name.empty() ? doc.default_kernel() : "";
+    // kDefaultDims name the prelude matmul's dims; the program's own kernel starts at its
+    // default sizes.
+    if (!first.empty() &&
+        !doc.choose_kernel(first, first == kDefaultKernel ? kDefaultDims : "", &err)) {
       have_kernel_ = false;
       why_empty_ = err;
       return;

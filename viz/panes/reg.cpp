@@ -208,10 +208,10 @@ void DrawRegisterFile(int num_registers, const TraceStep* cur,
     bool has = it != value.end();
     bool wrote = written.count(names[i]) > 0;
     bool slot = names[i][0] != 'r';
-    dl->AddRectFilled(a, b, wrote ? colors::current() : IM_COL32(250, 250, 250, 255), 3);
+    dl->AddRectFilled(a, b, wrote ? colors::current() : colors::cell(), 3);
     // A stripe in the register's bar colour ties the box to the live-interval chart.
     dl->AddRectFilled(a, ImVec2(a.x + 5, b.y), register_color(names[i], slot), 3);
-    dl->AddRect(a, b, wrote ? IM_COL32(20, 90, 200, 255) : IM_COL32(150, 150, 150, 255), 3,
+    dl->AddRect(a, b, wrote ? IM_COL32(20, 90, 200, 255) : colors::cell_border(), 3,
                 0, wrote ? 2.f : 1.f);
     dl->AddText(ImVec2(a.x + 9, a.y + 3), slot ? colors::error() : colors::dim(),
                 names[i].c_str());
@@ -301,6 +301,8 @@ struct RegPane : Pane {
       for (auto& f : live)
         if (f.function == cur->function) function = f.function;
   }
+
+  std::string caption() const override { return dbg.caption(); }
 
   void Draw(Document& doc) override {
     dbg.sync(doc);
