@@ -437,12 +437,32 @@ void App::draw() {
       ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeEW);
     ImGui::SameLine(0, 0);
     ImGui::BeginChild("##panes", ImVec2(0, body_h), false);
-    if (ImGui::BeginTabBar("##tabs", ImGuiTabBarFlags_FittingPolicyScroll)) {
+    // The full titles when they all fit, else the short ones (a projector's font); tabs
+    // that still do not fit shrink rather than scroll out of sight.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    auto tab_width = [&](const char* label) {
+      return ImGui::CalcTextSize(label).x + 2 * style.FramePadding.x + style.ItemInnerSpacing.x;
+    };
+    float full = 0;
+    for (auto& p : panes_)
+      if (std::string_view(p->name()) != "source") full += tab_width(p->title());
+    bool use_short = full > ImGui::GetContentRegionAvail().x;
+    tab_places_.clear();
+    tab_bar_x0_ = ImGui::GetCursorScreenPos().x;
+    tab_bar_x1_ = tab_bar_x0_ + ImGui::GetContentRegionAvail().x;
+    if (ImGui::BeginTabBar("##tabs", ImGuiTabBarFlags_FittingPolicyResizeDown)) {
       for (auto& p : panes_) {
         if (std::string_view(p->name()) == "source") continue;
         ImGuiTabItemFlags tf = 0;
         if (select_request_ && selected_ == p->name()) tf |= ImGuiTabItemFlags_SetSelected;
-        if (ImGui::BeginTabItem(p->title(), nullptr, tf)) {
+        // "###name": the tab keeps its identity when its label changes.
+        std::string label = use_short ? p->short_title() : p->title();
+        bool open = ImGui::BeginTabItem((label + "###" + p->name()).c_str(), nullptr, tf);
+        tab_places_.push_back({p->name(), label, ImGui::GetItemRectMin().x,
+                               ImGui::GetItemRectMax().x,
+                               ImGui::CalcTextSize(label.c_str()).x + 2 * style.FramePadding.x});
+        if (use_short && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p->title());
+        if (open) {
           if (!select_request_) selected_ = p->name();
           ImGui::BeginChild(p->name(), ImVec2(0, 0), false);
           p->Draw(doc_);

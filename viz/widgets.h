@@ -34,6 +34,10 @@ ImU32 node_kind(std::string_view kind);
 
 using descent::split_lines;  // lang/text.h
 
+// A width designed at the default 16-pixel font, at the current font size: fixed pixel
+// widths clipped their text at --font-size 22 (a projector's).
+float em(float px_at_16);
+
 // A scrolling, clipped list of monospace lines (only the visible ones are drawn, so a
 // 50,000-line dump scrolls as fast as a 50-line one).
 struct ListingStyle {
@@ -60,6 +64,11 @@ struct GraphLayout {
   std::vector<ImVec2> pos;   // each node's top-left corner, in layout space
   std::vector<int> layer;    // each node's layer
   ImVec2 size;               // the bounding box of the whole layout
+  // bends[e]: where edge e (an index into the edges given) crosses the layers between its
+  // ends, top to bottom, as a vertical run (top, bottom) through each: a slot of its own in
+  // the layer's order, so a long edge passes between boxes instead of through them. Empty
+  // for an edge between adjacent layers.
+  std::vector<std::vector<ImVec2>> bends;
 };
 // sizes[i]: node i's box; edges: (from, to) pairs of node indices (cycles are tolerated:
 // back edges are ignored for layering).

@@ -14,6 +14,7 @@
 #include "lang/text.h"
 #include "pipeline/pipeline.h"
 #include "viz/app.h"
+#include "viz/widgets.h"
 
 using namespace descent::viz;
 using namespace descent::viz::testing;
@@ -242,4 +243,55 @@ TEST_CASE("the status bar counts in the engine's unit and shows the VM debugger'
   REQUIRE(!caption.empty());
   CHECK(status.find(caption) != std::string::npos);
   CHECK(number_before(caption, "instructions") > number_before(status, "statements"));
+}
+
+TEST_CASE("at --font-size 22 every pane's tab is in the tab bar, wide enough for its label") {
+  // Issue 14: at a projector's font size the tabs ran off the right edge (behind scroll
+  // arrows): Loop nest and Benchmarks could not be seen.
+  for (float size : {16.f, 22.f}) {
+    CAPTURE(size);
+    AppOptions o;
+    o.font_size = size;
+    auto app = make_app("sample.ds", o);
+    show(*app, "stack");
+    const auto& tabs = app->tab_places();
+    REQUIRE(tabs.size() == 9);
+    for (const auto& t : tabs) {
+      CAPTURE(t.label);
+      CHECK(t.x0 >= app->tab_bar_x0() - 1);
+      CHECK(t.x1 <= app->tab_bar_x1() + 1);
+      CHECK(t.x1 - t.x0 >= t.needed - 1);
+    }
+  }
+}
+
+TEST_CASE("a long graph edge goes around the boxes of the layers it crosses") {
+  // Issue 14: in the tensor graph an edge from a node to one two layers down ran straight
+  // through the box between them. Here 0 -> 2 skips layer 1, where 1 sits, right on the
+  // straight line.
+  std::vector<ImVec2> sizes = {ImVec2(60, 20), ImVec2(60, 20), ImVec2(60, 20)};
+  std::vector<std::pair<int, int>> edges = {{0, 1}, {1, 2}, {0, 2}};
+  GraphLayout g = layered_layout(sizes, edges);
+  REQUIRE(g.bends.size() == edges.size());
+  CHECK(g.bends[2].size() == 2);  // one layer crossed: one vertical run
+  for (size_t e = 0; e < edges.size(); ++e) {
+    auto [a, b] = edges[e];
+    // The path as DrawGraph draws it, sampled: out of a's bottom, through the bends, into b.
+    std::vector<ImVec2> pts = {ImVec2(g.pos[a].x + sizes[a].x / 2, g.pos[a].y + sizes[a].y)};
+    for (ImVec2 q : g.bends[e]) pts.push_back(q);
+    pts.push_back(ImVec2(g.pos[b].x + sizes[b].x / 2, g.pos[b].y));
+    for (size_t k = 0; k + 1 < pts.size(); ++k)
+      for (int t = 0; t <= 100; ++t) {
+        float x = pts[k].x + (pts[k + 1].x - pts[k].x) * t / 100.f;
+        float y = pts[k].y + (pts[k + 1].y - pts[k].y) * t / 100.f;
+        for (int v = 0; v < 3; ++v) {
+          if (v == a || v == b) continue;
+          bool inside = x > g.pos[v].x && x < g.pos[v].x + sizes[v].x && y > g.pos[v].y &&
+                        y < g.pos[v].y + sizes[v].y;
+          CAPTURE(e);
+          CAPTURE(v);
+          CHECK_FALSE(inside);
+        }
+      }
+  }
 }

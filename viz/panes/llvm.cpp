@@ -21,7 +21,7 @@ namespace descent::viz {
 
 namespace {
 
-constexpr float kListWidth = 300;  // the pass list; the IR gets the rest
+constexpr float kListWidth = 300;  // the pass list (at 16 px: em()); the IR gets the rest
 
 bool parse_int(const std::string& s, int* out) {
   if (s.empty() || s.size() > 9) return false;
@@ -61,6 +61,7 @@ std::vector<std::vector<std::string>> deleted_lines(const std::string& before,
 struct LlvmPane : Pane {
   const char* name() const override { return "llvm"; }
   const char* title() const override { return "LLVM IR"; }
+  const char* short_title() const override { return "LLVM"; }
 
   // ---- What one generation (one Session) gives ----
   uint64_t gen_ = UINT64_MAX;
@@ -325,7 +326,7 @@ struct LlvmPane : Pane {
     rows.reserve(entries());
     for (int i = 0; i < entries(); ++i)
       if (!changed_only_ || i == 0 || changed(i) || i == sel_) rows.push_back(i);
-    ImGui::BeginChild("##passes", ImVec2(kListWidth, 0), true,
+    ImGui::BeginChild("##passes", ImVec2(em(kListWidth), 0), true,
                       ImGuiWindowFlags_HorizontalScrollbar);
     float lh = ImGui::GetTextLineHeightWithSpacing();
     if (scroll_list_to_ >= 0) {

@@ -154,6 +154,7 @@ bool is_instruction(const std::string& s) {
 struct MachinePane : Pane {
   const char* name() const override { return "machine"; }
   const char* title() const override { return "Machine code"; }
+  const char* short_title() const override { return "Machine"; }
 
   int view_ = 0;              // index into kViews
   bool select_view_ = false;  // tell the tab bar once (after a scripted change)
@@ -341,7 +342,7 @@ struct MachinePane : Pane {
     const std::string& chosen = doc.settings().target;
     std::string preview = chosen.empty() ? "host (" + doc.session().target() + ")"
                                          : doc.session().target();
-    ImGui::SetNextItemWidth(300);
+    ImGui::SetNextItemWidth(em(300));
     if (ImGui::BeginCombo("##target", preview.c_str())) {
       if (ImGui::Selectable("host", chosen.empty())) set_target(doc, "", nullptr);
       for (const auto& t : Session::targets())

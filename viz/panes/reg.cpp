@@ -164,11 +164,11 @@ std::set<std::string> written_locations(const Recording& rec, size_t at) {
   return out;
 }
 
-constexpr float kBoxW = 90, kBoxGap = 6;
+constexpr float kBoxW = 90, kBoxGap = 6;  // at 16 px: em()
 float box_height() { return 2 * ImGui::GetTextLineHeight() + 8; }
 int box_columns(float child_width) {
   float inner = child_width - 2 * ImGui::GetStyle().WindowPadding.x;
-  return std::max(1, int((inner + kBoxGap) / (kBoxW + kBoxGap)));
+  return std::max(1, int((inner + kBoxGap) / (em(kBoxW) + kBoxGap)));
 }
 // The height the register file needs for `boxes` boxes in a child `width` wide.
 float register_file_height(int boxes, float width) {
@@ -199,7 +199,7 @@ void DrawRegisterFile(int num_registers, const TraceStep* cur,
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float lh = ImGui::GetTextLineHeight();
-  const float bw = kBoxW, bh = box_height(), gap = kBoxGap;
+  const float bw = em(kBoxW), bh = box_height(), gap = kBoxGap;
   int cols = box_columns(size.x);
   ImVec2 o = ImGui::GetCursorScreenPos();
   for (size_t i = 0; i < names.size(); ++i) {
@@ -233,6 +233,7 @@ void DrawRegisterFile(int num_registers, const TraceStep* cur,
 struct RegPane : Pane {
   const char* name() const override { return "reg"; }
   const char* title() const override { return "Register VM"; }
+  const char* short_title() const override { return "Reg VM"; }
 
   StepDebugger dbg{"reg"};
   bool right_running = false;   // right column: the fused code the VM runs (else allocated)
@@ -323,7 +324,7 @@ struct RegPane : Pane {
 
     // Second row: the register count, the function, the right column.
     int n = doc.settings().num_registers;
-    ImGui::SetNextItemWidth(110);
+    ImGui::SetNextItemWidth(em(110));
     // Typed counts apply on Enter (each keystroke would re-run the pipeline on "1" of "12").
     if (ImGui::InputInt("registers", &n, 1, 1, ImGuiInputTextFlags_EnterReturnsTrue) &&
         std::clamp(n, 3, 32) != doc.settings().num_registers)
@@ -331,7 +332,7 @@ struct RegPane : Pane {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("the register file size (3..32): try 3");
     if (live.size() > 1) {
       ImGui::SameLine(0, 16);
-      ImGui::SetNextItemWidth(140);
+      ImGui::SetNextItemWidth(em(140));
       if (ImGui::BeginCombo("function", function.c_str())) {
         for (auto& f : live)
           if (ImGui::Selectable(f.function.c_str(), f.function == function)) function = f.function;

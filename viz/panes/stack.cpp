@@ -73,6 +73,7 @@ void DrawOperandStack(const TraceStep* step, ImVec2 size) {
 struct StackPane : Pane {
   const char* name() const override { return "stack"; }
   const char* title() const override { return "Stack VM"; }
+  const char* short_title() const override { return "Stack"; }
 
   StepDebugger dbg{"stack"};
   bool show_compiled = false;
