@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates the visualizer screenshots in docs/img/ the README and docs/visualizer.md show.
+# Regenerates the visualizer screenshots in docs/img/ the README and docs/visualizer.md show,
+# and the lesson pictures for the docs (docs/img/lesson_*.png: the stack VM mid-recursion,
+# register live ranges with spills, the tensor graph before/after fusion, a tiled loop nest).
 # Each is one `descent-viz --screenshot` call (it starts its own Xvfb when there is no display):
 # the same commands a teacher can use to put a pane on a slide.
 #   scripts/screenshots.sh            (after ./descent.sh test or scripts/setup.sh has built)
@@ -25,3 +27,32 @@ shot graph   examples/mlp.ds    --pane graph --do "graph pass fuse_elementwise"
 shot loops   examples/tour.ds   --pane loops --do "loops kernel matmul m=64 n=64 k=64" \
                                 --do "loops sched split i 16" --do "loops sched parallel i_0"
 shot bench   examples/tour.ds   --pane bench --do "bench run quick vector_add matmul_128"
+
+# The lesson pictures. The spill lesson needs more values live at once than 3 registers
+# hold: its program is written here, so the picture and its source stay together.
+spills=$(mktemp --suffix=.ds)
+trap 'rm -f "$spills"' EXIT
+cat >"$spills" <<'DS'
+# Six values live at once: with 3 registers, the allocator spills some to the frame.
+fn mix(a: int, b: int) -> int {
+  c = a + b
+  d = a * b
+  e = c - d
+  f = c * d + e
+  return a + b + c + d + e + f
+}
+print(mix(3, 4))
+DS
+lesson() {  # lesson NAME FILE ARGS...
+  local name=$1 file=$2
+  shift 2
+  "$viz" "$file" --screenshot "$out/lesson_$name.png" "$@"
+  echo "$out/lesson_$name.png"
+}
+lesson stack_vm       examples/tour.ds --pane stack --do "stack break 37 fib" \
+                                       --do "stack continue" --do "stack continue" --do "stack continue"
+lesson reg_spills     "$spills"        --pane reg --do "reg registers 3" --do "reg function mix" \
+                                       --do "reg break 10 mix" --do "reg continue"
+lesson graph_fusion   examples/mlp.ds  --pane graph --do "graph pass fuse_elementwise"
+lesson loop_nest_tiled examples/tour.ds --pane loops --do "loops kernel matmul m=64 n=64 k=64" \
+                                       --do "loops sched tile i j 8 16"

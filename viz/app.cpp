@@ -364,30 +364,44 @@ void App::draw_menu() {
 
 void App::draw_status() {
   const Outcome& o = doc_.outcome();
-  char buf[160];
+  char buf[200];
+  std::string text;
   if (doc_.busy()) {
     std::snprintf(buf, sizeof buf, "running... %.1f s", doc_.busy_seconds());
     ImGui::TextUnformatted(buf);
+    text = buf;
     ImGui::SameLine();
     if (ImGui::SmallButton("Stop")) doc_.stop();
   } else if (o.status == Outcome::Ok) {
-    std::snprintf(buf, sizeof buf, "ok: compiled in %.1f ms, ran in %.1f ms (%llu steps)",
-                  o.compile_seconds * 1e3, o.run_seconds * 1e3,
-                  static_cast<unsigned long long>(o.steps));
+    // Steps in the engine's own unit: the ast engine counts statements, the VMs
+    // instructions. A bare "steps" next to the stack debugger's instruction count read as
+    // two answers to one question.
+    const std::string& engine = doc_.session().engine();
+    const char* unit = engine == "ast"                      ? "statements"
+                       : engine == "stack" || engine == "reg" ? "instructions"
+                                                              : "steps";
+    std::snprintf(buf, sizeof buf, "ok: compiled in %.1f ms, ran on the %s engine in %.1f ms "
+                  "(%llu %s)", o.compile_seconds * 1e3, engine.c_str(), o.run_seconds * 1e3,
+                  static_cast<unsigned long long>(o.steps), unit);
     ImGui::TextUnformatted(buf);
+    text = buf;
   } else {
+    text = o.status == Outcome::CompileError ? "compile error" : "runtime error";
     ImGui::PushStyleColor(ImGuiCol_Text, colors::error());
-    ImGui::TextUnformatted(o.status == Outcome::CompileError ? "compile error" : "runtime error");
+    ImGui::TextUnformatted(text.c_str());
     ImGui::PopStyleColor();
   }
-  if (!o.note.empty()) {
+  auto more = [&](const std::string& s) {
+    if (s.empty()) return;
     ImGui::SameLine();
-    ImGui::TextDisabled("| %s", o.note.c_str());
-  }
-  if (!status_message_.empty()) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("| %s", status_message_.c_str());
-  }
+    ImGui::TextDisabled("| %s", s.c_str());
+    text += " | " + s;
+  };
+  if (selected_ == "stack" || selected_ == "reg")
+    if (Pane* p = pane(selected_)) more(p->caption());
+  more(o.note);
+  more(status_message_);
+  status_text_ = text;
 }
 
 void App::draw() {
@@ -423,12 +437,32 @@ void App::draw() {
       ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeEW);
     ImGui::SameLine(0, 0);
     ImGui::BeginChild("##panes", ImVec2(0, body_h), false);
-    if (ImGui::BeginTabBar("##tabs", ImGuiTabBarFlags_FittingPolicyScroll)) {
+    // The full titles when they all fit, else the short ones (a projector's font); tabs
+    // that still do not fit shrink rather than scroll out of sight.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    auto tab_width = [&](const char* label) {
+      return ImGui::CalcTextSize(label).x + 2 * style.FramePadding.x + style.ItemInnerSpacing.x;
+    };
+    float full = 0;
+    for (auto& p : panes_)
+      if (std::string_view(p->name()) != "source") full += tab_width(p->title());
+    bool use_short = full > ImGui::GetContentRegionAvail().x;
+    tab_places_.clear();
+    tab_bar_x0_ = ImGui::GetCursorScreenPos().x;
+    tab_bar_x1_ = tab_bar_x0_ + ImGui::GetContentRegionAvail().x;
+    if (ImGui::BeginTabBar("##tabs", ImGuiTabBarFlags_FittingPolicyResizeDown)) {
       for (auto& p : panes_) {
         if (std::string_view(p->name()) == "source") continue;
         ImGuiTabItemFlags tf = 0;
         if (select_request_ && selected_ == p->name()) tf |= ImGuiTabItemFlags_SetSelected;
-        if (ImGui::BeginTabItem(p->title(), nullptr, tf)) {
+        // "###name": the tab keeps its identity when its label changes.
+        std::string label = use_short ? p->short_title() : p->title();
+        bool open = ImGui::BeginTabItem((label + "###" + p->name()).c_str(), nullptr, tf);
+        tab_places_.push_back({p->name(), label, ImGui::GetItemRectMin().x,
+                               ImGui::GetItemRectMax().x,
+                               ImGui::CalcTextSize(label.c_str()).x + 2 * style.FramePadding.x});
+        if (use_short && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p->title());
+        if (open) {
           if (!select_request_) selected_ = p->name();
           ImGui::BeginChild(p->name(), ImVec2(0, 0), false);
           p->Draw(doc_);

@@ -58,6 +58,20 @@ class App {
   Image capture();  // the last frame's pixels
   bool screenshot(const std::string& path, std::string* error);
 
+  // The status bar's text as last drawn: the run's outcome, with its step count in the
+  // engine's unit, and the selected VM pane's count beside it.
+  const std::string& status_text() const { return status_text_; }
+
+  // Where the last frame drew each pane's tab, and the width its label needs: at any
+  // font size every tab must be inside the tab bar and wide enough for its label.
+  struct TabPlace {
+    std::string pane, label;
+    float x0, x1, needed;
+  };
+  const std::vector<TabPlace>& tab_places() const { return tab_places_; }
+  float tab_bar_x0() const { return tab_bar_x0_; }
+  float tab_bar_x1() const { return tab_bar_x1_; }
+
   // The interactive loop, until the window is closed.
   void run();
 
@@ -77,6 +91,9 @@ class App {
   bool select_request_ = true;   // make the tab bar switch to selected_ on the next frame
   float split_ = 0.38f;          // the editor's share of the width
   std::string status_message_;
+  std::string status_text_;
+  std::vector<TabPlace> tab_places_;
+  float tab_bar_x0_ = 0, tab_bar_x1_ = 0;
   bool show_open_ = false, show_save_ = false;
   char path_buf_[512] = {};
 };

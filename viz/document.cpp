@@ -172,7 +172,7 @@ void Document::carry_kernel(std::string trace) {
       k.lost_dims = k.dims;
       k.lost_trace = trace;
     }
-    k.name = m.find_kernel(kDefaultKernel) >= 0 ? kDefaultKernel : m.kernels[0].name;
+    k.name = default_kernel();
     trace.clear();
     k.switched = true;
   }
@@ -194,6 +194,15 @@ void Document::carry_kernel(std::string trace) {
              " (the steps before it are kept)";
   else
     k.replayed = k.note.empty();
+}
+
+std::string Document::default_kernel() {
+  const Module& m = session_->module();
+  const SourceFile* own = session_->last_source();  // the program; the prelude came first
+  for (auto it = m.kernels.rbegin(); it != m.kernels.rend(); ++it)
+    if (own && it->decl && it->decl->loc.file == own) return it->name;
+  if (m.find_kernel(kDefaultKernel) >= 0) return kDefaultKernel;
+  return m.kernels.empty() ? "" : m.kernels[0].name;
 }
 
 bool Document::poll() {

@@ -37,8 +37,9 @@ struct Settings {
   double run_timeout_s = 5;    // a run longer than this is interrupted
 };
 
-// The kernel the loop-nest pane starts with (the prelude's, so every program has it), at
-// dims small enough that the reference interpreter checks a schedule in a blink.
+// The kernel the loop-nest pane starts with when the program declares none of its own (the
+// prelude's, so every program has it), at dims small enough that the reference
+// interpreter checks a schedule in a blink.
 inline constexpr const char* kDefaultKernel = "matmul";
 inline constexpr const char* kDefaultDims = "n=64 m=64 k=64";
 
@@ -87,6 +88,9 @@ class Document {
   // Selects `name` at `dims` ("n=64 k=32") on session() and carries it from now on (a lost
   // kernel is let go); false with *error, and nothing changed, when that fails.
   bool choose_kernel(const std::string& name, const std::string& dims, std::string* error);
+  // The kernel to show first: the last one the program itself declares, else the
+  // prelude's kDefaultKernel (else any); "" when session() has no kernels.
+  std::string default_kernel();
 
   // ---- The last finished run ----
   Session& session() { return *session_; }

@@ -43,12 +43,27 @@ std::string find_xvfb() {
 }
 }  // namespace
 
-std::unique_ptr<XServer> XServer::ensure(std::string* error) {
-  std::unique_ptr<XServer> s(new XServer());
-  if (const char* d = std::getenv("DISPLAY"); d && x_display_works(d)) {
-    s->display_ = d;
-    return s;
+std::unique_ptr<XServer> XServer::existing(std::string* error) {
+  const char* d = std::getenv("DISPLAY");
+  if (!d || !*d) {
+    *error = "$DISPLAY is not set";
+    return nullptr;
   }
+  Display* x = XOpenDisplay(d);
+  if (!x) {
+    *error = std::string("$DISPLAY is ") + d + " but it does not answer";
+    return nullptr;
+  }
+  std::unique_ptr<XServer> s(new XServer());
+  s->display_ = d;
+  s->hold_ = x;
+  return s;
+}
+
+std::unique_ptr<XServer> XServer::ensure(std::string* error) {
+  std::string ignored;
+  if (auto s = existing(&ignored)) return s;
+  std::unique_ptr<XServer> s(new XServer());
   std::string xvfb = find_xvfb();
   if (xvfb.empty()) {
     *error = "no X display ($DISPLAY unset or not answering) and no Xvfb on PATH "
@@ -63,8 +78,10 @@ std::unique_ptr<XServer> XServer::ensure(std::string* error) {
     *error = "cannot create a pipe for Xvfb";
     return nullptr;
   }
-  std::vector<std::string> args = {xvfb, "-displayfd", std::to_string(fds[1]), "-screen", "0",
-                                   "1920x1200x24", "-nolisten", "tcp"};
+  // -noreset: the server stays up between clients (the held connection below covers a
+  // server started elsewhere).
+  std::vector<std::string> args = {xvfb, "-displayfd", std::to_string(fds[1]), "-noreset",
+                                   "-screen", "0", "1920x1200x24", "-nolisten", "tcp"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -104,7 +121,8 @@ std::unique_ptr<XServer> XServer::ensure(std::string* error) {
   close(fds[0]);
   while (!number.empty() && (number.back() == '\n' || number.back() == ' ')) number.pop_back();
   std::string disp = ":" + number;
-  if (number.empty() || !x_display_works(disp)) {
+  Display* hold = number.empty() ? nullptr : XOpenDisplay(disp.c_str());
+  if (!hold) {
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
     *error = "Xvfb did not start (no display within 10 s)";
@@ -112,11 +130,13 @@ std::unique_ptr<XServer> XServer::ensure(std::string* error) {
   }
   s->display_ = disp;
   s->pid_ = pid;
+  s->hold_ = hold;
   setenv("DISPLAY", disp.c_str(), 1);
   return s;
 }
 
 XServer::~XServer() {
+  if (hold_) XCloseDisplay(static_cast<Display*>(hold_));
   if (pid_ > 0) {
     kill(pid_, SIGTERM);
     int status = 0;

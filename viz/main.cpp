@@ -46,12 +46,14 @@ int main(int argc, char** argv) {
       return 1;
     }
   } else if (!list) {
-    const char* d = std::getenv("DISPLAY");
-    if (!d || !descent::viz::x_display_works(d)) {
+    // Held open until exit, so the server cannot reset between this check and GLFW's
+    // own connection.
+    xserver = descent::viz::XServer::existing(&err);
+    if (!xserver) {
       fmt::print(stderr,
-                 "descent-viz: no display to open a window on ($DISPLAY {}).\n"
+                 "descent-viz: no display to open a window on ({}).\n"
                  "  To render to a file instead: descent-viz FILE --screenshot out.png\n",
-                 d ? std::string("is ") + d + " but it does not answer" : "is not set");
+                 err);
       return 1;
     }
   }

@@ -22,6 +22,8 @@ class Pane {
   virtual ~Pane() = default;
   virtual const char* name() const = 0;   // "ast": --pane and --do use it
   virtual const char* title() const = 0;  // "AST": the tab's label
+  // The tab's label when the full titles do not fit (a large font): "Loops" for "Loop nest".
+  virtual const char* short_title() const { return title(); }
   // Draws into the current ImGui window (the app has begun it and sized it).
   virtual void Draw(Document& doc) = 0;
   // A scripted action; false with *error saying why (unknown verb, bad argument, illegal).
@@ -33,6 +35,9 @@ class Pane {
   }
   // Verbs Act() understands, with their arguments, for --help: "step [N]".
   virtual std::vector<std::string> verbs() const { return {}; }
+  // The one-line summary the pane last drew above its content ("x86_64 at -O2: 31
+  // instructions (fib)"), or "" where it has none: what the tests read instead of pixels.
+  virtual std::string caption() const { return ""; }
 };
 
 // Every pane, in tab order: source, tokens, ast, stack, reg, llvm, machine, graph, loops,

@@ -11,9 +11,12 @@ namespace colors {
 ImU32 highlight() { return IM_COL32(255, 214, 10, 110); }
 ImU32 current() { return IM_COL32(64, 160, 255, 110); }
 ImU32 changed() { return IM_COL32(80, 200, 120, 80); }
+ImU32 deleted() { return IM_COL32(230, 70, 70, 70); }
 ImU32 error() { return IM_COL32(220, 40, 40, 255); }
 ImU32 text() { return ImGui::GetColorU32(ImGuiCol_Text); }
 ImU32 dim() { return ImGui::GetColorU32(ImGuiCol_TextDisabled); }
+ImU32 cell() { return ImGui::GetColorU32(ImGuiCol_FrameBg); }
+ImU32 cell_border() { return ImGui::GetColorU32(ImGuiCol_Border); }
 ImU32 loop_kind(std::string_view k) {
   if (k == "parallel") return IM_COL32(214, 39, 40, 255);     // red: many cores
   if (k == "vectorized") return IM_COL32(31, 119, 180, 255);  // blue: SIMD lanes
@@ -33,6 +36,8 @@ ImU32 node_kind(std::string_view k) {
   return IM_COL32(240, 240, 240, 255);
 }
 }  // namespace colors
+
+float em(float px_at_16) { return px_at_16 * ImGui::GetFontSize() / 16.f; }
 
 int Listing(const char* id, const std::vector<std::string>& lines, const ListingStyle& style,
             ImVec2 size) {
@@ -60,7 +65,11 @@ int Listing(const char* id, const std::vector<std::string>& lines, const Listing
       if (bg) dl->AddRectFilled(p, ImVec2(p.x + width + 4000, p.y + lh), bg);
       if (hover) dl->AddRectFilled(p, ImVec2(p.x + width + 4000, p.y + lh), IM_COL32(0, 0, 0, 18));
       if (style.line_numbers) {
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors::dim()), "%*d", digits, i + 1);
+        int number = style.number ? style.number(i) : i + 1;
+        if (number >= 0)
+          ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors::dim()), "%*d", digits, number);
+        else
+          ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors::dim()), "%*s", digits, "-");
         ImGui::SameLine();
       }
       ImU32 c = style.color ? style.color(i) : 0;
@@ -116,11 +125,37 @@ GraphLayout layered_layout(const std::vector<ImVec2>& sizes,
     }
   }
   int layers = 1 + *std::max_element(out.layer.begin(), out.layer.end());
+  // Long edges: one dummy node per layer crossed, in the layer's order like any node (the
+  // classic Sugiyama step), chained a -> d1 -> d2 -> b in place of a -> b.
+  std::vector<ImVec2> size = sizes;
+  std::vector<int> layer = out.layer;
+  std::vector<std::vector<int>> chain(edges.size());  // the dummies of edge e, top down
+  for (size_t e = 0; e < edges.size(); ++e) {
+    auto [a, b] = edges[e];
+    if (a < 0 || b < 0 || a >= n || b >= n || a == b || layer[b] - layer[a] < 2) continue;
+    if (std::find(pred[b].begin(), pred[b].end(), a) == pred[b].end()) continue;  // back edge
+    int prev = a;
+    for (int l = layer[a] + 1; l < layer[b]; ++l) {
+      int d = static_cast<int>(size.size());
+      size.push_back(ImVec2(2, 0));
+      layer.push_back(l);
+      pred.emplace_back(1, prev);
+      succ.emplace_back();
+      if (prev == a) std::replace(succ[a].begin(), succ[a].end(), b, d);
+      else succ[prev].push_back(d);
+      chain[e].push_back(d);
+      prev = d;
+    }
+    std::replace(pred[b].begin(), pred[b].end(), a, prev);
+    succ[prev].push_back(b);
+  }
+  const int total = static_cast<int>(size.size());
   std::vector<std::vector<int>> rows(layers);
-  for (int v : order) rows[out.layer[v]].push_back(v);
+  for (int v : order) rows[layer[v]].push_back(v);
+  for (int d = n; d < total; ++d) rows[layer[d]].push_back(d);
   // Crossing reduction: a few down and up sweeps ordering each layer by the mean position
   // of its neighbours in the layer before.
-  std::vector<float> rank(n, 0);
+  std::vector<float> rank(total, 0);
   auto renumber = [&] {
     for (auto& row : rows)
       for (size_t i = 0; i < row.size(); ++i) rank[row[i]] = static_cast<float>(i);
@@ -130,13 +165,13 @@ GraphLayout layered_layout(const std::vector<ImVec2>& sizes,
     bool down = sweep % 2 == 0;
     for (int li = down ? 1 : layers - 2; down ? li < layers : li >= 0; li += down ? 1 : -1) {
       auto& row = rows[li];
-      std::vector<float> key(n, 0);
+      std::vector<float> key(total, 0);
       for (int v : row) {
         const auto& nb = down ? pred[v] : succ[v];
         float sum = 0;
         int cnt = 0;
         for (int u : nb)
-          if (out.layer[u] == li + (down ? -1 : 1)) sum += rank[u], ++cnt;
+          if (layer[u] == li + (down ? -1 : 1)) sum += rank[u], ++cnt;
         key[v] = cnt ? sum / cnt : rank[v];
       }
       std::stable_sort(row.begin(), row.end(), [&](int a, int b) { return key[a] < key[b]; });
@@ -144,22 +179,32 @@ GraphLayout layered_layout(const std::vector<ImVec2>& sizes,
     }
   }
   // Coordinates: each layer centred on the widest one.
-  std::vector<float> row_w(layers, 0), row_h(layers, 0);
+  std::vector<float> row_w(layers, 0), row_h(layers, 0), row_y(layers, 0);
   for (int li = 0; li < layers; ++li)
     for (int v : rows[li]) {
-      row_w[li] += sizes[v].x + (row_w[li] > 0 ? node_gap : 0);
-      row_h[li] = std::max(row_h[li], sizes[v].y);
+      row_w[li] += size[v].x + (row_w[li] > 0 ? node_gap : 0);
+      row_h[li] = std::max(row_h[li], size[v].y);
     }
   float width = *std::max_element(row_w.begin(), row_w.end());
+  std::vector<ImVec2> pos(total);
   float y = 0;
   for (int li = 0; li < layers; ++li) {
     float x = (width - row_w[li]) / 2;
+    row_y[li] = y;
     for (int v : rows[li]) {
-      out.pos[v] = ImVec2(x, y + (row_h[li] - sizes[v].y) / 2);
-      x += sizes[v].x + node_gap;
+      pos[v] = ImVec2(x, y + (row_h[li] - size[v].y) / 2);
+      x += size[v].x + node_gap;
     }
     y += row_h[li] + layer_gap;
   }
+  for (int v = 0; v < n; ++v) out.pos[v] = pos[v];
+  out.bends.assign(edges.size(), {});
+  for (size_t e = 0; e < edges.size(); ++e)
+    for (int d : chain[e]) {
+      float cx = pos[d].x + size[d].x / 2;
+      out.bends[e].push_back(ImVec2(cx, row_y[layer[d]]));
+      out.bends[e].push_back(ImVec2(cx, row_y[layer[d]] + row_h[layer[d]]));
+    }
   out.size = ImVec2(width, y - layer_gap);
   return out;
 }
@@ -172,8 +217,14 @@ ImVec2 node_size(const std::string& label) {
 int DrawGraph(const char* id, const GraphLayout& layout, const std::vector<ImVec2>& sizes,
               const std::vector<GraphNodeStyle>& nodes,
               const std::vector<std::pair<int, int>>& edges,
-              const std::vector<std::string>& edge_labels, ImVec2 size) {
+              const std::vector<std::string>& edge_labels, ImVec2 size,
+              std::vector<char>* drawn) {
   int hovered = -1;
+  if (drawn) drawn->assign(sizes.size(), 0);
+  // The scroll range from the start: a scroll the caller asks for on the first frame (the
+  // AST graph opening at its root) would otherwise be clamped to the empty content of a
+  // window that has not drawn yet.
+  ImGui::SetNextWindowContentSize(ImVec2(layout.size.x + 16, layout.size.y + 16));
   ImGui::BeginChild(id, size, true, ImGuiWindowFlags_HorizontalScrollbar);
   ImVec2 origin = ImGui::GetCursorScreenPos();
   origin.x += 8, origin.y += 8;
@@ -195,8 +246,18 @@ int DrawGraph(const char* id, const GraphLayout& layout, const std::vector<ImVec
     ImVec2 pa(origin.x + layout.pos[a].x + sizes[a].x / 2, origin.y + layout.pos[a].y + sizes[a].y);
     ImVec2 pb(origin.x + layout.pos[b].x + sizes[b].x / 2, origin.y + layout.pos[b].y);
     if (!visible(pa, pb)) continue;
-    float dy = std::max(20.f, (pb.y - pa.y) / 2);
-    dl->AddBezierCubic(pa, ImVec2(pa.x, pa.y + dy), ImVec2(pb.x, pb.y - dy), pb, edge_col, 1.5f);
+    // Through the bends: a curve across each gap between layers, a straight run down each
+    // layer crossed.
+    std::vector<ImVec2> pts = {pa};
+    if (e < layout.bends.size())
+      for (ImVec2 q : layout.bends[e]) pts.push_back(ImVec2(origin.x + q.x, origin.y + q.y));
+    pts.push_back(pb);
+    for (size_t k = 0; k + 1 < pts.size(); k += 2) {
+      ImVec2 p = pts[k], q = pts[k + 1];
+      float dy = std::max(20.f, (q.y - p.y) / 2);
+      dl->AddBezierCubic(p, ImVec2(p.x, p.y + dy), ImVec2(q.x, q.y - dy), q, edge_col, 1.5f);
+      if (k + 2 < pts.size()) dl->AddLine(q, pts[k + 2], edge_col, 1.5f);
+    }
     dl->AddTriangleFilled(ImVec2(pb.x, pb.y), ImVec2(pb.x - 4, pb.y - 8), ImVec2(pb.x + 4, pb.y - 8),
                           edge_col);
     if (e < edge_labels.size() && !edge_labels[e].empty()) {
@@ -208,6 +269,7 @@ int DrawGraph(const char* id, const GraphLayout& layout, const std::vector<ImVec
     ImVec2 a(origin.x + layout.pos[i].x, origin.y + layout.pos[i].y);
     ImVec2 b(a.x + sizes[i].x, a.y + sizes[i].y);
     if (!visible(a, b)) continue;
+    if (drawn) (*drawn)[i] = 1;
     const GraphNodeStyle& s = i < static_cast<int>(nodes.size()) ? nodes[i] : GraphNodeStyle{};
     bool hover = ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(a, b);
     if (hover) hovered = i;

@@ -18,9 +18,14 @@ namespace colors {
 ImU32 highlight();      // a hovered source range / hovered row
 ImU32 current();        // the debugger's current instruction / source range
 ImU32 changed();        // lines a pass changed
+ImU32 deleted();        // lines a pass deleted
 ImU32 error();          // error underlines and messages
 ImU32 text();           // ordinary text
 ImU32 dim();            // secondary text: line numbers, offsets
+// A value's box (operand-stack slot, register) and its outline: from the theme, so text()
+// reads on it in the light and the dark theme alike.
+ImU32 cell();
+ImU32 cell_border();
 // Loop kinds of the loop-nest pane: serial, parallel, vectorized, unrolled, bound.
 ImU32 loop_kind(std::string_view kind);
 // Node kinds of graphs: "kernel", "input", "const"; AST heads get a colour by category.
@@ -28,6 +33,10 @@ ImU32 node_kind(std::string_view kind);
 }  // namespace colors
 
 using descent::split_lines;  // lang/text.h
+
+// A width designed at the default 16-pixel font, at the current font size: fixed pixel
+// widths clipped their text at --font-size 22 (a projector's).
+float em(float px_at_16);
 
 // A scrolling, clipped list of monospace lines (only the visible ones are drawn, so a
 // 50,000-line dump scrolls as fast as a 50-line one).
@@ -38,6 +47,9 @@ struct ListingStyle {
   std::function<ImU32(int)> color;
   int scroll_to = -1;        // scroll so this line is visible (once: pass -1 afterwards)
   bool line_numbers = false;
+  // With line_numbers: line i's number (-1: none, e.g. a deleted line shown in place);
+  // unset: i + 1.
+  std::function<int(int)> number;
 };
 // Draws the listing in a child window of `size` (0,0: all available space). Returns the
 // line under the mouse, or -1.
@@ -52,6 +64,11 @@ struct GraphLayout {
   std::vector<ImVec2> pos;   // each node's top-left corner, in layout space
   std::vector<int> layer;    // each node's layer
   ImVec2 size;               // the bounding box of the whole layout
+  // bends[e]: where edge e (an index into the edges given) crosses the layers between its
+  // ends, top to bottom, as a vertical run (top, bottom) through each: a slot of its own in
+  // the layer's order, so a long edge passes between boxes instead of through them. Empty
+  // for an edge between adjacent layers.
+  std::vector<std::vector<ImVec2>> bends;
 };
 // sizes[i]: node i's box; edges: (from, to) pairs of node indices (cycles are tolerated:
 // back edges are ignored for layering).
@@ -66,11 +83,13 @@ struct GraphNodeStyle {
   bool highlight = false;
 };
 // Draws a laid-out graph in a scrolling child window; edges are curves with arrowheads.
-// Returns the node under the mouse, or -1.
+// Returns the node under the mouse, or -1. drawn (optional): which nodes were in view and
+// drawn this frame.
 int DrawGraph(const char* id, const GraphLayout& layout, const std::vector<ImVec2>& sizes,
               const std::vector<GraphNodeStyle>& nodes,
               const std::vector<std::pair<int, int>>& edges,
-              const std::vector<std::string>& edge_labels = {}, ImVec2 size = ImVec2(0, 0));
+              const std::vector<std::string>& edge_labels = {}, ImVec2 size = ImVec2(0, 0),
+              std::vector<char>* drawn = nullptr);
 // The box a label needs (with padding) in the current font.
 ImVec2 node_size(const std::string& label);
 

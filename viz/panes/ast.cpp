@@ -128,7 +128,8 @@ struct AstPane : Pane {
   const char* name() const override { return "ast"; }
   const char* title() const override { return "AST"; }
   std::vector<std::string> verbs() const override {
-    return {"view tree|graph", "folded on|off", "select N|off", "expand all|none"};
+    return {"view tree|graph", "folded on|off", "select N|off", "expand all|none",
+            "zoom fit|in|out|100"};
   }
 
   bool graph_view_ = false;
@@ -151,6 +152,12 @@ struct AstPane : Pane {
   int innermost_ = -1;
   std::vector<char> on_path_;    // node contains hovered().begin
   int scroll_to_ = -1;           // bring this node into view (outline row / graph box)
+
+  // The graph's zoom: the font scale it is drawn at (the layout follows the font).
+  float zoom_ = 1;
+  bool fit_request_ = false;     // choose the zoom that shows the whole tree, next frame
+  float layout_font_ = 0;        // the font size layout_ was made for
+  std::string caption_;
 
   void refresh(Document& doc) {
     if (gen_ == doc.generation() && cached_folded_ == folded_) return;
@@ -289,13 +296,32 @@ struct AstPane : Pane {
 
   // ---- [SECTION] graph -----------------------------------------------------------------
 
+  // The graph at the current zoom. A tree is wider than tall, and its root sits centred
+  // over the whole width: opening the view scrolls to the root (or the selected node), and
+  // "fit" zooms out until the whole tree shows.
   int draw_graph() {
-    if (layout_dirty_) {
-      sizes_.clear();
-      for (const Node& n : nodes_) sizes_.push_back(node_size(n.label));
-      layout_ = tidy_tree_layout(nodes_, sizes_, 36, 10);
-      layout_dirty_ = false;
+    ImVec2 view = ImGui::GetContentRegionAvail();
+    bool fitted = false;
+    if (fit_request_) {
+      // Boxes keep their padding and text snaps to pixels, so the layout does not shrink
+      // exactly with the zoom: shrink until it fits (or the zoom reaches its minimum).
+      fit_request_ = false;
+      fitted = true;
+      float z = 1;
+      for (int tries = 0; tries < 8; ++tries) {
+        ImGui::SetWindowFontScale(z);
+        relayout(z);
+        float fx = (view.x - 24) / std::max(1.f, layout_.size.x + 16);
+        float fy = (view.y - 24) / std::max(1.f, layout_.size.y + 16);
+        float f = std::min(fx, fy);
+        if (f >= 1 || z <= kMinZoom) break;
+        z = std::max(kMinZoom, z * f * 0.98f);
+      }
+      zoom_ = z;
+      scroll_to_ = -1;
     }
+    ImGui::SetWindowFontScale(zoom_);
+    relayout(zoom_);
     std::vector<GraphNodeStyle> styles(nodes_.size());
     for (size_t i = 0; i < nodes_.size(); ++i) {
       styles[i].label = nodes_[i].label;
@@ -307,21 +333,46 @@ struct AstPane : Pane {
     if (scroll_to_ >= 0 && scroll_to_ < static_cast<int>(nodes_.size())) {
       // DrawGraph draws at (8, 8) inside its child, centred only when the graph is narrower
       // than the view (and then needs no horizontal scroll).
-      ImVec2 view = ImGui::GetContentRegionAvail();
       ImVec2 p = layout_.pos[scroll_to_], s = sizes_[scroll_to_];
       if (!ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows))
         ImGui::SetNextWindowScroll(ImVec2(std::max(0.f, 8 + p.x + s.x / 2 - view.x / 2),
                                           std::max(0.f, 8 + p.y + s.y / 2 - view.y / 3)));
       scroll_to_ = -1;
     }
-    return DrawGraph("##astgraph", layout_, sizes_, styles, edges_);
+    if (fitted) ImGui::SetNextWindowScroll(ImVec2(0, 0));
+    std::vector<char> drawn;
+    int hovered = DrawGraph("##astgraph", layout_, sizes_, styles, edges_, {}, ImVec2(0, 0), &drawn);
+    ImGui::SetWindowFontScale(1);
+    int shown = static_cast<int>(std::count(drawn.begin(), drawn.end(), 1));
+    caption_ = "graph: " + std::to_string(shown) + " of " + std::to_string(nodes_.size()) +
+               " nodes in view, root " + (!drawn.empty() && drawn[0] ? "in view" : "off screen") +
+               ", zoom " + std::to_string(static_cast<int>(zoom_ * 100 + 0.5f)) + "%";
+    return hovered;
+  }
+
+  static constexpr float kMinZoom = 0.2f;
+
+  // Node boxes and the tree layout at the current font size (`scale` of the natural one:
+  // the gaps between boxes shrink with the text).
+  void relayout(float scale) {
+    if (!layout_dirty_ && layout_font_ == ImGui::GetFontSize()) return;
+    layout_font_ = ImGui::GetFontSize();
+    sizes_.clear();
+    for (const Node& n : nodes_) sizes_.push_back(node_size(n.label));
+    layout_ = tidy_tree_layout(nodes_, sizes_, 36 * scale, 10 * scale);
+    layout_dirty_ = false;
+  }
+
+  void set_zoom(float z) {
+    zoom_ = std::clamp(z, kMinZoom, 2.f);
+    scroll_to_ = innermost_ >= 0 ? innermost_ : 0;
   }
 
   void Draw(Document& doc) override {
     refresh(doc);
     if (ImGui::RadioButton("tree", !graph_view_)) graph_view_ = false;
     ImGui::SameLine();
-    if (ImGui::RadioButton("graph", graph_view_)) graph_view_ = true;
+    if (ImGui::RadioButton("graph", graph_view_) && !graph_view_) open_graph();
     ImGui::SameLine(0, 20);
     bool folded = folded_;
     if (ImGui::Checkbox("after constant folding", &folded)) set_folded(doc, folded);
@@ -330,6 +381,18 @@ struct AstPane : Pane {
       if (ImGui::SmallButton("expand all")) expand(true);
       ImGui::SameLine();
       if (ImGui::SmallButton("collapse")) expand(false);
+    } else {
+      ImGui::SameLine(0, 20);
+      if (ImGui::SmallButton("fit")) fit_request_ = true;
+      ImGui::SameLine();
+      if (ImGui::SmallButton("-")) set_zoom(zoom_ / 1.25f);
+      ImGui::SameLine();
+      if (ImGui::SmallButton("+")) set_zoom(zoom_ * 1.25f);
+      ImGui::SameLine();
+      if (ImGui::SmallButton("1:1")) set_zoom(1);
+      if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows) && ImGui::GetIO().KeyCtrl &&
+          ImGui::GetIO().MouseWheel != 0)
+        set_zoom(zoom_ * (ImGui::GetIO().MouseWheel > 0 ? 1.1f : 1 / 1.1f));
     }
     ImGui::SameLine(0, 20);
     const char* cats[] = {"stmt", "expr", "leaf", "decl"};
@@ -369,6 +432,15 @@ struct AstPane : Pane {
     }
   }
 
+  // Into the graph view: at the selected node, else at the root (centred over the whole
+  // width, so a wide tree scrolled to the left edge showed no root at all).
+  void open_graph() {
+    graph_view_ = true;
+    scroll_to_ = innermost_ >= 0 ? innermost_ : 0;
+  }
+
+  std::string caption() const override { return graph_view_ ? caption_ : ""; }
+
   void set_folded(Document& doc, bool on) {
     folded_ = on;
     refresh(doc);
@@ -388,8 +460,23 @@ struct AstPane : Pane {
         *error = "usage: ast view tree|graph";
         return false;
       }
+      if (a == "graph" && !graph_view_) open_graph();
       graph_view_ = a == "graph";
-      scroll_to_ = innermost_;
+      if (!graph_view_) scroll_to_ = innermost_;
+      return true;
+    }
+    if (verb == "zoom") {
+      float percent = 0;
+      if (a == "fit") fit_request_ = true;
+      else if (a == "in") set_zoom(zoom_ * 1.25f);
+      else if (a == "out") set_zoom(zoom_ / 1.25f);
+      else if (std::sscanf(a.c_str(), "%f", &percent) == 1 && percent >= kMinZoom * 100 &&
+               percent <= 200)
+        set_zoom(percent / 100);
+      else {
+        *error = "usage: ast zoom fit|in|out|PERCENT (20 to 200)";
+        return false;
+      }
       return true;
     }
     if (verb == "folded") {
@@ -430,7 +517,7 @@ struct AstPane : Pane {
       return true;
     }
     *error = "ast has no action '" + std::string(verb) +
-             "' (view tree|graph, folded on|off, select N, expand all|none)";
+             "' (view tree|graph, folded on|off, select N, expand all|none, zoom fit|in|out|N)";
     return false;
   }
 };

@@ -113,6 +113,7 @@ struct Choice {
 struct BenchPane : Pane {
   const char* name() const override { return "bench"; }
   const char* title() const override { return "Benchmarks"; }
+  const char* short_title() const override { return "Bench"; }
 
   // ---- Controls ----
   int suite = 0;  // 0: tensor, 1: vm

@@ -197,6 +197,13 @@ class StepDebugger {
 
   size_t at() const { return at_; }
   size_t total() const { return rec_.steps.size(); }
+  // "stack VM: step 12 / 894 instructions" once recorded, else "": the status bar shows it
+  // beside the whole run's count, in the same unit.
+  std::string caption() const {
+    if (!recorded_ || !unavailable().empty()) return "";
+    return engine_ + " VM: step " + std::to_string(at_) + " / " + std::to_string(total()) +
+           " instructions" + (rec_.truncated ? " (truncated)" : "");
+  }
   const TraceStep* current() const { return at_ > 0 ? &rec_.steps[at_ - 1] : nullptr; }
   const TraceStep* previous() const { return at_ > 1 ? &rec_.steps[at_ - 2] : nullptr; }
   // True once after the cursor moved (the pane scrolls its listing then).

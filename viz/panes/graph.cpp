@@ -163,6 +163,7 @@ const Picture::Laid& laid_out(Picture& p, float scale) {
 struct GraphPane : Pane {
   const char* name() const override { return "graph"; }
   const char* title() const override { return "Tensor graph"; }
+  const char* short_title() const override { return "Graph"; }
 
   // ---- State ----
   uint64_t generation = std::numeric_limits<uint64_t>::max();

@@ -21,7 +21,7 @@ namespace descent::viz {
 
 namespace {
 
-constexpr float kListWidth = 300;  // the pass list; the IR gets the rest
+constexpr float kListWidth = 300;  // the pass list (at 16 px: em()); the IR gets the rest
 
 bool parse_int(const std::string& s, int* out) {
   if (s.empty() || s.size() > 9) return false;
@@ -35,9 +35,33 @@ bool parse_int(const std::string& s, int* out) {
 // A marker that reads without colour too (a projector washes colours out): a filled dot.
 ImU32 changed_mark() { return IM_COL32(30, 150, 70, 255); }
 
+// The lines a pass deleted, by where they stood: gone[i] went just before line i of the
+// IR after the pass (gone[after.size()]: at the end). Read from unified_diff's hunks, so
+// they come from the same line matching as changed_lines' marks.
+std::vector<std::vector<std::string>> deleted_lines(const std::string& before,
+                                                    const std::string& after, size_t after_lines) {
+  std::vector<std::vector<std::string>> gone(after_lines + 1);
+  size_t bi = 0;
+  bool in_hunk = false;
+  for (const auto& l : split_lines(descent::unified_diff(before, after))) {
+    if (l.rfind("@@ ", 0) == 0) {  // "@@ -a,n +b,m @@": b is 1-based, or the line before when m is 0
+      unsigned long b0 = 0, m = 0;
+      if (std::sscanf(l.c_str(), "@@ -%*u,%*u +%lu,%lu @@", &b0, &m) != 2) return gone;
+      bi = m > 0 ? b0 - 1 : b0;
+      in_hunk = true;
+    } else if (in_hunk && !l.empty() && (l[0] == ' ' || l[0] == '+')) {
+      ++bi;
+    } else if (in_hunk && !l.empty() && l[0] == '-' && bi <= after_lines) {
+      gone[bi].push_back(l.substr(1));
+    }
+  }
+  return gone;
+}
+
 struct LlvmPane : Pane {
   const char* name() const override { return "llvm"; }
   const char* title() const override { return "LLVM IR"; }
+  const char* short_title() const override { return "LLVM"; }
 
   // ---- What one generation (one Session) gives ----
   uint64_t gen_ = UINT64_MAX;
@@ -55,7 +79,12 @@ struct LlvmPane : Pane {
 
   // ---- The selected entry's IR, diffed against the entry before it ----
   int view_of_ = -1;  // which entry view_ holds (-1: none)
+  // The rows shown: the IR after the pass, with the lines it deleted in their places.
   std::vector<std::string> lines_;
+  std::vector<bool> deleted_;  // row i is a deleted line (not in the IR after the pass)
+  std::vector<int> number_;    // row i's line number in the IR after the pass (-1: deleted)
+  int lines_deleted_ = 0;
+  std::string caption_;
   std::vector<bool> changed_;
   int lines_changed_ = 0;
   std::string view_error_;
@@ -131,12 +160,17 @@ struct LlvmPane : Pane {
     view_of_ = sel_;
     lines_.clear();
     changed_.clear();
-    lines_changed_ = 0;
+    deleted_.clear();
+    number_.clear();
+    lines_changed_ = lines_deleted_ = 0;
     view_error_.clear();
     if (!generated_.ok) return;
+    std::vector<std::string> after_lines;
+    std::vector<bool> changed;
+    std::vector<std::vector<std::string>> gone;
     if (sel_ == 0) {
-      lines_ = split_lines(generated_.text);
-      changed_.assign(lines_.size(), false);
+      after_lines = split_lines(generated_.text);
+      changed.assign(after_lines.size(), false);
     } else {
       const std::string& pass = passes_[sel_ - 1].name;
       StageResult after = doc.session().pass_snapshot(pass, true);
@@ -145,16 +179,27 @@ struct LlvmPane : Pane {
         view_error_ = after.text;
         return;
       }
-      lines_ = split_lines(after.text);
-      changed_ = before.ok ? descent::changed_lines(split_lines(before.text), lines_)
-                           : std::vector<bool>(lines_.size(), false);
+      after_lines = split_lines(after.text);
+      changed = before.ok ? descent::changed_lines(split_lines(before.text), after_lines)
+                          : std::vector<bool>(after_lines.size(), false);
+      if (before.ok) gone = deleted_lines(before.text, after.text, after_lines.size());
     }
     int first = -1;
-    for (size_t i = 0; i < changed_.size(); ++i)
-      if (changed_[i]) {
-        ++lines_changed_;
-        if (first < 0) first = static_cast<int>(i);
+    auto add = [&](std::string text, bool is_changed, bool is_deleted, int number) {
+      if ((is_changed || is_deleted) && first < 0) first = static_cast<int>(lines_.size());
+      lines_.push_back(std::move(text));
+      changed_.push_back(is_changed);
+      deleted_.push_back(is_deleted);
+      number_.push_back(number);
+    };
+    for (size_t i = 0; i <= after_lines.size(); ++i) {
+      if (i < gone.size())
+        for (auto& d : gone[i]) add(std::move(d), false, true, -1), ++lines_deleted_;
+      if (i < after_lines.size()) {
+        lines_changed_ += changed[i];
+        add(std::move(after_lines[i]), changed[i], false, static_cast<int>(i) + 1);
       }
+    }
     if (scroll_ir_to_ == -2) scroll_ir_to_ = first;
   }
 
@@ -238,6 +283,7 @@ struct LlvmPane : Pane {
              "' (pass, next-changed, next, prev, opt, changed-only)";
     return false;
   }
+  std::string caption() const override { return caption_; }
   std::vector<std::string> verbs() const override {
     return {"pass N|NAME", "next-changed", "next", "prev", "opt 0|1|2|3", "changed-only on|off"};
   }
@@ -280,7 +326,7 @@ struct LlvmPane : Pane {
     rows.reserve(entries());
     for (int i = 0; i < entries(); ++i)
       if (!changed_only_ || i == 0 || changed(i) || i == sel_) rows.push_back(i);
-    ImGui::BeginChild("##passes", ImVec2(kListWidth, 0), true,
+    ImGui::BeginChild("##passes", ImVec2(em(kListWidth), 0), true,
                       ImGuiWindowFlags_HorizontalScrollbar);
     float lh = ImGui::GetTextLineHeightWithSpacing();
     if (scroll_list_to_ >= 0) {
@@ -347,25 +393,39 @@ struct LlvmPane : Pane {
       ImGui::TextDisabled("%d lines", static_cast<int>(lines_.size()));
     } else {
       ImGui::Text("after %s", passes_[sel_ - 1].name.c_str());
-      if (lines_changed_ == 0) {
-        ImGui::TextDisabled("%s: no lines changed", passes_[sel_ - 1].summary.c_str());
+      if (lines_changed_ == 0 && lines_deleted_ == 0) {
+        caption_ = passes_[sel_ - 1].summary + ": no lines changed";
+        ImGui::TextDisabled("%s", caption_.c_str());
       } else {
-        ImVec2 p = ImGui::GetCursorScreenPos();
-        float h = ImGui::GetTextLineHeight();
-        ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + h, p.y + h), colors::changed());
-        ImGui::Dummy(ImVec2(h, h));
+        // A swatch before each count, the legend of the listing's backgrounds.
+        auto legend = [](ImU32 colour, const std::string& text) {
+          ImVec2 p = ImGui::GetCursorScreenPos();
+          float h = ImGui::GetTextLineHeight();
+          ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + h, p.y + h), colour);
+          ImGui::Dummy(ImVec2(h, h));
+          ImGui::SameLine();
+          ImGui::TextUnformatted(text.c_str());
+        };
+        std::string changed_text = std::to_string(lines_changed_) + " line" +
+                                   (lines_changed_ == 1 ? "" : "s") + " added or changed";
+        std::string deleted_text = std::to_string(lines_deleted_) + " deleted";
+        caption_ = changed_text + ", " + deleted_text + " " + passes_[sel_ - 1].summary;
+        legend(colors::changed(), changed_text);
         ImGui::SameLine();
-        ImGui::Text("%d line%s changed %s", lines_changed_, lines_changed_ == 1 ? "" : "s",
-                    passes_[sel_ - 1].summary.c_str());
+        legend(colors::deleted(), deleted_text + " " + passes_[sel_ - 1].summary);
       }
     }
+    if (sel_ == 0) caption_ = std::to_string(lines_.size()) + " lines as generated";
     ListingStyle st;
-    st.background = [this](int i) {
-      return i < static_cast<int>(changed_.size()) && changed_[i] ? colors::changed() : 0;
+    st.background = [this](int i) -> ImU32 {
+      if (i >= static_cast<int>(changed_.size())) return 0;
+      return deleted_[i] ? colors::deleted() : changed_[i] ? colors::changed() : 0;
     };
+    st.number = [this](int i) { return number_[i]; };
     // Function headers and comments, the landmarks of a module dump.
     st.color = [this](int i) -> ImU32 {
       const std::string& l = lines_[i];
+      if (deleted_[i]) return colors::dim();
       if (l.rfind("define ", 0) == 0) return IM_COL32(20, 70, 160, 255);
       if (l.rfind(";", 0) == 0 || l.rfind("declare ", 0) == 0 || l.rfind("attributes ", 0) == 0)
         return colors::dim();

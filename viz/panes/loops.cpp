@@ -95,6 +95,7 @@ struct LoopsPane : Pane {
 
   const char* name() const override { return "loops"; }
   const char* title() const override { return "Loop nest"; }
+  const char* short_title() const override { return "Loops"; }
 
   std::vector<std::string> verbs() const override {
     return {"kernel NAME [DIM=N ...]", "sched STEP...", "try STEP...", "undo", "redo",
@@ -123,7 +124,11 @@ struct LoopsPane : Pane {
       return;
     }
     std::string err;
-    if (doc.kernel().name.empty() && !doc.choose_kernel(kDefaultKernel, kDefaultDims, &err)) {
+    std::string first = doc.kernel().name.empty() ? doc.default_kernel() : "";
+    // kDefaultDims name the prelude matmul's dims; the program's own kernel starts at its
+    // default sizes.
+    if (!first.empty() &&
+        !doc.choose_kernel(first, first == kDefaultKernel ? kDefaultDims : "", &err)) {
       have_kernel_ = false;
       why_empty_ = err;
       return;
@@ -475,7 +480,7 @@ struct LoopsPane : Pane {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("Kernel");
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(150);
+    ImGui::SetNextItemWidth(em(150));
     const std::string& chosen = doc.kernel().name;
     if (ImGui::BeginCombo("##kernel", have_kernel_ ? chosen.c_str() : "(none)")) {
       for (const auto& k : kernels) {
@@ -485,7 +490,7 @@ struct LoopsPane : Pane {
       ImGui::EndCombo();
     }
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(190);
+    ImGui::SetNextItemWidth(em(190));
     bool enter = ImGui::InputTextWithHint("##dims", "n=64 m=64 k=64", &dims_field_,
                                           ImGuiInputTextFlags_EnterReturnsTrue);
     if (ImGui::IsItemHovered())
@@ -528,7 +533,7 @@ struct LoopsPane : Pane {
     if (ImGui::Button("Split"))
       apply(doc, "split " + selected_ + " " + std::to_string(factor_), &ignored);
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(48);
+    ImGui::SetNextItemWidth(em(48));
     ImGui::InputInt("##factor", &factor_, 0, 0);
     if (factor_ < 1) factor_ = 1;
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("the split factor: the inner loop's extent");
@@ -541,7 +546,7 @@ struct LoopsPane : Pane {
     ImGui::SameLine();
     if (ImGui::Button("Bind")) apply(doc, "bind " + selected_ + " " + kAxes[axis_], &ignored);
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(96);
+    ImGui::SetNextItemWidth(em(96));
     ImGui::Combo("##axis", &axis_, kAxes, IM_ARRAYSIZE(kAxes));
     ImGui::EndDisabled();
 
@@ -549,7 +554,7 @@ struct LoopsPane : Pane {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("Order");
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(260);
+    ImGui::SetNextItemWidth(em(260));
     bool enter = ImGui::InputTextWithHint("##reorder", "loops, outermost first",
                                           &reorder_field_, ImGuiInputTextFlags_EnterReturnsTrue);
     ImGui::SameLine();

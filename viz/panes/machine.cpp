@@ -50,6 +50,7 @@ struct Line {
   // whole line is only encoding or fixup notes; hiding encodings cuts the one, drops the other.
   size_t bytes_at = std::string::npos;
   bool bytes_only = false;
+  bool instruction = false;  // assembly: an instruction, not a label, directive or comment
 };
 
 // ImGui draws a tab as a fixed-width glyph, not to the next tab stop, which would break
@@ -153,6 +154,7 @@ bool is_instruction(const std::string& s) {
 struct MachinePane : Pane {
   const char* name() const override { return "machine"; }
   const char* title() const override { return "Machine code"; }
+  const char* short_title() const override { return "Machine"; }
 
   int view_ = 0;              // index into kViews
   bool select_view_ = false;  // tell the tab bar once (after a scripted change)
@@ -172,7 +174,9 @@ struct MachinePane : Pane {
   std::vector<int> shown_;  // indices of lines_ that the function filter and the encodings switch let through
   std::string shown_for_ = "\x01";
   size_t longest_ = 0;  // the widest shown line, in characters
-  int instructions_ = 0;
+  int instructions_ = 0;  // in the shown functions (filter() counts them)
+  std::string caption_;
+  std::string caption() const override { return caption_; }
 
   // The session is new after every edit: give it the target this pane chose (the worker
   // applies doc.settings().target too, but a run that was already in flight started from
@@ -221,7 +225,7 @@ struct MachinePane : Pane {
       if (is_asm && l.text.find("-- End function") != std::string::npos) fn = -1;
       if (is_asm) {
         color_asm(l, comment);
-        instructions_ += is_instruction(l.text);
+        l.instruction = is_instruction(l.text);
       } else {
         color_mir(l);
       }
@@ -238,10 +242,12 @@ struct MachinePane : Pane {
     for (size_t i = 0; i < functions_.size(); ++i)
       if (functions_[i] == function_) want = static_cast<int>(i);
     longest_ = 0;
+    instructions_ = 0;  // of the functions shown, not the module
     for (size_t i = 0; i < lines_.size(); ++i)
       if ((function_.empty() || want == -2 || lines_[i].function == want) &&
           (encodings_ || !lines_[i].bytes_only)) {
         shown_.push_back(static_cast<int>(i));
+        instructions_ += lines_[i].instruction;
         longest_ = std::max(longest_, encodings_ ? lines_[i].text.size()
                                                  : std::min(lines_[i].text.size(), lines_[i].bytes_at));
       }
@@ -336,7 +342,7 @@ struct MachinePane : Pane {
     const std::string& chosen = doc.settings().target;
     std::string preview = chosen.empty() ? "host (" + doc.session().target() + ")"
                                          : doc.session().target();
-    ImGui::SetNextItemWidth(300);
+    ImGui::SetNextItemWidth(em(300));
     if (ImGui::BeginCombo("##target", preview.c_str())) {
       if (ImGui::Selectable("host", chosen.empty())) set_target(doc, "", nullptr);
       for (const auto& t : Session::targets())
@@ -432,15 +438,15 @@ struct MachinePane : Pane {
     }
     filter();
     std::string what = function_.empty() ? "all functions" : function_;
-    if (std::string_view(kViews[view_].key) == "asm") {
+    bool is_asm = std::string_view(kViews[view_].key) == "asm";
+    caption_ = target_ + " at -O" + std::to_string(opt_) + ": " +
+               std::to_string(is_asm ? instructions_ : static_cast<int>(shown_.size())) +
+               (is_asm ? " instructions (" : " lines (") + what + ")";
+    if (is_asm) {
       ImGui::Checkbox("encodings", &encodings_);
       ImGui::SameLine();
-      ImGui::TextDisabled("%s at -O%d: %d instructions (%s)", target_.c_str(), opt_,
-                          instructions_, what.c_str());
-    } else {
-      ImGui::TextDisabled("%s at -O%d: %d lines (%s)", target_.c_str(), opt_,
-                          static_cast<int>(shown_.size()), what.c_str());
     }
+    ImGui::TextDisabled("%s", caption_.c_str());
     draw_listing();
   }
 };

@@ -164,11 +164,11 @@ std::set<std::string> written_locations(const Recording& rec, size_t at) {
   return out;
 }
 
-constexpr float kBoxW = 90, kBoxGap = 6;
+constexpr float kBoxW = 90, kBoxGap = 6;  // at 16 px: em()
 float box_height() { return 2 * ImGui::GetTextLineHeight() + 8; }
 int box_columns(float child_width) {
   float inner = child_width - 2 * ImGui::GetStyle().WindowPadding.x;
-  return std::max(1, int((inner + kBoxGap) / (kBoxW + kBoxGap)));
+  return std::max(1, int((inner + kBoxGap) / (em(kBoxW) + kBoxGap)));
 }
 // The height the register file needs for `boxes` boxes in a child `width` wide.
 float register_file_height(int boxes, float width) {
@@ -199,7 +199,7 @@ void DrawRegisterFile(int num_registers, const TraceStep* cur,
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float lh = ImGui::GetTextLineHeight();
-  const float bw = kBoxW, bh = box_height(), gap = kBoxGap;
+  const float bw = em(kBoxW), bh = box_height(), gap = kBoxGap;
   int cols = box_columns(size.x);
   ImVec2 o = ImGui::GetCursorScreenPos();
   for (size_t i = 0; i < names.size(); ++i) {
@@ -208,10 +208,10 @@ void DrawRegisterFile(int num_registers, const TraceStep* cur,
     bool has = it != value.end();
     bool wrote = written.count(names[i]) > 0;
     bool slot = names[i][0] != 'r';
-    dl->AddRectFilled(a, b, wrote ? colors::current() : IM_COL32(250, 250, 250, 255), 3);
+    dl->AddRectFilled(a, b, wrote ? colors::current() : colors::cell(), 3);
     // A stripe in the register's bar colour ties the box to the live-interval chart.
     dl->AddRectFilled(a, ImVec2(a.x + 5, b.y), register_color(names[i], slot), 3);
-    dl->AddRect(a, b, wrote ? IM_COL32(20, 90, 200, 255) : IM_COL32(150, 150, 150, 255), 3,
+    dl->AddRect(a, b, wrote ? IM_COL32(20, 90, 200, 255) : colors::cell_border(), 3,
                 0, wrote ? 2.f : 1.f);
     dl->AddText(ImVec2(a.x + 9, a.y + 3), slot ? colors::error() : colors::dim(),
                 names[i].c_str());
@@ -233,6 +233,7 @@ void DrawRegisterFile(int num_registers, const TraceStep* cur,
 struct RegPane : Pane {
   const char* name() const override { return "reg"; }
   const char* title() const override { return "Register VM"; }
+  const char* short_title() const override { return "Reg VM"; }
 
   StepDebugger dbg{"reg"};
   bool right_running = false;   // right column: the fused code the VM runs (else allocated)
@@ -302,6 +303,8 @@ struct RegPane : Pane {
         if (f.function == cur->function) function = f.function;
   }
 
+  std::string caption() const override { return dbg.caption(); }
+
   void Draw(Document& doc) override {
     dbg.sync(doc);
     refresh(doc);
@@ -321,7 +324,7 @@ struct RegPane : Pane {
 
     // Second row: the register count, the function, the right column.
     int n = doc.settings().num_registers;
-    ImGui::SetNextItemWidth(110);
+    ImGui::SetNextItemWidth(em(110));
     // Typed counts apply on Enter (each keystroke would re-run the pipeline on "1" of "12").
     if (ImGui::InputInt("registers", &n, 1, 1, ImGuiInputTextFlags_EnterReturnsTrue) &&
         std::clamp(n, 3, 32) != doc.settings().num_registers)
@@ -329,7 +332,7 @@ struct RegPane : Pane {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("the register file size (3..32): try 3");
     if (live.size() > 1) {
       ImGui::SameLine(0, 16);
-      ImGui::SetNextItemWidth(140);
+      ImGui::SetNextItemWidth(em(140));
       if (ImGui::BeginCombo("function", function.c_str())) {
         for (auto& f : live)
           if (ImGui::Selectable(f.function.c_str(), f.function == function)) function = f.function;

@@ -55,8 +55,8 @@ void DrawOperandStack(const TraceStep* step, ImVec2 size) {
   for (int i = first; i < n; ++i) {
     ImVec2 a(x0, y - bh), b(x1, y);
     bool newest = i == n - 1;
-    dl->AddRectFilled(a, b, newest ? colors::current() : IM_COL32(245, 245, 245, 255), 3);
-    dl->AddRect(a, b, IM_COL32(120, 120, 120, 255), 3);
+    dl->AddRectFilled(a, b, newest ? colors::current() : colors::cell(), 3);
+    dl->AddRect(a, b, colors::cell_border(), 3);
     char idx[16];
     std::snprintf(idx, sizeof idx, "%d", i);
     dl->AddText(ImVec2(top.x, a.y + 5), colors::dim(), idx);
@@ -73,6 +73,7 @@ void DrawOperandStack(const TraceStep* step, ImVec2 size) {
 struct StackPane : Pane {
   const char* name() const override { return "stack"; }
   const char* title() const override { return "Stack VM"; }
+  const char* short_title() const override { return "Stack"; }
 
   StepDebugger dbg{"stack"};
   bool show_compiled = false;
@@ -97,6 +98,8 @@ struct StackPane : Pane {
       return "the program does not compile (see the editor)";
     return "there is no stack bytecode for this program";
   }
+
+  std::string caption() const override { return dbg.caption(); }
 
   void Draw(Document& doc) override {
     refresh(doc);
