@@ -669,7 +669,11 @@ TEST_CASE("fuzz: deep nesting of every construct, closed and cut off") {
       Expect::Mode mode = Expect::Any;
       if (depth == 1 && c.valid_once) mode = Expect::Exact;
       if (depth >= 1000 && !c.chain) mode = Expect::Fails;
-      if (depth >= 5000 && c.chain && c.valid_once) mode = Expect::Exact;  // far under the limit
+      // A flat sum or && of 5000 terms is far under the height limit (the else-if chain nests
+      // blocks, and a comparison chain compares bool with int: those fail).
+      std::string_view name = c.name;
+      if (depth >= 5000 && (name == "plus-chain-parens" || name == "and-chain-parens"))
+        mode = Expect::Exact;
       add(base, c.prefix + open + c.middle + close + c.suffix, mode);
       if (depth >= 256 && !c.close.empty()) {
         // Cut off in the middle of the closers, and with every closer missing.
