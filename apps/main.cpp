@@ -141,18 +141,14 @@ int kernel_command(Session& session, const std::string& file, const std::string&
   }
   std::string text;
   if (!read_or_say(file, &text)) return 2;
-  bool graph = dump == "graph";
-  // The graph only exists once the file's code has run (kernel calls build it lazily).
+  // Views (the kernel's graph too) need only the compiled file, not a run of it.
   std::string device_error;
-  if ((graph || dump.empty()) && !session.set_device(backend, &device_error)) {
+  if (dump.empty() && !session.set_device(backend, &device_error)) {
     fmt::print(stderr, "error: {}\n", device_error);
     return 1;
   }
   session.set_threads(threads);
-  RunOptions opts;
-  opts.out = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); };
-  Outcome o = graph ? session.submit(std::move(text), file, opts)
-                    : session.compile(std::move(text), file);
+  Outcome o = session.compile(std::move(text), file);
   if (o.status != Outcome::Ok) {
     fmt::print(stderr, "{}", o.message);
     return o.exit_code();
@@ -169,21 +165,6 @@ int kernel_command(Session& session, const std::string& file, const std::string&
       fmt::print(stderr, "{}: error: {}\n", schedule_file, error);
       return 2;
     }
-  }
-  if (graph) {
-    // Before and after every graph pass of the evaluation the program triggered.
-    StageResult before = session.graph_view("before");
-    if (!before.ok) {
-      fmt::print(stderr, "error: {}\n", before.text);
-      return 2;
-    }
-    fmt::print("# graph as built\n{}", before.text);
-    for (const auto& p : session.passes()) {
-      if (p.stage != "graph") continue;
-      fmt::print("\n# after {} ({})\n{}", p.name, p.changed ? p.summary : "no change",
-                 session.pass_snapshot(p.name, true).text);
-    }
-    return 0;
   }
   if (!dump.empty()) {
     StageResult r = session.kernel_view(dump);
@@ -460,6 +441,17 @@ int main(int argc, char** argv) {
     if (o.status != Outcome::Ok && stage != "tokens") {
       fmt::print(stderr, "{}", o.message);
       return o.exit_code();
+    }
+    // The tensor graph exists once the program's code has run (kernel calls build it
+    // lazily, printing evaluates it): run it, its output unwanted in a dump.
+    if (stage == "graph") {
+      RunOptions quiet;
+      quiet.out = [](std::string_view) {};
+      o = session.run(quiet);
+      if (o.status != Outcome::Ok) {
+        fmt::print(stderr, "{}", o.message);
+        return o.exit_code();
+      }
     }
     StageResult r = diff_pair.size() == 2 ? session.diff_passes(diff_pair[0], diff_pair[1])
                                           : session.stage(stage, f);

@@ -462,6 +462,7 @@ void Repl::submit(const std::string& text, const std::string& name) {
     err_ << "note: " << o.note << '\n';
     noted_engine_ = session_.engine();
   }
+  for (const auto& n : o.notes) err_ << "note: " << n << '\n';
   if (o.status != Outcome::Ok) err_ << o.message << std::flush;
   if (time_)
     out_ << fmt::format("[{}] compile {:.3f} ms, run {:.3f} ms, {} steps\n", session_.engine(),
@@ -480,6 +481,10 @@ void Repl::compare() {
   const std::string& ref = runs.front().output;
   out_ << fmt::format("{:<7} {:>12} {:>11}  {}\n", "engine", "steps", "time", "result");
   for (const auto& c : runs) {
+    if (!c.not_run.empty()) {
+      out_ << fmt::format("{:<7} {:>12} {:>11}  not run: {}\n", c.engine, "-", "-", c.not_run);
+      continue;
+    }
     std::string result = c.outcome.status == Outcome::Ok ? "ok" : c.outcome.diagnostics.empty() ? "error" : c.outcome.diagnostics[0].message;
     result += c.output == ref ? "" : "  (OUTPUT DIFFERS from " + runs.front().engine + ")";
     // The jit counts no steps: "-", not a 0 that reads as "did nothing".

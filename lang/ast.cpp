@@ -4,6 +4,18 @@
 
 namespace descent {
 
+Expr::~Expr() {
+  std::vector<ExprPtr> work;
+  for (auto& k : kids)
+    if (k) work.push_back(std::move(k));
+  while (!work.empty()) {
+    ExprPtr e = std::move(work.back());
+    work.pop_back();
+    for (auto& k : e->kids)
+      if (k) work.push_back(std::move(k));
+  }  // each node is deleted with no kids left to recurse into
+}
+
 const char* type_name(Type t) {
   switch (t) {
     case Type::Unknown: return "unknown";

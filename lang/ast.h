@@ -91,6 +91,11 @@ struct Expr {
   std::vector<std::string> axes;  // Reduce: the reduce axes, e.g. sum(r, s) -> {"r", "s"}
 
   Expr(ExprKind k, SourceLoc l) : kind(k), loc(l) {}
+  // A flat 100,000-term sum is a tree that deep: it is freed with a work list, since
+  // recursion would overflow the stack of whichever thread drops it (ast.cpp).
+  ~Expr();
+  Expr(Expr&&) = default;
+  Expr& operator=(Expr&&) = default;
 };
 
 enum class StmtKind : uint8_t {

@@ -257,14 +257,54 @@ std::vector<Token> tokenize(const SourceFile& file) { return Lexer(file).run(); 
 bool needs_more_input(std::string_view text) {
   SourceFile file("<input>", std::string(text));
   int depth = 0;
+  // At the top level: where the current statement began, whether it is an `if`, and whether
+  // the last block opened is one an `else` may follow (an if's, not a final else's).
+  uint32_t stmt_line = 0, close_line = 0;
+  bool stmt_is_if = false, after_else = false, block_takes_else = false;
+  bool boundary = true;         // the next top-level token begins a statement...
+  bool closed_if_block = false; // ...unless it is an `else` right after an if's '}'
   for (const Token& t : tokenize(file)) {
+    if (t.kind == Tok::Eof) continue;
+    if (t.kind == Tok::Newline) {
+      boundary = boundary || depth == 0;
+      continue;
+    }
+    if (depth == 0) {
+      if (t.kind == Tok::Semicolon) {
+        boundary = true;
+        closed_if_block = false;
+        continue;
+      }
+      if (boundary && !(t.kind == Tok::Else && closed_if_block)) {
+        stmt_line = t.loc.line;
+        stmt_is_if = t.kind == Tok::If;
+      }
+      boundary = false;
+      if (t.kind == Tok::Else) after_else = true;
+      if (t.kind == Tok::If) after_else = false;
+      if (t.kind == Tok::LBrace) block_takes_else = stmt_is_if && !after_else;
+    }
+    closed_if_block = false;
     switch (t.kind) {
       case Tok::LParen: case Tok::LBracket: case Tok::LBrace: ++depth; break;
-      case Tok::RParen: case Tok::RBracket: case Tok::RBrace: --depth; break;
+      case Tok::RParen: case Tok::RBracket: --depth; break;
+      case Tok::RBrace:
+        if (--depth == 0) {
+          closed_if_block = block_takes_else;
+          close_line = t.loc.line;
+        }
+        break;
       default: break;
     }
   }
-  return depth > 0;
+  if (depth > 0) return true;
+  // A one-line `if c { ... }` runs at once (its else would be on the same line).
+  if (!closed_if_block || close_line == stmt_line) return false;
+  // The REPL adds '\n' to every line: "}\n\n" is the '}' and then a blank line.
+  size_t last = text.find_last_not_of(" \t\r\n");
+  size_t newlines = 0;
+  for (size_t i = last + 1; i < text.size(); ++i) newlines += text[i] == '\n';
+  return newlines < 2;
 }
 
 std::string print_tokens(const std::vector<Token>& tokens) {

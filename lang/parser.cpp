@@ -501,6 +501,16 @@ class Parser {
       } while (match(Tok::Comma));
     }
     expect(Tok::RParen, "')'");
+    // `sum(k) -A[k]` reads as the call sum(k) minus A[k], which makes no sense as a call
+    // (a sum of bare axes, or a max/min of one): say what was meant instead of the errors
+    // that reading gives.
+    if (in_kernel_ && check(Tok::Minus) && all_axes(*e) &&
+        (e->text == "sum" || ((e->text == "max" || e->text == "min") && e->kids.size() == 1))) {
+      std::string axes;
+      for (const auto& k : e->kids) axes += (axes.empty() ? "" : ", ") + k->text;
+      fail_at_current("a reduction body that starts with '-' needs parentheses: write " +
+                      e->text + "(" + axes + ") (-...)");
+    }
     if (in_kernel_ && is_reduction_head(*e)) {
       auto r = std::make_unique<Expr>(ExprKind::Reduce, e->loc);
       r->text = e->text;
@@ -509,6 +519,13 @@ class Parser {
       return finish(std::move(r));
     }
     return finish(std::move(e));
+  }
+
+  static bool all_axes(const Expr& call) {
+    if (call.kids.empty()) return false;
+    for (const auto& k : call.kids)
+      if (k->kind != ExprKind::Axis) return false;
+    return true;
   }
 
   bool is_reduction_head(const Expr& call) const {

@@ -12,7 +12,9 @@ namespace descent {
 
 // Limits that keep every later tree walk's recursion bounded, whatever the input.
 constexpr int kMaxNesting = 256;       // blocks, parentheses and unary operators
-constexpr uint32_t kMaxExprHeight = 1000;  // e.g. 1 + 1 + ... + 1 with 1000 terms
+// A flat chain (1 + 1 + ... + 1, a long && of conditions) makes a tree as tall as it is
+// long; every walker recurses on it, on the Session's 512 MB stack (lang/engine.h).
+constexpr uint32_t kMaxExprHeight = 100000;  // e.g. 1 + 1 + ... + 1 with 100,000 terms
 
 // Parses a whole unit. Syntax errors are appended to diags; the returned Program holds every
 // statement that parsed.

@@ -87,7 +87,7 @@ void Checker::pass() {
 namespace descent {
 
 bool check(Program& program, Module& module, const std::vector<uint8_t>& defined,
-           std::vector<Diagnostic>& diags) {
+           std::vector<Diagnostic>& diags, const KernelShapeCheck& kernel_shapes) {
   Module saved_globals_functions;
   saved_globals_functions.globals = module.globals;
   saved_globals_functions.global_index = module.global_index;
@@ -96,7 +96,17 @@ bool check(Program& program, Module& module, const std::vector<uint8_t>& defined
   saved_globals_functions.kernels = module.kernels;
   saved_globals_functions.kernel_index = module.kernel_index;
   sema_internal::Checker c(program, module, defined, diags);
-  if (c.run()) return true;
+  bool ok = c.run();
+  for (const auto& s : program.body) {
+    if (!ok || !kernel_shapes || s->kind != StmtKind::KernelDecl) continue;
+    Diagnostic d;
+    if (kernel_shapes(*s->kernel, &d)) continue;
+    d.severity = Severity::Error;
+    d.kind = ErrorKind::Compile;
+    diags.push_back(std::move(d));
+    ok = false;
+  }
+  if (ok) return true;
   module.globals = std::move(saved_globals_functions.globals);
   module.global_index = std::move(saved_globals_functions.global_index);
   module.functions = std::move(saved_globals_functions.functions);

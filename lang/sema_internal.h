@@ -9,6 +9,7 @@
 //   sema_tensor.cpp  tensors and shapes in ordinary code; which code touches tensors
 //   sema_kernel.cpp  the rules of index notation inside kernels (its own small checker)
 #pragma once
+#include <optional>
 #include <functional>
 #include <string>
 #include <unordered_map>
@@ -107,6 +108,8 @@ class Checker {
   Type shape_literal(Expr& e);
   Type element(Expr& e);
   Type field(Expr& e);
+  std::optional<std::vector<Dim>> static_shape(const Expr& e) const;
+  void check_returned_shape(const Expr& value);
 
   Program& prog_;
   Module& m_;

@@ -180,6 +180,8 @@ void Checker::ret(Stmt& s) {
   }
   Type r = info.ret;
   if (r == Type::Unknown || t == Type::Unknown || r == Type::Void) return;
+  if (r == Type::Tensor && t == Type::Tensor && fn_->declared_return == Type::Tensor)
+    check_returned_shape(*s.expr);
   if (r == Type::Float && t == Type::Int) {
     coerce(s.expr, r);
   } else if (r != t) {

@@ -5,6 +5,8 @@
 // has add and mul), only builtins and kernels. Only the ast engine runs tensor code, so the
 // checker also marks which functions and inputs use tensors, for the compiled engines to
 // leave out and the Session to route.
+#include <algorithm>
+
 #include "lang/sema_internal.h"
 
 namespace descent::sema_internal {
@@ -151,6 +153,95 @@ Type Checker::field(Expr& e) {
     return Type::Unknown;
   }
   return Type::Shape;
+}
+
+// ---- declared shapes of functions: what sema can know of a tensor's shape -------------------
+// A tensor parameter the function never assigns has its declared shape; a kernel's or a
+// function's declared result follows from its arguments' shapes (named dims bound by them).
+// Anything else (rand's shape is a run-time value, a reassigned variable) is unknown here,
+// and the walker checks it when the function returns.
+namespace {
+bool assigns(const Block& b, const std::string& name) {
+  for (const auto& s : b) {
+    if (s->kind == StmtKind::Assign && s->name == name) return true;
+    if (assigns(s->body, name) || assigns(s->else_body, name)) return true;
+  }
+  return false;
+}
+
+// Binds each named dim of `params` to the dim the argument has there; nullopt where an
+// argument's shape is unknown or does not fit (a run-time error then says how).
+std::optional<std::vector<Dim>> result_of(
+    const std::vector<Param>& params, const std::vector<std::optional<std::vector<Dim>>>& args,
+    const TensorType& result) {
+  std::vector<std::pair<std::string, Dim>> bound;
+  for (size_t i = 0; i < params.size() && i < args.size(); ++i) {
+    if (params[i].type != Type::Tensor) continue;
+    if (!args[i] || args[i]->size() != params[i].tensor.dims.size()) return std::nullopt;
+    for (size_t d = 0; d < args[i]->size(); ++d) {
+      const Dim& want = params[i].tensor.dims[d];
+      if (want.name.empty()) continue;
+      bound.emplace_back(want.name, (*args[i])[d]);
+    }
+  }
+  std::vector<Dim> out;
+  for (const Dim& d : result.dims) {
+    if (d.name.empty()) {
+      out.push_back(d);
+      continue;
+    }
+    auto it = std::find_if(bound.begin(), bound.end(), [&](const auto& b) { return b.first == d.name; });
+    if (it == bound.end()) return std::nullopt;
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+std::string dims_text(const std::vector<Dim>& dims) {
+  std::string out = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    out += (i ? ", " : "") + (dims[i].name.empty() ? std::to_string(dims[i].value) : dims[i].name);
+  return out + "]";
+}
+}  // namespace
+
+std::optional<std::vector<Dim>> Checker::static_shape(const Expr& e) const {
+  if (e.type != Type::Tensor) return std::nullopt;
+  if (e.kind == ExprKind::Var && e.storage == Storage::Local && fn_ && e.slot >= 0 &&
+      size_t(e.slot) < fn_->params.size()) {
+    const Param& p = fn_->params[size_t(e.slot)];
+    if (p.type == Type::Tensor && !assigns(fn_->body, p.name)) return p.tensor.dims;
+    return std::nullopt;
+  }
+  if (e.kind != ExprKind::Call || e.builtin != Builtin::None) return std::nullopt;
+  std::vector<std::optional<std::vector<Dim>>> args;
+  for (const auto& k : e.kids) args.push_back(static_shape(*k));
+  if (e.kernel >= 0 && size_t(e.kernel) < m_.kernels.size()) {
+    const KernelDecl* k = m_.kernels[size_t(e.kernel)].decl;
+    if (!k || !k->has_return_type) return std::nullopt;
+    return result_of(k->params, args, k->return_type);
+  }
+  if (e.slot >= 0 && size_t(e.slot) < m_.functions.size()) {
+    const FnDecl* f = m_.functions[size_t(e.slot)].decl;
+    if (!f || f->declared_return != Type::Tensor) return std::nullopt;
+    return result_of(f->params, args, f->return_tensor);
+  }
+  return std::nullopt;
+}
+
+// fn f(x: f32[1, 4]) -> f32[1, 3] { return relu(x) }: an error here, at the returned value,
+// where its shape is known to differ from the declared one (a number against another
+// number, or a different rank); a dim named on either side may still match at run time.
+void Checker::check_returned_shape(const Expr& value) {
+  std::optional<std::vector<Dim>> got = static_shape(value);
+  if (!got) return;
+  const std::vector<Dim>& want = fn_->return_tensor.dims;
+  bool differs = got->size() != want.size();
+  for (size_t d = 0; !differs && d < want.size(); ++d)
+    differs = want[d].name.empty() && (*got)[d].name.empty() && want[d].value != (*got)[d].value;
+  if (differs)
+    error(expr_start(value), "'" + fn_->name + "' must return a tensor of shape " +
+                                 dims_text(want) + ", got " + dims_text(*got));
 }
 
 }  // namespace descent::sema_internal

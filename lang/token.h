@@ -61,7 +61,9 @@ const std::vector<std::string_view>& keywords();
 std::vector<Token> tokenize(const SourceFile& file);
 
 // For the REPL: does this text end inside an open ( [ or {, so that the next line should
-// continue it? (Strings cannot span lines, so an open string is simply an error.)
+// continue it? (Strings cannot span lines, so an open string is simply an error.) Also when
+// it ends with the '}' of an `if` written over several lines: the language allows `else`
+// on the next line, so that line decides; a blank line ends the statement.
 bool needs_more_input(std::string_view text);
 
 // The tokens stage view: one token per line, "line:col  KIND  lexeme".

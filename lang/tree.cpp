@@ -1,11 +1,31 @@
 #include "lang/tree.h"
 
+#include <algorithm>
+
 namespace descent {
+
+TreeNode::~TreeNode() {
+  std::vector<TreeNode> work;
+  for (auto& k : kids) work.push_back(std::move(k));
+  kids.clear();
+  while (!work.empty()) {
+    TreeNode n = std::move(work.back());
+    work.pop_back();
+    for (auto& k : n.kids) work.push_back(std::move(k));
+    n.kids.clear();
+  }
+}
 
 namespace {
 
+// Indentation stops growing here: a 100,000-term sum is a tree that deep, and indenting
+// every line by its depth would make the outline quadratic (gigabytes). Deeper lines say
+// their depth instead.
+constexpr int kMaxIndent = 100;
+
 void text(const TreeNode& n, int depth, std::string& out) {
-  out.append(static_cast<size_t>(depth) * 2, ' ');
+  out.append(static_cast<size_t>(std::min(depth, kMaxIndent)) * 2, ' ');
+  if (depth > kMaxIndent) out += "[depth " + std::to_string(depth) + "] ";
   out += n.head;
   if (!n.atom.empty()) out += " " + n.atom;
   if (!n.type.empty()) out += " : " + n.type;

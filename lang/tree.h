@@ -25,6 +25,15 @@ struct TreeNode {
   // Empty where there is none.
   std::string ref;
   std::vector<TreeNode> kids;
+
+  // As deep as the syntax tree it shows (100,000 levels for a long flat sum): freed with a
+  // work list rather than recursion (tree.cpp).
+  TreeNode() = default;
+  TreeNode(const TreeNode&) = default;
+  TreeNode(TreeNode&&) noexcept = default;
+  TreeNode& operator=(const TreeNode&) = default;
+  TreeNode& operator=(TreeNode&&) noexcept = default;
+  ~TreeNode();
 };
 
 // Indented outline, one node per line: "assign x : int".

@@ -121,6 +121,7 @@ class Walker final : public Engine {
       case StmtKind::Continue: return Flow::Continue;
       case StmtKind::Return:
         if (s.expr) ret_ = eval(*s.expr);
+        ret_loc_ = s.expr ? s.expr->loc : s.loc;
         return Flow::Return;
       case StmtKind::FnDecl: return Flow::Normal;
       case StmtKind::KernelDecl: return Flow::Normal;  // kernels run when called
@@ -209,7 +210,7 @@ class Walker final : public Engine {
     std::vector<Value> args;
     args.reserve(e.kids.size());
     for (const auto& k : e.kids) args.push_back(eval(*k));
-    check_tensor_params(e, fn, args);
+    std::vector<std::pair<std::string, int64_t>> bound = check_tensor_params(e, fn, args);
     new_base = stack_.size();
     stack_.resize(new_base + nlocals);
     for (size_t i = 0; i < args.size(); ++i) stack_[new_base + i] = args[i];
@@ -218,6 +219,7 @@ class Walker final : public Engine {
     ++depth_;
     ret_ = Value{};
     exec_block(fn.body);
+    if (fn.declared_return == Type::Tensor) check_tensor_result(fn, bound);
     --depth_;
     base_ = saved_base;
     stack_.resize(new_base);
@@ -369,29 +371,49 @@ class Walker final : public Engine {
   }
 
   // fn f(x: f32[1, 784]): the declared shape is checked when the call happens. A named dim
-  // must have the same size everywhere it appears in one call.
-  void check_tensor_params(const Expr& call, const FnDecl& fn, const std::vector<Value>& args) {
+  // must have the same size everywhere it appears in one call; the sizes bound are returned
+  // for the result's check.
+  std::vector<std::pair<std::string, int64_t>> check_tensor_params(
+      const Expr& call, const FnDecl& fn, const std::vector<Value>& args) {
     std::vector<std::pair<std::string, int64_t>> bound;
     for (size_t i = 0; i < fn.params.size() && i < args.size(); ++i) {
       const Param& p = fn.params[i];
       if (p.type != Type::Tensor) continue;
       const std::vector<int64_t>& dims = rt(call.loc).tensor_dims(args[i].i);
-      bool ok = dims.size() == p.tensor.dims.size();
-      for (size_t d = 0; ok && d < dims.size(); ++d) {
-        const Dim& want = p.tensor.dims[d];
-        if (want.name.empty()) {
-          ok = want.value == dims[d];
-          continue;
-        }
-        auto it = std::find_if(bound.begin(), bound.end(),
-                               [&](const auto& b) { return b.first == want.name; });
-        if (it == bound.end()) bound.emplace_back(want.name, dims[d]);
-        else ok = it->second == dims[d];
-      }
-      if (!ok)
+      if (!fits(p.tensor, dims, bound))
         fail(call.kids[i]->loc, "argument '" + p.name + "' of '" + fn.name + "' must have shape " +
                                     declared_shape(p.tensor) + ", got " + format_shape(dims));
     }
+    return bound;
+  }
+
+  // fn f(...) -> f32[1, 3]: the tensor returned must have the declared shape (named dims as
+  // the arguments bound them, or consistently among themselves where no argument did);
+  // sema rejects it at compile time where the shapes are known there, this is the rest.
+  void check_tensor_result(const FnDecl& fn, std::vector<std::pair<std::string, int64_t>> bound) {
+    const std::vector<int64_t>& dims = rt(ret_loc_).tensor_dims(ret_.i);
+    if (!fits(fn.return_tensor, dims, bound))
+      fail(ret_loc_, "'" + fn.name + "' must return a tensor of shape " +
+                         declared_shape(fn.return_tensor) + ", got " + format_shape(dims));
+  }
+
+  // Does a tensor of shape `dims` have the declared shape? Named dims take the size `bound`
+  // gave them, or bind it there.
+  static bool fits(const TensorType& declared, const std::vector<int64_t>& dims,
+                   std::vector<std::pair<std::string, int64_t>>& bound) {
+    if (dims.size() != declared.dims.size()) return false;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      const Dim& want = declared.dims[d];
+      if (want.name.empty()) {
+        if (want.value != dims[d]) return false;
+        continue;
+      }
+      auto it = std::find_if(bound.begin(), bound.end(),
+                             [&](const auto& b) { return b.first == want.name; });
+      if (it == bound.end()) bound.emplace_back(want.name, dims[d]);
+      else if (it->second != dims[d]) return false;
+    }
+    return true;
   }
 
   static std::string declared_shape(const TensorType& t) {
@@ -409,6 +431,7 @@ class Walker final : public Engine {
   std::vector<Value> stack_;  // every active frame's locals, innermost last
   size_t base_ = 0;           // where the current frame's locals start in stack_
   Value ret_;                 // the value of the return statement being executed
+  SourceLoc ret_loc_;         // and where its value was written
   int depth_ = 0;
   uint64_t steps_ = 0;
   char* stack_top_ = nullptr;

@@ -250,11 +250,15 @@ Outcome Session::compile(std::string source, std::string name) {
     unit->program = std::make_shared<Program>(parse(unit->source, unit->tokens, out.diagnostics));
     unit->parsed = out.diagnostics.empty();
     // Type errors after a syntax error would mostly be echoes of it: report syntax first.
+    std::vector<uint32_t> kernel_versions;
+    for (const auto& k : module_.kernels) kernel_versions.push_back(k.version);
     if (unit->parsed) {
       globals_.resize(module_.globals.size());
-      unit->checked = check(*unit->program, module_, globals_.defined, out.diagnostics);
+      unit->checked = check(*unit->program, module_, globals_.defined, out.diagnostics,
+                            check_kernel_shapes);
     }
     if (unit->checked) {
+      out.notes = forget_stale_schedules(kernel_versions);
       module_.programs.push_back(unit->program);
       globals_.resize(module_.globals.size());
       unit->folded = clone_program(*unit->program);
@@ -274,9 +278,15 @@ std::vector<Comparison> Session::compare(const RunOptions& options) {
   if (!last_ || !last_->checked) return out;
   std::string saved = engine_;
   for (const auto& name : engines()) {
-    globals_ = globals_before_last_run_;  // every engine starts from the same state
     Comparison c;
     c.engine = name;
+    if (last_->program->uses_tensors && name != "ast") {
+      // run() would run it on the walker again: that is not this engine's result.
+      c.not_run = "tensor code (runs on the ast engine only)";
+      out.push_back(std::move(c));
+      continue;
+    }
+    globals_ = globals_before_last_run_;  // every engine starts from the same state
     RunOptions opts = options;
     opts.out = [&c](std::string_view t) { c.output += t; };
     opts.trace = nullptr;
@@ -329,6 +339,7 @@ Outcome Session::submit(std::string source, std::string name, const RunOptions& 
   if (c.status != Outcome::Ok) return c;
   Outcome r = run(options);
   r.compile_seconds = c.compile_seconds;
+  r.notes.insert(r.notes.begin(), c.notes.begin(), c.notes.end());
   return r;
 }
 

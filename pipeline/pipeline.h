@@ -87,6 +87,9 @@ struct Outcome {
   // Something the front end should tell the user, e.g. that tensor code ran on the ast
   // engine although another engine was chosen.
   std::string note;
+  // What this input changed that the user must hear every time, one line each: e.g. that a
+  // redefined kernel's schedule no longer applies and was dropped.
+  std::vector<std::string> notes;
   // `descent run`'s exit code: 0, 1 for a runtime error, 2 for a compile error.
   int exit_code() const { return status == Ok ? 0 : status == RuntimeError ? 1 : 2; }
 };
@@ -96,6 +99,9 @@ struct Comparison {
   std::string engine;
   std::string output;
   Outcome outcome;  // steps: statements for ast, instructions for the VMs
+  // Why this engine did not run the input (tensor code runs on the ast engine only), or ""
+  // when it ran: its output and outcome are then empty, not a result.
+  std::string not_run;
 };
 
 // One row of a bytecode listing, addressable by (function, pc) so a debugger can point at it.
@@ -307,6 +313,16 @@ class Session {
   // What a code view shows: the last input's scope (function empty) or one function's.
   // False with *error when `function` is no function, or there is no input that compiled.
   bool code_scope(std::string_view function, CodeScope* scope, std::string* error) const;
+  // After an input that redefined kernels (versions: each kernel's version before it):
+  // drops the schedules that no longer apply to the new definitions and lowers the
+  // selected kernel again; returns a line for each schedule dropped (tensor_session.cpp).
+  std::vector<std::string> forget_stale_schedules(const std::vector<uint32_t>& versions);
+  // A kernel whose shapes are all numbers is lowered when defined, so that a declared result
+  // shape it does not compute is an error at the kernel (sema's KernelShapeCheck).
+  static bool check_kernel_shapes(const KernelDecl& kernel, Diagnostic* error);
+  // A schedule stored for `name` applied to a fresh `sched`; where it does not apply in
+  // full it is dropped from the runtime too, and false says so.
+  bool restore_schedule(const std::string& name, tensor::Schedule& sched);
 
   Module module_;
   GlobalStore globals_;
@@ -320,6 +336,7 @@ class Session {
   std::atomic<bool> interrupt_{false};
   std::unique_ptr<tensor::GraphRuntime> tensors_;
   std::string kernel_name_;  // the selected kernel, or ""
+  std::map<std::string, int64_t> kernel_dims_;  // the dims it was selected with
   int threads_ = 0;          // parallel loops of cpu kernels (0: every hardware thread)
   std::unique_ptr<tensor::Schedule> schedule_;
 };

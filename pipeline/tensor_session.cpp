@@ -167,6 +167,44 @@ TreeNode loop_nest_tree(const tir::PrimFunc& f) {
   return root;
 }
 
+// The kernel under the microscope as the graph passes see a call of it: one input node per
+// parameter (with the shapes it was selected for), the call, and what each pass makes of
+// that (`descent kernel F K --dump graph`): the kernel's own graph, not whatever the
+// program's last evaluation happened to compute.
+StageResult kernel_graph(const std::string& name, const tir::PrimFunc& f) {
+  tensor::Graph g;
+  tensor::Node call;
+  call.id = int64_t(f.params.size());
+  call.kind = tensor::NodeKind::Kernel;
+  call.label = name;
+  call.func = std::make_shared<const tir::PrimFunc>(f);
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    const tir::Buffer& b = f.buffers[size_t(f.params[i])];
+    tensor::Node in;
+    in.id = int64_t(i);
+    in.kind = tensor::NodeKind::Input;
+    in.label = b.name;
+    in.shape = b.shape;
+    g.nodes.push_back(std::move(in));
+    call.inputs.push_back(int64_t(i));
+  }
+  if (f.output >= 0 && size_t(f.output) < f.buffers.size())
+    call.shape = f.buffers[size_t(f.output)].shape;
+  g.nodes.push_back(std::move(call));
+  g.outputs = {int64_t(f.params.size())};
+  std::string text = "# graph as built\n" + tensor::graph_to_text(g);
+  tensor::Graph at = g;
+  for (const auto& pass : tensor::graph_passes()) {
+    tensor::PassStats stats;
+    at = pass.run(at, &stats);
+    text += std::string("\n# after graph.") + pass.name + " (" +
+            (stats.changed ? stats.summary : "no change") + ")\n" + tensor::graph_to_text(at);
+  }
+  StageResult r = okay(std::move(text));
+  r.graph = graph_data(g);
+  return r;
+}
+
 }  // namespace
 
 std::vector<std::string> Session::devices() {
@@ -225,7 +263,15 @@ bool Session::select_kernel(const std::string& name, const std::map<std::string,
     return false;
   }
   const KernelDecl& decl = *module_.kernels[k].decl;
+  // A dim the kernel does not have would be ignored silently (and the kernel lowered at 64):
+  // say which dims it has instead.
+  std::vector<std::string> names = tensor::dim_names(decl);
   for (const auto& [dim, value] : dims) {
+    if (std::find(names.begin(), names.end(), dim) == names.end()) {
+      *error = "kernel '" + name + "' has no dim '" + dim + "' (" +
+               (names.empty() ? "its shapes are all fixed" : "its dims: " + join(names)) + ")";
+      return false;
+    }
     if (value < 1) {
       *error = "dim '" + dim + "' must be at least 1";
       return false;
@@ -238,15 +284,81 @@ bool Session::select_kernel(const std::string& name, const std::map<std::string,
     return false;
   }
   auto sched = std::make_unique<tensor::Schedule>(std::move(f));
-  // A schedule given earlier for this kernel (e.g. on other shapes) comes back if it applies.
-  auto it = tensors_->schedules().find(name);
-  if (it != tensors_->schedules().end()) {
-    std::string ignored;
-    sched->apply_text(it->second, &ignored);
-  }
+  restore_schedule(name, *sched);
   schedule_ = std::move(sched);
   kernel_name_ = name;
+  kernel_dims_ = dims;
   return true;
+}
+
+bool Session::check_kernel_shapes(const KernelDecl& kernel, Diagnostic* error) {
+  for (const auto& p : kernel.params)
+    for (const auto& d : p.tensor.dims)
+      if (!d.name.empty()) return true;  // the call binds the shapes: checked then
+  return tensor::result_shape(kernel, tensor::shapes_for(kernel, {}), nullptr, error);
+}
+
+bool Session::restore_schedule(const std::string& name, tensor::Schedule& sched) {
+  // A schedule given earlier for this kernel (e.g. on other shapes) comes back if it
+  // applies in full. One that does not is dropped everywhere: kept half-applied here it
+  // would differ from what calls run, and kept in the runtime every call would fail on it.
+  auto it = tensors_->schedules().find(name);
+  if (it == tensors_->schedules().end()) return true;
+  tensor::Schedule trial(sched.original());
+  std::string why;
+  if (trial.apply_text(it->second, &why)) {
+    sched = std::move(trial);
+    return true;
+  }
+  tensors_->set_schedule(name, "");
+  return false;
+}
+
+std::vector<std::string> Session::forget_stale_schedules(const std::vector<uint32_t>& versions) {
+  std::vector<std::string> notes;
+  for (size_t k = 0; k < versions.size() && k < module_.kernels.size(); ++k) {
+    const KernelInfo& info = module_.kernels[k];
+    if (info.version == versions[k]) continue;
+    auto it = tensors_->schedules().find(info.name);
+    bool had = it != tensors_->schedules().end();
+    std::string steps = had ? it->second : "";
+    bool selected = info.name == kernel_name_;
+    std::string why;
+    bool applies = true;
+    if (selected) {
+      // The kernel under the microscope is lowered again from the new definition.
+      // The dims it was selected with carry over where the new definition has them.
+      std::string name = kernel_name_;
+      std::map<std::string, int64_t> dims;
+      std::vector<std::string> names = tensor::dim_names(*info.decl);
+      for (const auto& [dim, size] : kernel_dims_)
+        if (std::find(names.begin(), names.end(), dim) != names.end()) dims[dim] = size;
+      if (!select_kernel(name, dims, &why)) {
+        schedule_.reset();
+        kernel_name_.clear();
+        tensors_->set_schedule(name, "");
+        notes.push_back("kernel '" + name + "' was redefined and " + why +
+                        ": it is no longer selected (:kernel " + name + " again)");
+        continue;
+      }
+      applies = tensors_->schedules().count(info.name) > 0 || !had;
+    } else if (had) {
+      tir::PrimFunc f;
+      Diagnostic d;
+      applies = tensor::lower(*info.decl, tensor::shapes_for(*info.decl, {}), &f, &d) &&
+                tensor::Schedule(std::move(f)).apply_text(steps, &why);
+      if (!applies) tensors_->set_schedule(info.name, "");
+    }
+    if (had && !applies) {
+      std::string one_line = steps;
+      while (!one_line.empty() && one_line.back() == '\n') one_line.pop_back();
+      for (auto& c : one_line)
+        if (c == '\n') c = ';';
+      notes.push_back("kernel '" + info.name + "' was redefined: its schedule (" + one_line +
+                      ") no longer applies and was dropped");
+    }
+  }
+  return notes;
 }
 
 bool Session::schedule_step(std::string_view step, std::string* error) {
@@ -314,6 +426,8 @@ std::vector<StageInfo> Session::kernel_views() {
       {"tir-original", "the loop nest as lowered from the kernel, before any schedule"},
       {"c", "the scheduled loop nest as the equivalent C"},
       {"schedule", "the schedule steps in effect (replayable)"},
+      {"graph", "the kernel called on its parameters as a dataflow graph, before and after "
+                "each graph pass"},
   };
   for (const auto& name : devices())
     for (const auto& view : tensor::find_backend(name)->views()) v.push_back({view.name, view.help});
@@ -331,6 +445,7 @@ StageResult Session::kernel_view(std::string_view view) const {
   }
   if (view == "c") return okay(tir::print_c(f));
   if (view == "schedule") return okay(schedule_->trace());
+  if (view == "graph") return kernel_graph(kernel_name_, f);
   // A device's view of the code it generates ("llvm", "opencl", ...).
   for (const auto& name : tensor::backend_names()) {
     tensor::Backend* b = tensor::find_backend(name);
@@ -412,7 +527,9 @@ StageResult Session::graph_view(std::string_view which, Format format) const {
   };
   if (which == "pending") {
     tensor::Graph g = tensors_->pending_graph();
-    if (g.nodes.empty()) return okay("(no pending tensor computations)\n");
+    // DOT stays DOT when there is nothing to draw: an empty digraph, not a sentence.
+    if (g.nodes.empty() && format != Format::Dot)
+      return okay("(no pending tensor computations)\n");
     return render(g, "pending");
   }
   if (ev.before.nodes.empty() && ev.executed.nodes.empty())

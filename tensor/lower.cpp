@@ -718,4 +718,13 @@ std::vector<std::vector<int64_t>> shapes_for(const KernelDecl& kernel,
   return shapes;
 }
 
+std::vector<std::string> dim_names(const KernelDecl& kernel) {
+  std::vector<std::string> names;
+  for (const auto& p : kernel.params)
+    for (const auto& d : p.tensor.dims)
+      if (!d.name.empty() && std::find(names.begin(), names.end(), d.name) == names.end())
+        names.push_back(d.name);
+  return names;
+}
+
 }  // namespace descent::tensor

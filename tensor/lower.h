@@ -41,5 +41,8 @@ bool lower(const KernelDecl& kernel, const std::vector<std::vector<int64_t>>& ar
 std::vector<std::vector<int64_t>> shapes_for(const KernelDecl& kernel,
                                              const std::map<std::string, int64_t>& dims,
                                              int64_t default_dim = 64);
+// The kernel's named dims, in the order its parameters first write them ("n", "k", "m"
+// for matmul): the names shapes_for takes.
+std::vector<std::string> dim_names(const KernelDecl& kernel);
 
 }  // namespace descent::tensor

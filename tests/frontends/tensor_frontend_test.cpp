@@ -98,14 +98,44 @@ TEST_CASE("descent kernel: prelude kernels take named dims from --dim") {
   CHECK(contains(r.out, "B: T.Buffer((4, 16)"));
 }
 
-TEST_CASE("descent kernel --dump graph: linear then relu fuses") {
+TEST_CASE("descent kernel --dump graph: the named kernel's own graph, without running the file") {
   TempFile f("descent_fe_kernel4.ds", kProgram);
   ProcResult r = run_descent({"kernel", f.str(), "mm_relu", "--dump", "graph"});
   INFO(describe(r));
   CHECK(r.exit_code == 0);
-  CHECK(contains(r.out, "= linear(%0, %1)"));
-  CHECK(contains(r.out, "# after graph.fuse_elementwise (fused linear + relu -> linear_relu)"));
-  CHECK(contains(r.out, "= linear_relu(%0, %1)"));
+  CHECK(r.out.rfind("# graph as built\n", 0) == 0);  // no program output before it
+  CHECK(contains(r.out, "%2 = mm_relu(%0, %1)  [64, 64]"));
+  CHECK(contains(r.out, "# after graph.fuse_elementwise (no change)"));
+  CHECK_FALSE(contains(r.out, "linear"));
+}
+
+TEST_CASE("descent dump --stage graph: the program's graph as its last evaluation ran it") {
+  // linear then relu fuses; the program's output is not part of the dump.
+  TempFile f("descent_fe_kernel4b.ds", kProgram);
+  ProcResult r = run_descent({"dump", f.str(), "--stage", "graph"});
+  INFO(describe(r));
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "= linear_relu(%0, %1)  [1, 20]"));
+  CHECK_FALSE(contains(r.out, "true"));
+  ProcResult dot = run_descent({"dump", f.str(), "--stage", "graph", "--format", "dot"});
+  CHECK(dot.exit_code == 0);
+  CHECK(dot.out.rfind("digraph", 0) == 0);
+  CHECK(contains(dot.out, "linear_relu"));
+  // No tensor code: still DOT where DOT was asked for.
+  TempFile scalar("descent_fe_kernel4c.ds", "print(1)\n");
+  ProcResult empty = run_descent({"dump", scalar.str(), "--stage", "graph", "--format", "dot"});
+  CHECK(empty.exit_code == 0);
+  CHECK(empty.out.rfind("digraph", 0) == 0);
+  CHECK(contains(empty.out, "}"));
+}
+
+TEST_CASE("descent kernel --dim: a dim the kernel does not have is a usage error naming its dims") {
+  TempFile f("descent_fe_kernel4d.ds", "print(1)\n");
+  ProcResult r = run_descent({"kernel", f.str(), "matmul", "--dim", "N=1024"});
+  INFO(describe(r));
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "kernel 'matmul' has no dim 'N' (its dims: n, k, m)"));
+  CHECK(r.out.empty());
 }
 
 TEST_CASE("descent kernel: bad input is a clear error, never a crash") {

@@ -200,6 +200,21 @@ TEST_CASE("lexer: needs_more_input for the REPL") {
   CHECK_FALSE(needs_more_input("print(\"{(\")"));
 }
 
+TEST_CASE("lexer: needs_more_input waits after an if's '}' on its own line, for an else") {
+  // "}" then a new line with "else {" is the language's: the REPL must not run the if first.
+  CHECK(needs_more_input("if x > 1 {\n  print(1)\n}\n"));
+  CHECK(needs_more_input("if x > 1 {\n  print(1)\n}\nelse {\n"));
+  CHECK(needs_more_input("if a {\n  print(1)\n} else if b {\n  print(2)\n}\n"));
+  CHECK(needs_more_input("x = 1\nif x > 1 {\n  print(1)\n}\n"));
+  // A blank line, a final else, a one-line if, another statement after it: complete.
+  CHECK_FALSE(needs_more_input("if x > 1 {\n  print(1)\n}\n\n"));
+  CHECK_FALSE(needs_more_input("if x > 1 {\n  print(1)\n}\nelse {\n  print(2)\n}\n"));
+  CHECK_FALSE(needs_more_input("if x > 1 { print(1) }\n"));
+  CHECK_FALSE(needs_more_input("if x > 1 {\n  print(1)\n}\nprint(2)\n"));
+  CHECK_FALSE(needs_more_input("fn f() {\n  if a { return 1 }\n  return 2\n}\n"));
+  CHECK_FALSE(needs_more_input("while x < 3 {\n  x += 1\n}\n"));
+}
+
 TEST_CASE("lexer: print_tokens lays out line:col, kind and lexeme") {
   Lexed l = lex("x = 15\nfn f(a) -> float {}\n");
   std::string got = print_tokens(l.tokens);

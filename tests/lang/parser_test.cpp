@@ -212,13 +212,15 @@ TEST_CASE("parser: nesting limits give 'nesting too deep' and never crash") {
   CHECK(deep.errors() == std::vector<std::string>{"1:261: nesting too deep", "3:5: expected expression"});
   CHECK(deep.sexpr() == "(program (assign y 2))");
 
-  // A long left-associative chain: 1000 terms fit, 5000 terms are too tall.
-  std::string ok_chain = "x = 1" + repeat("+1", 999) + "\nprint(x)";
+  // A long left-associative chain: 100,000 terms fit (a flat sum is not "nesting" a student
+  // would recognise, so the limit is far above any written program), 100,001 are too tall.
+  std::string ok_chain = "x = 1" + repeat("+1", 99999) + "\nprint(x)";
   CHECK(parse_text(ok_chain).diags.empty());
-  CHECK(run(ok_chain).output == std::vector<std::string>{"1000"});
-  std::vector<std::string> e = parse_text("x = 1" + repeat("+1", 4999)).errors();
+  CHECK(run(ok_chain).output == std::vector<std::string>{"100000"});
+  CHECK(run("x = 1" + repeat("+1", 999) + "\nprint(x)").output == std::vector<std::string>{"1000"});
+  std::vector<std::string> e = parse_text("x = 1" + repeat("+1", 100000)).errors();
   REQUIRE(e.size() == 1);
-  CHECK(e[0] == "1:2004: nesting too deep");  // the '+' that makes the 1001st level
+  CHECK(e[0] == "1:200004: nesting too deep");  // the '+' that makes the 100,001st level
 
   // Unary operators, blocks and else-if chains count too.
   std::vector<std::string> u = parse_text("x = " + repeat("-", 300) + "1").errors();
@@ -239,9 +241,9 @@ TEST_CASE("parser: nesting limits give 'nesting too deep' and never crash") {
   CHECK(a.output.empty());
   REQUIRE(!a.errors.empty());
   CHECK(a.errors[0] == "1:261: nesting too deep");
-  testing::Actual big = run("x = 1" + repeat(" + 1", 5000));
+  testing::Actual big = run("x = 1" + repeat(" + 1", 100000));
   CHECK(big.exit_code == 2);
-  CHECK(big.errors == std::vector<std::string>{"1:4003: nesting too deep"});
+  CHECK(big.errors == std::vector<std::string>{"1:400003: nesting too deep"});
 }
 
 TEST_CASE("parser: clone_program is a deep copy") {

@@ -518,3 +518,35 @@ TEST_CASE("tensor fold: kernels and tensor builtins are left alone") {
   CHECK(folded.uses_tensors);
   CHECK(folded.body[0]->kernel->stages[0].value->type == Type::Float);
 }
+
+TEST_CASE("tensor sema: a function's declared result shape is checked where the shapes are known") {
+  const std::string relu =
+      "kernel relu(x: f32[n, m]) -> f32[n, m] { out[i, j] = max(x[i, j], 0.0); return out }\n";
+  CHECK(check_text(relu + "fn bad(x: f32[1, 4]) -> f32[1, 3] { return relu(x) }\n").errors() ==
+        Lines{"2:44: 'bad' must return a tensor of shape [1, 3], got [1, 4]"});
+  CHECK(check_text("fn r(x: f32[2]) -> f32[2, 1] { return x }\n").errors() ==
+        Lines{"1:39: 'r' must return a tensor of shape [2, 1], got [2]"});
+  // Through a function's declared result, with its named dims bound by the argument.
+  CHECK(check_text("fn id(x: f32[n, 3]) -> f32[n, 3] { return x }\n"
+                   "fn g(y: f32[5, 3]) -> f32[4, 3] { return id(y) }\n")
+            .errors() == Lines{"2:42: 'g' must return a tensor of shape [4, 3], got [5, 3]"});
+  // Named dims may match at run time, a reassigned parameter's shape is not known here, and
+  // the declared shape agreeing is fine: no compile-time error.
+  CHECK(check_text(relu + "fn ok(x: f32[1, 4]) -> f32[1, 4] { return relu(x) }\n").errors() ==
+        Lines{});
+  CHECK(check_text(relu + "fn named(x: f32[n, 4]) -> f32[k, 4] { return relu(x) }\n").errors() ==
+        Lines{});
+  CHECK(check_text("fn re(x: f32[2]) -> f32[3] { x = zeros([3])\n return x }\n").errors() ==
+        Lines{});
+}
+
+TEST_CASE("tensor parse: a reduction body starting with '-' is one error that says what to write") {
+  CHECK(check_text("kernel k(A: f32[4, 4]) -> f32[4] {\n  s[i] = sum(k) -A[i, k]\n  return s\n}\n")
+            .errors() ==
+        Lines{"2:17: a reduction body that starts with '-' needs parentheses: write sum(k) (-...)"});
+  CHECK(check_text("kernel k(A: f32[4, 4]) -> f32[4] {\n  s[i] = max(k) - A[i, k]\n  return s\n}\n")
+            .errors() ==
+        Lines{"2:17: a reduction body that starts with '-' needs parentheses: write max(k) (-...)"});
+  CHECK(check_text("kernel k(A: f32[4, 4]) -> f32[4] {\n  s[i] = sum(k) (-A[i, k])\n  return s\n}\n")
+            .errors() == Lines{});
+}

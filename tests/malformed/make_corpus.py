@@ -175,7 +175,8 @@ put("control_characters.ds", b"# probes: vertical tab, form feed, escape and DEL
 put("binary_junk.ds", bytes((i * 73 + 41) % 256 for i in range(4096)))
 put("binary_elf_header.ds", b"\x7fELF\x02\x01\x01\x00" + bytes(56) + b"\x00\x00\x00\x00\xff\xff")
 
-# ---- deep nesting (limit 256 for blocks/parens/unary, 1000 for expression height) ----
+# ---- deep nesting (limit 256 for blocks/parens/unary, 100,000 for expression height: a flat
+# chain over it does not fit in a corpus file, so the C++ tests build those) ----
 put("deep_parens_10000.ds", "# probes: 10,000 nested parentheses\n# exit: 2\nx = " +
     "(" * 10000 + "1" + ")" * 10000 + "\n")
 put("deep_parens_unclosed.ds", "# probes: 10,000 '(' that are never closed\n# exit: 2\nprint" +
@@ -201,19 +202,19 @@ put("deep_user_calls_3000.ds", "# probes: 3000 nested calls of a user function\n
 put("deep_brackets_10000.ds", "# probes: 10,000 nested '['\n# exit: 2\nx = " + "[" * 10000 + "1" + "]" * 10000 + "\n")
 put("deep_braces_only.ds", "# probes: 5000 '{' then 5000 '}', 100 to a line\n# exit: 2\n" +
     ("{" * 100 + "\n") * 50 + ("}" * 100 + "\n") * 50)
-put("plus_chain_20000.ds", "# probes: a 20,000-term '1+1+...' chain in parentheses, 50 terms a line (height limit 1000)\n"
-    "# exit: 2\nx = (1" + ("+1" * 50 + "\n") * 400 + ")\nprint(x)\n")
-put("plus_chain_5000_one_line.ds", "# probes: a 5000-term '1+1+...' chain on one line\n# exit: 2\nx = " +
+put("plus_chain_20000.ds", "# probes: a 20,001-term '1+1+...' chain in parentheses, 50 terms a line (valid: height limit 100,000)\n"
+    "# exit: 0\nx = (1" + ("+1" * 50 + "\n") * 400 + ")\nprint(x)\n")
+put("plus_chain_5000_one_line.ds", "# probes: a 5000-term '1+1+...' chain on one line (valid)\n# exit: 0\nx = " +
     "+".join(["1"] * 5000) + "\n")
 put("right_nested_plus_3000.ds", "# probes: 1+(1+(1+...)) 3000 deep\n# exit: 2\nx = " +
     "1+(" * 3000 + "1" + ")" * 3000 + "\n")
-put("and_chain_10000.ds", "# probes: a 10,000-term '&&' chain of comparisons, one a line inside parentheses\n"
-    "# exit: 2\nx = 1\nb = (" + "\n&& ".join(["x < 2"] * 10000) + ")\n")
+put("and_chain_10000.ds", "# probes: a 10,000-term '&&' chain of comparisons, one a line inside parentheses (valid)\n"
+    "# exit: 0\nx = 1\nb = (" + "\n&& ".join(["x < 2"] * 10000) + ")\n")
 put("mixed_prec_chain.ds", "# probes: 6000 operators cycling through every precedence level\n# exit: 2\n"
     "x = 1\ny = (" + "\n".join("x %s" % op for op in ["+", "*", "-", "/", "%", "<", "==", "&&", "||"] * 666)
     + " x)\n")
-put("chain_under_limit_valid.ds", "# probes: a 900-term '1+1+...' chain, under the height limit (valid)\n"
-    "# exit: 0\nx = " + "+".join(["1"] * 900) + "\nprint(x)\n")
+put("chain_under_limit_valid.ds", "# probes: a 45,000-term '1+1+...' chain, under the height limit (valid)\n"
+    "# exit: 0\nx = " + "+".join(["1"] * 45000) + "\nprint(x)\n")
 put("many_args.ds", "# probes: a builtin called with 5000 arguments\n# exit: 2\nx = max(" +
     ", ".join(["1"] * 5000) + ")\n")
 put("many_params.ds", "# probes: a function with 3000 parameters called with 2999 arguments\n# exit: 2\n"

@@ -1,0 +1,195 @@
+// The Session's tensor half as a student meets it (issue 14): a kernel redefined after it
+// was scheduled, dims that the kernel does not have, and the kernel's own dataflow graph.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "pipeline/pipeline.h"
+#include "tensor/runtime.h"
+
+using namespace descent;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// What a scalar input that must succeed printed (or its error, which then fails the test).
+std::string printed_by(Session& s, const std::string& source);
+
+Outcome submit(Session& s, const std::string& source, std::string* printed = nullptr) {
+  RunOptions opts;
+  opts.out = [printed](std::string_view t) {
+    if (printed) *printed += t;
+  };
+  return s.submit(source, "<test>", opts);
+}
+
+std::string printed_by(Session& s, const std::string& source) {
+  std::string printed;
+  Outcome o = submit(s, source, &printed);
+  CHECK_MESSAGE(o.status == Outcome::Ok, o.message);
+  return printed;
+}
+
+const char* kOnAxesIJ = "kernel k(A: f32[n, m]) -> f32[n, m] {\n"
+                        "  B[i, j] = A[i, j] * 2.0\n"
+                        "  return B\n"
+                        "}\n";
+const char* kOnAxesXY = "kernel k(A: f32[n, m]) -> f32[n, m] {\n"
+                        "  B[x, y] = A[x, y] + 1.0\n"
+                        "  return B\n"
+                        "}\n";
+
+}  // namespace
+
+TEST_CASE("a redefined kernel drops, and says it dropped, a schedule that no longer applies") {
+  Session s;
+  std::string error;
+  REQUIRE(submit(s, kOnAxesIJ).status == Outcome::Ok);
+  REQUIRE(s.select_kernel("k", {{"n", 8}, {"m", 8}}, &error));
+  REQUIRE_MESSAGE(s.schedule_step("split i 4", &error), error);
+  Outcome o = submit(s, kOnAxesXY);
+  REQUIRE(o.status == Outcome::Ok);
+  REQUIRE(o.notes.size() == 1);
+  CHECK(contains(o.notes[0], "kernel 'k' was redefined"));
+  CHECK(contains(o.notes[0], "split i 4"));
+  CHECK(contains(o.notes[0], "dropped"));
+  CHECK(s.tensors().schedules().count("k") == 0);
+  // The kernel under the microscope is the new one, at the dims it was selected with.
+  CHECK(s.schedule_trace().empty());
+  std::string tir = s.kernel_view("tir").text;
+  CHECK_MESSAGE(contains(tir, "for x, y in T.grid(8, 8):"), tir);
+  CHECK_FALSE(contains(tir, "i_0"));
+  Session::KernelRun r = s.run_kernel("ref", true);
+  CHECK_MESSAGE(r.ok, r.error);
+  CHECK(r.shape == std::vector<int64_t>{8, 8});
+  // Calls from scalar code run the new kernel with no stale schedule in the way.
+  CHECK(printed_by(s, "print(sum_all(k(ones([4, 4]))))\n") == "32.0\n");
+}
+
+TEST_CASE("a redefined kernel keeps a schedule that still applies, and a kernel not selected too") {
+  Session s;
+  std::string error;
+  REQUIRE(submit(s, kOnAxesIJ).status == Outcome::Ok);
+  REQUIRE(s.select_kernel("k", {}, &error));
+  REQUIRE(s.schedule_step("split i 4", &error));
+  REQUIRE(s.select_kernel("matmul", {}, &error));  // k is no longer under the microscope
+  // Same axes, another body: the split still applies, so nothing is dropped.
+  Outcome o = submit(s, "kernel k(A: f32[n, m]) -> f32[n, m] {\n"
+                        "  B[i, j] = A[i, j] - 1.0\n  return B\n}\n");
+  REQUIRE(o.status == Outcome::Ok);
+  CHECK(o.notes.empty());
+  CHECK(s.tensors().schedules().count("k") == 1);
+  // Other axes: the stored schedule is dropped although k is not selected.
+  o = submit(s, kOnAxesXY);
+  REQUIRE(o.notes.size() == 1);
+  CHECK(s.tensors().schedules().count("k") == 0);
+  CHECK(s.selected_kernel() == "matmul");
+}
+
+TEST_CASE(":kernel drops a stored schedule that does not apply instead of half-applying it") {
+  Session s;
+  std::string error;
+  REQUIRE(submit(s, kOnAxesXY).status == Outcome::Ok);
+  s.tensors().set_schedule("k", "split x 2\nsplit i 4\n");  // written for another k
+  REQUIRE(s.select_kernel("k", {}, &error));
+  CHECK(s.schedule_trace().empty());
+  CHECK(s.tensors().schedules().count("k") == 0);
+  CHECK(printed_by(s, "print(sum_all(k(ones([2, 2]))))\n") == "8.0\n");
+}
+
+TEST_CASE("a dim the kernel does not have is an error naming the kernel's dims") {
+  Session s;
+  std::string error;
+  CHECK_FALSE(s.select_kernel("matmul", {{"N", 1024}}, &error));
+  CHECK(error == "kernel 'matmul' has no dim 'N' (its dims: n, k, m)");
+  CHECK(s.selected_kernel().empty());
+  REQUIRE(submit(s, "kernel fixed(A: f32[2, 3]) -> f32[2, 3] {\n"
+                    "  B[i, j] = A[i, j]\n  return B\n}\n").status == Outcome::Ok);
+  CHECK_FALSE(s.select_kernel("fixed", {{"n", 4}}, &error));
+  CHECK(error == "kernel 'fixed' has no dim 'n' (its shapes are all fixed)");
+  REQUIRE_MESSAGE(s.select_kernel("matmul", {{"n", 8}, {"k", 4}, {"m", 2}}, &error), error);
+  Session::KernelRun r = s.run_kernel("ref", false);
+  CHECK(r.shape == std::vector<int64_t>{8, 2});
+}
+
+TEST_CASE("a function's declared result shape is checked at run time where sema cannot know it") {
+  Session s;
+  // The parameter is reassigned, so only the run knows the shape: a located run-time error.
+  Outcome o = submit(s, "fn bad(x: f32[1, 4]) -> f32[1, 3] {\n  x = relu(x)\n  return x\n}\n"
+                        "print(sum_all(bad(ones([1, 4]))))\n");
+  CHECK(o.status == Outcome::RuntimeError);
+  CHECK_MESSAGE(contains(o.message, "<test>:3:10: error: 'bad' must return a tensor of shape "
+                                    "[1, 3], got [1, 4]"),
+                o.message);
+  // A named dim of the result must be what the arguments bound it to.
+  o = submit(s, "fn t(x: f32[n, m]) -> f32[m, n] {\n  y = x\n  return y\n}\n"
+                "print(t(ones([2, 2])).shape)\nprint(t(ones([2, 3])).shape)\n");
+  CHECK(o.status == Outcome::RuntimeError);
+  CHECK_MESSAGE(contains(o.message, "'t' must return a tensor of shape [m, n], got [2, 3]"),
+                o.message);
+  // The example of the issue is a compile-time error.
+  o = submit(s, "fn bad2(x: f32[1, 4]) -> f32[1, 3] { return relu(x) }\n");
+  CHECK(o.status == Outcome::CompileError);
+  CHECK(contains(o.message, "'bad2' must return a tensor of shape [1, 3], got [1, 4]"));
+}
+
+TEST_CASE("a kernel whose shapes are all numbers and whose result is not the declared one fails where it is defined") {
+  Session s;
+  Outcome o = submit(s, "kernel k5(A: f32[4, 4]) -> f32[2, 4] {\n"
+                        "  B[i, j] = A[i, j] * 2.0\n  return B\n}\n");
+  CHECK(o.status == Outcome::CompileError);
+  CHECK_MESSAGE(contains(o.message, "<test>:1:28: error: kernel 'k5' declares f32[2, 4] but "
+                                    "computes [4, 4]"),
+                o.message);
+  CHECK(s.module().find_kernel("k5") < 0);  // all or nothing, as for any compile error
+  // Named dims: the call binds them, so the kernel is checked there (and this one is fine).
+  o = submit(s, "kernel k6(A: f32[n, 4]) -> f32[n, 4] {\n  B[i, j] = A[i, j]\n  return B\n}\n");
+  CHECK(o.status == Outcome::Ok);
+}
+
+TEST_CASE(":compare on tensor code says which engines did not run it instead of reporting them ok") {
+  Session s;
+  std::string printed;
+  REQUIRE(submit(s, "t = ones([2, 2])\nprint(sum_all(t))\n", &printed).status == Outcome::Ok);
+  std::vector<Comparison> runs = s.compare(RunOptions{});
+  REQUIRE(runs.size() == 4);
+  CHECK(runs[0].engine == "ast");
+  CHECK(runs[0].not_run.empty());
+  CHECK(runs[0].output == "4.0\n");
+  for (size_t i = 1; i < runs.size(); ++i) {
+    CHECK(runs[i].not_run == "tensor code (runs on the ast engine only)");
+    CHECK(runs[i].output.empty());
+    CHECK(runs[i].outcome.steps == 0);
+  }
+  // Scalar code still runs on every engine.
+  REQUIRE(submit(s, "x = 2 + 3\nprint(x)\n").status == Outcome::Ok);
+  for (const auto& c : s.compare(RunOptions{})) {
+    CHECK(c.not_run.empty());
+    CHECK(c.output == "5\n");
+  }
+}
+
+TEST_CASE("the kernel view 'graph' is the selected kernel's call, before and after each graph pass") {
+  Session s;
+  std::string error, printed;
+  REQUIRE(submit(s, "p = softmax(rand([2, 5], 3))\nprint(sum_all(p) > 0.0)\n", &printed).status ==
+          Outcome::Ok);
+  REQUIRE(s.select_kernel("linear", {{"n", 1}, {"k", 8}, {"m", 4}}, &error));
+  StageResult g = s.kernel_view("graph");
+  REQUIRE(g.ok);
+  CHECK(contains(g.text, "# graph as built\n%0 = input x  [1, 8]\n%1 = input w  [4, 8]\n"
+                         "%2 = linear(%0, %1)  [1, 4]"));
+  CHECK(contains(g.text, "# after graph.fuse_elementwise (no change)"));
+  CHECK_FALSE(contains(g.text, "softmax"));  // not the program's last evaluation
+  REQUIRE(g.graph);
+  CHECK(g.graph->nodes.size() == 3);
+  CHECK(g.graph->edges.size() == 2);
+  // With nothing pending, the pending graph is still DOT where DOT is asked for.
+  StageResult dot = s.graph_view("pending", Format::Dot);
+  REQUIRE(dot.ok);
+  CHECK(dot.text.rfind("digraph", 0) == 0);
+  CHECK(s.graph_view("pending").text == "(no pending tensor computations)\n");
+}
