@@ -7,6 +7,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -294,4 +296,30 @@ TEST_CASE("a long graph edge goes around the boxes of the layers it crosses") {
         }
       }
   }
+}
+
+TEST_CASE("a 100,000-term expression: every pane draws it (no recursion on the window's stack)") {
+  // The parser allows expressions 100,000 levels deep; the panes walk them (the AST pane's
+  // flattening, the VM listings) on the window's thread, whose stack is an ordinary 8 MB.
+  std::string path = (std::filesystem::temp_directory_path() / "descent-viz-deep.ds").string();
+  {
+    std::ofstream f(path);
+    f << "x = 1";
+    for (int i = 1; i < 100000; ++i) f << " + 1";
+    f << "\nprint(x)\n";
+  }
+  AppOptions o;
+  o.hidden = true;
+  std::string err;
+  auto app = App::create(o, &err);
+  REQUIRE_MESSAGE(app, err);
+  REQUIRE_MESSAGE(app->document().load(path, &err), err);
+  app->settle();
+  CHECK(app->document().session().stage("ast").ok);
+  for (const auto& pane : app->panes()) {
+    INFO("pane " << pane->name());
+    Image img = show(*app, pane->name());
+    CHECK(ink(img).fraction > 0.01);
+  }
+  std::filesystem::remove(path);
 }

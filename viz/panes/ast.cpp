@@ -52,18 +52,37 @@ struct Node {
   std::string label;    // the graph's box text
 };
 
-void flatten(const TreeNode& t, int parent, int depth, std::vector<Node>& out) {
-  int self = static_cast<int>(out.size());
-  Node n;
-  n.tree = &t;
-  n.parent = parent;
-  n.depth = depth;
-  n.category = category_of(t);
-  n.label = t.leaf && !t.atom.empty() ? t.atom : t.atom.empty() ? t.head : t.head + " " + t.atom;
-  if (!t.type.empty()) n.label += "\n: " + t.type;
-  out.push_back(std::move(n));
-  for (const TreeNode& k : t.kids) flatten(k, self, depth + 1, out);
-  out[self].end = static_cast<int>(out.size());
+// Preorder with a work list, not recursion: a 100,000-term sum is a tree that deep, and the
+// window's thread has an ordinary stack.
+void flatten(const TreeNode& root, std::vector<Node>& out) {
+  struct Open {
+    int self;
+    size_t next_kid;
+  };
+  std::vector<Open> path;
+  auto enter = [&](const TreeNode& t, int parent) {
+    Node n;
+    n.tree = &t;
+    n.parent = parent;
+    n.depth = static_cast<int>(path.size());
+    n.category = category_of(t);
+    n.label = t.leaf && !t.atom.empty() ? t.atom : t.atom.empty() ? t.head : t.head + " " + t.atom;
+    if (!t.type.empty()) n.label += "\n: " + t.type;
+    path.push_back({static_cast<int>(out.size()), 0});
+    out.push_back(std::move(n));
+  };
+  enter(root, -1);
+  while (!path.empty()) {
+    Open& top = path.back();
+    const TreeNode& t = *out[static_cast<size_t>(top.self)].tree;
+    if (top.next_kid < t.kids.size()) {
+      int self = top.self;
+      enter(t.kids[top.next_kid++], self);
+    } else {
+      out[static_cast<size_t>(top.self)].end = static_cast<int>(out.size());
+      path.pop_back();
+    }
+  }
 }
 
 // A tidy tree layout: each depth is a row; leaves go left to right in preorder, a parent
@@ -165,7 +184,7 @@ struct AstPane : Pane {
     cached_folded_ = folded_;
     stage_ = doc.session().stage(folded_ ? "ast-folded" : "ast");
     nodes_.clear();
-    if (stage_.ok && stage_.tree) flatten(*stage_.tree, -1, 0, nodes_);
+    if (stage_.ok && stage_.tree) flatten(*stage_.tree, nodes_);
     // Ranges: [loc, end) where the tree gives an end; otherwise the span of the node's own
     // token and all its descendants' (children come after their parent in preorder, so a
     // backwards sweep sees every child before its parent).
