@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "../lines_match.h"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -96,13 +98,7 @@ std::string run(const std::string& command) {
 // Does `got` match `want`, where a "..." line in want matches any run of lines?
 bool matches(const std::vector<std::string>& want, size_t wi, const std::vector<std::string>& got,
              size_t gi) {
-  if (wi == want.size()) return gi == got.size();
-  if (want[wi] == "...") {
-    for (size_t k = gi; k <= got.size(); ++k)
-      if (matches(want, wi + 1, got, k)) return true;
-    return false;
-  }
-  return gi < got.size() && want[wi] == got[gi] && matches(want, wi + 1, got, gi + 1);
+  return lines_match(want, wi, got, gi, [](const std::string& a, const std::string& b) { return a == b; });
 }
 
 }  // namespace

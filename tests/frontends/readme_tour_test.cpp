@@ -9,6 +9,7 @@
 #include <regex>
 #include <sstream>
 
+#include "../lines_match.h"
 #include "frontend_util.h"
 
 namespace {
@@ -57,13 +58,7 @@ bool same_line(const std::string& expected, const std::string& actual) {
 
 bool matches(const std::vector<std::string>& e, size_t i, const std::vector<std::string>& a,
              size_t j) {
-  if (i == e.size()) return j == a.size();
-  if (e[i] == "...") {
-    for (size_t k = j; k <= a.size(); ++k)
-      if (matches(e, i + 1, a, k)) return true;
-    return false;
-  }
-  return j < a.size() && same_line(e[i], a[j]) && matches(e, i + 1, a, j + 1);
+  return lines_match(e, i, a, j, same_line);
 }
 
 }  // namespace
