@@ -47,16 +47,22 @@ void check_located(const std::string& message, const std::string& label, const s
   CHECK(lines[2] == caret_at(col));
 }
 
+// A session on `engine` that has run `inputs` as <repl:1>, <repl:2>, ... (each must succeed).
+void run_inputs(Session& s, const std::string& engine, const std::vector<std::string>& inputs) {
+  REQUIRE(s.set_engine(engine));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    REQUIRE(s.submit(inputs[i], "<repl:" + std::to_string(i + 1) + ">", RunOptions{}).status ==
+            Outcome::Ok);
+}
+
 }  // namespace
 
 TEST_CASE("earlier input: division by zero in an earlier function is located there, every engine") {
   for (const auto& engine : Session::engines()) {
     CAPTURE(engine);
     Session s;
-    REQUIRE(s.set_engine(engine));
+    run_inputs(s, engine, {kDivide, "y = 2\n"});
     RunOptions opts;
-    REQUIRE(s.submit(kDivide, "<repl:1>", opts).status == Outcome::Ok);
-    REQUIRE(s.submit("y = 2\n", "<repl:2>", opts).status == Outcome::Ok);
     Outcome o = s.submit("dz(4)\n", "<repl:3>", opts);
     REQUIRE(o.status == Outcome::RuntimeError);
     CHECK(o.message == "<repl:1>:3:12: error: division by zero\n" + std::string("  ") +
@@ -76,13 +82,9 @@ TEST_CASE("earlier input: through a function of a later input, the error stays i
   for (const auto& engine : Session::engines()) {
     CAPTURE(engine);
     Session s;
-    REQUIRE(s.set_engine(engine));
-    RunOptions opts;
-    REQUIRE(s.submit(kDivide, "<repl:1>", opts).status == Outcome::Ok);
     // Same line and column in both inputs: the location must still tell them apart.
-    REQUIRE(s.submit("fn twice(a: int) -> int {\n  c = 1\n  return a / c + dz(a)\n}\n",
-                     "<repl:2>", opts)
-                .status == Outcome::Ok);
+    run_inputs(s, engine, {kDivide, "fn twice(a: int) -> int {\n  c = 1\n  return a / c + dz(a)\n}\n"});
+    RunOptions opts;
     Outcome o = s.submit("print(twice(3))\n", "<repl:3>", opts);
     REQUIRE(o.status == Outcome::RuntimeError);
     CHECK(o.message.rfind("<repl:1>:3:12: error: division by zero\n", 0) == 0);
@@ -94,10 +96,7 @@ TEST_CASE("earlier input: `interrupted` inside an earlier function is located th
   for (const auto& engine : Session::engines()) {
     CAPTURE(engine);
     Session s;
-    REQUIRE(s.set_engine(engine));
-    RunOptions opts;
-    REQUIRE(s.submit(kSpin, "<repl:1>", opts).status == Outcome::Ok);
-    REQUIRE(s.submit("w = 5\n", "<repl:2>", opts).status == Outcome::Ok);
+    run_inputs(s, engine, {kSpin, "w = 5\n"});
     RunOptions limited;
     limited.step_limit = 1000;
     Outcome o = s.submit("print(spin(1))\n", "<repl:3>", limited);
