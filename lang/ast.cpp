@@ -1,5 +1,6 @@
 #include "lang/ast.h"
 
+#include <iterator>
 #include <string_view>
 
 namespace descent {
@@ -48,6 +49,11 @@ static const char* const kBuiltinNames[] = {
     "floor", "float", "int",   "zeros", "ones",  "rand", "arange", "load", "save", "sum_all"};
 
 const char* builtin_name(Builtin b) { return kBuiltinNames[static_cast<int>(b)]; }
+
+const std::vector<std::string>& builtin_names() {
+  static const std::vector<std::string> names(std::begin(kBuiltinNames) + 1, std::end(kBuiltinNames));
+  return names;
+}
 
 Builtin builtin_by_name(std::string_view name) {
   for (int i = 1; i <= static_cast<int>(Builtin::SumAll); ++i)

@@ -40,6 +40,7 @@ enum class Builtin : uint8_t {
   Zeros, Ones, Rand, Arange, Load, Save, SumAll,
 };
 const char* builtin_name(Builtin b);
+const std::vector<std::string>& builtin_names();  // every builtin's name, for "did you mean"
 Builtin builtin_by_name(std::string_view name);  // None if it is not a builtin
 
 // Where a variable lives once sema has resolved it.

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "lang/text.h"
+
 namespace descent {
 namespace {
 
@@ -134,9 +136,10 @@ class Parser {
 
   // ---- statements ----
   StmtPtr statement_with_recovery(bool top_level) {
+    size_t start = pos_;
     try {
       StmtPtr s = statement(top_level);
-      terminator();
+      terminator(start);
       return s;
     } catch (SyntaxError&) {
       synchronize();
@@ -145,13 +148,31 @@ class Parser {
   }
 
   // terminator := NEWLINE | ';' | (before) '}' | EOF
-  void terminator() {
+  // `start` is the statement's first token, for the misspelt-keyword hint.
+  void terminator(size_t start) {
     if (check(Tok::Newline) || check(Tok::Semicolon)) {
       advance();
       return;
     }
     if (check(Tok::RBrace) || check(Tok::Eof)) return;
+    misspelt_keyword(tokens_[start], /*statement_start=*/true);
+    misspelt_keyword(peek(), /*statement_start=*/false);
     fail_at_current("expected newline or ';' after statement");
+  }
+
+  // A misspelt keyword parses as a name, so the error surfaces a token or two later, at a
+  // place that says nothing of the cause: `whle (x < 3) {` is a call of whle followed by a
+  // stray '{', and `} esle {` a statement running on after the if. When the statement began
+  // with a name one edit away from a keyword that starts statements (or the stray token is
+  // a name near `else`), name the keyword at the word itself.
+  void misspelt_keyword(const Token& t, bool statement_start) {
+    if (t.kind != Tok::Ident || t.text.size() < 2) return;
+    static const std::vector<std::string> starters = {"fn", "return", "if", "while", "for",
+                                                      "break", "continue", "kernel"};
+    static const std::vector<std::string> followers = {"else", "in"};
+    std::string guess = closest_name(t.text, statement_start ? starters : followers);
+    if (guess.empty()) return;
+    fail(t.loc, "'" + std::string(t.text) + "' is not a keyword (did you mean '" + guess + "'?)");
   }
 
   // statement := fn_decl | if_stmt | while_stmt | for_stmt | 'break' | 'continue'
@@ -279,6 +300,7 @@ class Parser {
     while (!check(Tok::RBrace) && !check(Tok::Eof)) {
       // Each stage recovers on its own, like the statements of a block, so that a broken
       // stage does not spill the rest of the kernel out as top-level statements.
+      size_t start = pos_;
       try {
         if (returned) fail(peek().loc, "'return' must be the last statement of a kernel");
         if (check(Tok::Return)) {
@@ -290,7 +312,7 @@ class Parser {
         } else {
           k->stages.push_back(kernel_stage());
         }
-        terminator();
+        terminator(start);
       } catch (SyntaxError&) {
         synchronize();
       }
@@ -660,3 +682,4 @@ Program parse(std::shared_ptr<const SourceFile> source, std::vector<Diagnostic>&
 }
 
 }  // namespace descent
+

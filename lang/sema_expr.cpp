@@ -142,7 +142,7 @@ Type Checker::call(Expr& e) {
   if (fi < 0) {
     bool is_var = (fn_ && locals_.count(e.text)) || m_.find_global(e.text) >= 0;
     error(e.loc, is_var ? "'" + e.text + "' is not a function"
-                        : "undefined function '" + e.text + "'");
+                        : "undefined function '" + e.text + "'" + callable_guess(e.text));
     for (auto& k : e.kids) expr(k);
     return Type::Unknown;
   }

@@ -69,6 +69,9 @@ class Checker {
   // sema_names.cpp: declarations and where names live
   bool is_function_name(const std::string& name) const;
   std::string callable_kind(const std::string& name) const;
+  // " (did you mean 'print'?)" for a name close to a callable / a variable in scope, or "".
+  std::string callable_guess(const std::string& name) const;
+  std::string variable_guess(const std::string& name) const;
   void declare_kernels();
   void unbind_earlier_kernel(const std::string& name);
   void declare_functions();

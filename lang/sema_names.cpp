@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "lang/sema_internal.h"
+#include "lang/text.h"
 
 namespace descent::sema_internal {
 
@@ -20,6 +21,32 @@ bool Checker::is_function_name(const std::string& name) const {
 
 std::string Checker::callable_kind(const std::string& name) const {
   return m_.find_kernel(name) >= 0 ? "kernel" : "function";
+}
+
+namespace {
+// Short names are left alone: one edit turns 'y' into 'x', and such a guess is noise.
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& candidates) {
+  if (name.size() < 3) return "";
+  std::string guess = closest_name(name, candidates);
+  return guess.empty() ? "" : " (did you mean '" + guess + "'?)";
+}
+}  // namespace
+
+std::string Checker::callable_guess(const std::string& name) const {
+  std::vector<std::string> names = builtin_names();
+  for (auto& [n, i] : m_.function_index) names.push_back(n);
+  for (auto& [n, i] : m_.kernel_index) names.push_back(n);
+  std::sort(names.begin(), names.end());  // a tie picks the same name on every run
+  return did_you_mean(name, names);
+}
+
+std::string Checker::variable_guess(const std::string& name) const {
+  std::vector<std::string> names;
+  if (fn_)
+    for (auto& [n, i] : locals_) names.push_back(n);
+  for (auto& [n, i] : m_.global_index) names.push_back(n);
+  std::sort(names.begin(), names.end());
+  return did_you_mean(name, names);
 }
 
 // Like functions: a later input may redefine one (the version tells engines and caches
@@ -253,7 +280,7 @@ Type Checker::variable(Expr& e) {
   if (is_function_name(e.text))
     error(e.loc, "'" + e.text + "' is a " + callable_kind(e.text) + ", not a variable");
   else
-    error(e.loc, "undefined variable '" + e.text + "'");
+    error(e.loc, "undefined variable '" + e.text + "'" + variable_guess(e.text));
   return Type::Unknown;
 }
 
