@@ -43,6 +43,23 @@ class TensorRuntime {
   virtual bool format(int64_t tensor, std::string* out, std::string* error) = 0;
   virtual bool load(const std::string& path, int64_t* tensor, std::string* error) = 0;
   virtual bool save(int64_t tensor, const std::string& path, std::string* error) = 0;
+
+  // ---- Lifetime: mark and sweep at the engine's safe points ----
+  // Handles are plain numbers in the engines' variables, so the runtime cannot see when the
+  // last one goes; the engine tells it, at a safe point: a moment when no tensor is held
+  // anywhere but in variables (between two statements). collect(roots, from) frees every
+  // tensor whose handle is >= `from` and that neither a root nor a pending computation a root
+  // needs refers to. `from` is the handle count when the innermost active call began
+  // (next_handle() then): a caller mid-expression may hold older temporaries, e.g. the
+  // result of f in `add(f(a), g(b))` while g runs, but never a newer one.
+  // wants_collect() says that enough was allocated since the last collection to be worth
+  // it; engines check it at every safe point and collect at the end of a run.
+  virtual bool wants_collect() const { return false; }
+  virtual int64_t next_handle() const { return 0; }
+  virtual void collect(const std::vector<int64_t>& roots, int64_t from) {
+    (void)roots;
+    (void)from;
+  }
 };
 
 // How print shows a Shape: "[1, 200]".

@@ -1,6 +1,7 @@
 // Small text helpers every tier uses, written once: joining words into a list, and the line
 // diff (longest common subsequence) behind :diff and the visualizer's changed-line colours.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,9 @@ std::string unified_diff(const std::string& a, const std::string& b,
 // the nearest by edit distance (a swap of two neighbours counts one edit), if it is at most
 // a third of the word's length (at least 1) away; "" when nothing is that close.
 std::string closest_name(std::string_view word, const std::vector<std::string>& candidates);
+
+// A byte count for people: "512 B", "4.0 MiB", "37.3 GiB" (binary units, one decimal).
+std::string bytes_text(uint64_t bytes);
 
 // Reads a whole file for a front end (a program, a schedule, a lab file). A directory, a
 // missing or unreadable file is an error naming the path and the reason ("'d' is a

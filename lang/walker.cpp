@@ -31,6 +31,7 @@ class Walker final : public Engine {
     steps_ = 0;
     depth_ = 0;
     stack_.clear();
+    frames_.clear();
     base_ = 0;
     RunResult result;
     run_on_big_stack([&] {
@@ -46,7 +47,11 @@ class Walker final : public Engine {
           } else {
             exec(*s);
           }
+          safe_point();
         }
+        // The end of a run is a safe point with nothing on the stack: what no global holds
+        // now is garbage, whichever input made it.
+        if (opts_->tensors) collect_tensors();
       } catch (RuntimeError& e) {
         result.ok = false;
         result.error = Diagnostic{Severity::Error, ErrorKind::Runtime, e.loc, e.message};
@@ -85,8 +90,28 @@ class Walker final : public Engine {
     for (const auto& s : b) {
       Flow f = exec(*s);
       if (f != Flow::Normal) return f;
+      safe_point();
     }
     return Flow::Normal;
+  }
+
+  // ---- tensor lifetime ----
+  // Between two statements every tensor this frame holds is in a variable (a temporary of
+  // the statement is gone), and any temporary an enclosing call holds mid-expression is
+  // older than this frame (lang/tensor_api.h, collect()).
+  void safe_point() {
+    if (opts_->tensors && opts_->tensors->wants_collect()) collect_tensors();
+  }
+
+  void collect_tensors() {
+    std::vector<int64_t> roots;
+    for (size_t g = 0; g < module_->globals.size() && g < globals_->values.size(); ++g)
+      if (module_->globals[g].type == Type::Tensor && globals_->defined[g])
+        roots.push_back(globals_->values[g].i);
+    for (const Frame& f : frames_)
+      for (size_t i = 0; i < f.fn->local_types.size(); ++i)
+        if (f.fn->local_types[i] == Type::Tensor) roots.push_back(stack_[f.base + i].i);
+    opts_->tensors->collect(roots, frames_.empty() ? 0 : frames_.back().first_handle);
   }
 
   Flow exec(const Stmt& s) {
@@ -217,9 +242,11 @@ class Walker final : public Engine {
     size_t saved_base = base_;
     base_ = new_base;
     ++depth_;
+    frames_.push_back({new_base, &fn, opts_->tensors ? opts_->tensors->next_handle() : 0});
     ret_ = Value{};
     exec_block(fn.body);
     if (fn.declared_return == Type::Tensor) check_tensor_result(fn, bound);
+    frames_.pop_back();
     --depth_;
     base_ = saved_base;
     stack_.resize(new_base);
@@ -429,6 +456,14 @@ class Walker final : public Engine {
   GlobalStore* globals_ = nullptr;
   const RunOptions* opts_ = nullptr;
   std::vector<Value> stack_;  // every active frame's locals, innermost last
+  // The active calls, for the collector: where each frame's locals start, their types, and
+  // the handle count when it began.
+  struct Frame {
+    size_t base;
+    const FnDecl* fn;
+    int64_t first_handle;
+  };
+  std::vector<Frame> frames_;
   size_t base_ = 0;           // where the current frame's locals start in stack_
   Value ret_;                 // the value of the return statement being executed
   SourceLoc ret_loc_;         // and where its value was written

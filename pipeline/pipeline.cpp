@@ -273,6 +273,13 @@ Outcome Session::compile(std::string source, std::string name) {
   });
 }
 
+std::vector<int64_t> Session::tensor_handles(const GlobalStore& store) const {
+  std::vector<int64_t> out;
+  for (size_t g = 0; g < module_.globals.size() && g < store.values.size(); ++g)
+    if (module_.globals[g].type == Type::Tensor && store.defined[g]) out.push_back(store.values[g].i);
+  return out;
+}
+
 std::vector<Comparison> Session::compare(const RunOptions& options) {
   std::vector<Comparison> out;
   if (!last_ || !last_->checked) return out;
@@ -310,6 +317,9 @@ Outcome Session::run(const RunOptions& options) {
     RunOptions opts = options;
     if (!opts.interrupt) opts.interrupt = &interrupt_;
     globals_before_last_run_ = globals_;
+    std::vector<int64_t> pinned = tensor_handles(globals_before_last_run_);
+    pinned.insert(pinned.end(), set_aside_tensors_.begin(), set_aside_tensors_.end());
+    tensors_->set_pinned(std::move(pinned));
     if (last_->echo != options.echo) last_->snaps_opt = -1;  // the IR views show the echo
     last_->echo = options.echo;
     opts.tensors = tensors_.get();

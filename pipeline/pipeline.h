@@ -327,6 +327,11 @@ class Session {
   Module module_;
   GlobalStore globals_;
   GlobalStore globals_before_last_run_;
+  // Tensor handles held outside the running engine's variables (the globals a run started
+  // from, kept for :compare and the debugger; the globals record() set aside): the tensor
+  // collector must not free them.
+  std::vector<int64_t> tensor_handles(const GlobalStore& store) const;
+  std::vector<int64_t> set_aside_tensors_;
   int num_registers_ = 16;
   int opt_level_ = 2;
   std::string target_;

@@ -97,6 +97,7 @@ Recording Session::record(std::string_view engine, size_t max_steps) {
     // Start from the globals the last run started from, and put the session's back after:
     // recording must not change what the next input sees.
     GlobalStore saved = globals_;
+    set_aside_tensors_ = tensor_handles(saved);
     std::string saved_engine = engine_;
     globals_ = globals_before_last_run_;
     engine_ = r.engine;
@@ -116,6 +117,7 @@ Recording Session::record(std::string_view engine, size_t max_steps) {
     r.outcome = run(opts);
     engine_ = saved_engine;
     globals_ = std::move(saved);
+    set_aside_tensors_.clear();
     if (r.outcome.steps > max_steps) r.truncated = true;
     return r;
   });

@@ -1,12 +1,16 @@
 // GraphRuntime: tensor handles, lazy kernel calls, and evaluation through the graph passes.
 #include "tensor/runtime.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <new>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
 
+#include "lang/text.h"
 #include "tensor/lower.h"
 #include "tensor/prelude_text.h"  // generated from prelude.ds (tensor/CMakeLists.txt)
 #include "tensor/schedule.h"
@@ -21,7 +25,101 @@ GraphRuntime::~GraphRuntime() = default;
 int64_t GraphRuntime::add_node(Node n) {
   n.id = int64_t(nodes_.size());
   nodes_.push_back(std::move(n));
+  freed_.push_back(0);
+  account(nodes_.back());
   return nodes_.back().id;
+}
+
+// ---- Memory -----------------------------------------------------------------------------
+
+namespace {
+size_t value_bytes(const Node& n) { return n.value ? n.value->data.size() * sizeof(float) : 0; }
+}  // namespace
+
+void GraphRuntime::account(const Node& n) {
+  size_t b = value_bytes(n);
+  live_bytes_ += b;
+  allocated_since_collect_ += b;
+  peak_bytes_ = std::max(peak_bytes_, live_bytes_);
+}
+
+size_t GraphRuntime::default_tensor_limit() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return size_t(8) << 30;
+  return size_t(pages) * size_t(page) / 2;
+}
+
+bool GraphRuntime::within_limit(const std::string& what, const std::vector<int64_t>& shape,
+                                std::string* error) const {
+  // The size in double: a shape too large for int64 still gets its size in the message.
+  double bytes = sizeof(float);
+  for (int64_t d : shape) bytes *= double(std::max<int64_t>(d, 1));
+  bool too_big = bytes > double(limit_bytes_);
+  if (!too_big && !check_shape(shape, error)) return false;  // a bad rank or dim, or > 2^32
+  if (!too_big) return true;
+  for (int64_t d : shape)
+    if (d < 1) return check_shape(shape, error);
+  *error = what + " of shape " + shape_text(shape) + " would need " +
+           (bytes < 1e18 ? bytes_text(uint64_t(bytes)) : "more than an exabyte") +
+           ", more than the tensor limit of " + bytes_text(limit_bytes_) +
+           " (set it with :memory LIMIT or --tensor-limit)";
+  return false;
+}
+
+// Collecting costs a pass over the table; doing it once the data allocated since the last
+// collection reaches what was live after it (at least 16 MiB) keeps that cost proportional
+// to the allocation, and the peak at about twice the live data, as Go's GOGC=100 does.
+bool GraphRuntime::wants_collect() const {
+  return allocated_since_collect_ >= std::max<size_t>(size_t(16) << 20, live_after_collect_);
+}
+
+void GraphRuntime::collect(const std::vector<int64_t>& roots, int64_t from) {
+  from = std::clamp<int64_t>(from, 0, int64_t(nodes_.size()));
+  // Mark: a node's inputs were created before it, so nothing below `from` can lead back up.
+  std::vector<uint8_t> marked(nodes_.size() - size_t(from), 0);
+  std::vector<int64_t> work;
+  auto push = [&](int64_t id) {
+    if (id >= from && valid(id) && !marked[size_t(id - from)]) work.push_back(id);
+  };
+  for (int64_t r : roots) push(r);
+  for (int64_t r : pinned_) push(r);
+  while (!work.empty()) {
+    int64_t id = work.back();
+    work.pop_back();
+    if (marked[size_t(id - from)]) continue;
+    marked[size_t(id - from)] = 1;
+    const Node& n = nodes_[size_t(id)];
+    if (!n.value)  // still to compute: what it reads must stay
+      for (int64_t in : n.inputs) push(in);
+  }
+  // Sweep: the slot stays (its shape, for a message about a stale handle), the data goes.
+  for (size_t i = size_t(from); i < nodes_.size(); ++i) {
+    if (marked[i - size_t(from)] || freed_[i]) continue;
+    Node& n = nodes_[i];
+    live_bytes_ -= value_bytes(n);
+    n.value.reset();
+    n.func.reset();
+    n.inputs.clear();
+    n.inputs.shrink_to_fit();
+    n.kernel = nullptr;
+    freed_[i] = 1;
+    ++freed_count_;
+  }
+  ++collections_;
+  allocated_since_collect_ = 0;
+  live_after_collect_ = live_bytes_;
+}
+
+GraphRuntime::MemoryStats GraphRuntime::memory() const {
+  MemoryStats s;
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (!freed_[i]) ++s.live_tensors;
+  s.live_bytes = live_bytes_;
+  s.peak_bytes = peak_bytes_;
+  s.freed_tensors = freed_count_;
+  s.collections = collections_;
+  s.limit_bytes = limit_bytes_;
+  return s;
 }
 
 int64_t GraphRuntime::add_tensor(Tensor t, const std::string& label) {
@@ -51,6 +149,7 @@ const std::vector<int64_t>& GraphRuntime::tensor_dims(int64_t tensor) const {
 
 bool GraphRuntime::create(Builtin which, const std::vector<int64_t>& dims,
                           const std::vector<int64_t>& args, int64_t* tensor, std::string* error) {
+  if (!within_limit(std::string(builtin_name(which)), dims, error)) return false;
   auto t = std::make_shared<Tensor>();
   Node n;
   n.kind = NodeKind::Constant;
@@ -89,6 +188,14 @@ bool GraphRuntime::create(Builtin which, const std::vector<int64_t>& dims,
 }
 
 bool GraphRuntime::load(const std::string& path, int64_t* tensor, std::string* error) {
+  // The file's size bounds its data: refuse before reading, not after the allocation.
+  std::error_code ec;
+  auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > limit_bytes_) {
+    *error = "'" + path + "' holds " + bytes_text(size) + ", more than the tensor limit of " +
+             bytes_text(limit_bytes_) + " (set it with :memory LIMIT or --tensor-limit)";
+    return false;
+  }
   Tensor t;
   if (!load_npy(path, &t, error)) return false;
   *tensor = add_tensor(std::move(t), "load");
@@ -118,6 +225,8 @@ bool GraphRuntime::call_kernel(const KernelDecl& kernel, const std::vector<int64
     *error = d.message;
     return false;
   }
+  // Checked now, at the call, where the student can see it: the kernel runs later.
+  if (!within_limit("the result of '" + kernel.name + "'", shape, error)) return false;
   Node n;
   n.kind = NodeKind::Kernel;
   n.label = kernel.name;
@@ -317,8 +426,9 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
   auto store = [&](const Graph& from) {
     for (const auto& n : from.nodes) {
       Node& mine = nodes_[size_t(n.id)];
-      if (mine.value || !n.value) continue;
+      if (mine.value || !n.value || freed_[size_t(n.id)]) continue;
       mine.value = n.value;
+      account(mine);
       if (n.kind == NodeKind::Constant) mine.kind = NodeKind::Constant;
     }
   };
@@ -384,14 +494,14 @@ Graph GraphRuntime::pending_graph() const {
   Graph g;
   std::set<int64_t> used, leaves;
   for (const auto& n : nodes_) {
-    if (n.value || n.kind != NodeKind::Kernel) continue;
+    if (n.value || n.kind != NodeKind::Kernel || freed_[size_t(n.id)]) continue;
     for (int64_t in : n.inputs) {
       used.insert(in);
       if (nodes_[size_t(in)].value) leaves.insert(in);
     }
   }
   for (const auto& n : nodes_) {
-    bool pending = !n.value && n.kind == NodeKind::Kernel;
+    bool pending = !n.value && n.kind == NodeKind::Kernel && !freed_[size_t(n.id)];
     if (!pending && !leaves.count(n.id)) continue;
     Node copy = n;
     if (!pending && copy.kind == NodeKind::Kernel) {

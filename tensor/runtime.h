@@ -69,6 +69,31 @@ class GraphRuntime : public TensorRuntime {
   bool format(int64_t tensor, std::string* out, std::string* error) override;
   bool load(const std::string& path, int64_t* tensor, std::string* error) override;
   bool save(int64_t tensor, const std::string& path, std::string* error) override;
+  bool wants_collect() const override;
+  int64_t next_handle() const override { return int64_t(nodes_.size()); }
+  void collect(const std::vector<int64_t>& roots, int64_t from) override;
+
+  // ---- Memory ----
+  // What the tensors of this runtime hold (data only, not the graph or compiled kernels).
+  struct MemoryStats {
+    size_t live_tensors = 0;  // computed tensors and pending computations not yet freed
+    size_t live_bytes = 0;    // bytes of data held by the runtime's table
+    size_t peak_bytes = 0;    // the most live_bytes has been
+    size_t freed_tensors = 0; // freed by collect() so far
+    size_t collections = 0;
+    size_t limit_bytes = 0;   // the largest one tensor may be
+  };
+  MemoryStats memory() const;
+  // A tensor larger than this is an error before anything is allocated. The default is
+  // half of the machine's physical memory: a clear message instead of the kernel's OOM
+  // killer taking the REPL (and the student's session) down.
+  void set_tensor_limit(size_t bytes) { limit_bytes_ = bytes; }
+  size_t tensor_limit() const { return limit_bytes_; }
+  static size_t default_tensor_limit();
+  // Handles the Session holds outside any engine's variables (the globals as they were
+  // before the last run, which `:compare` and the debugger run again): roots of every
+  // collection, like the engine's own.
+  void set_pinned(std::vector<int64_t> handles) { pinned_ = std::move(handles); }
 
   // ---- Options ----
   // Where kernels run: a backend's name from the registry (tensor/backend.h). Opens it;
@@ -102,7 +127,13 @@ class GraphRuntime : public TensorRuntime {
   int compilations() const { return compilations_; }  // kernel cache misses so far
 
  private:
-  bool valid(int64_t tensor) const { return tensor >= 0 && size_t(tensor) < nodes_.size(); }
+  bool valid(int64_t tensor) const {
+    return tensor >= 0 && size_t(tensor) < nodes_.size() && !freed_[size_t(tensor)];
+  }
+  // false with the message when a tensor of `shape` would be larger than the limit.
+  bool within_limit(const std::string& what, const std::vector<int64_t>& shape,
+                    std::string* error) const;
+  void account(const Node& n);  // n just got its value
   int64_t add_node(Node n);
   bool lower_node(const Node& n, std::shared_ptr<const tir::PrimFunc>* func, std::string* error);
   bool run_kernel(const Node& n, const std::vector<const Tensor*>& args, Tensor* out,
@@ -110,6 +141,11 @@ class GraphRuntime : public TensorRuntime {
   bool evaluate_unguarded(int64_t tensor, std::string* error);
 
   std::vector<Node> nodes_;  // index = handle = node id
+  std::vector<uint8_t> freed_;  // per node: 1 once collect() freed it (handles never reused)
+  std::vector<int64_t> pinned_;
+  size_t limit_bytes_ = default_tensor_limit();
+  size_t live_bytes_ = 0, peak_bytes_ = 0, allocated_since_collect_ = 0;
+  size_t live_after_collect_ = 0, freed_count_ = 0, collections_ = 0;
   std::vector<std::vector<int64_t>> shapes_;
   std::vector<int64_t> no_dims_;  // what a bad handle's dims are
   std::string device_ = "ref";

@@ -1,0 +1,147 @@
+// Tensor lifetime (issue 15): tensors nothing can reach any more are freed at the walker's
+// safe points, temporaries an enclosing expression still holds are not, and a tensor larger
+// than the limit is a located error before anything is allocated.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "pipeline/pipeline.h"
+#include "tensor/runtime.h"
+
+using namespace descent;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+Outcome submit(Session& s, const std::string& source, std::string* printed = nullptr) {
+  RunOptions opts;
+  opts.out = [printed](std::string_view t) {
+    if (printed) *printed += t;
+  };
+  return s.submit(source, "<test>", opts);
+}
+
+std::string printed_by(Session& s, const std::string& source) {
+  std::string printed;
+  Outcome o = submit(s, source, &printed);
+  CHECK_MESSAGE(o.status == Outcome::Ok, o.message);
+  return printed;
+}
+
+constexpr size_t kMiB = size_t(1) << 20;
+
+}  // namespace
+
+TEST_CASE("a loop that makes and drops a 4 MB tensor 2,000 times stays far below 100 MB") {
+  Session s;
+  auto start = s.tensors().memory();
+  // [1024, 1024] f32 is 4 MiB; 2,000 of them would be 8 GiB if none were freed.
+  std::string out = printed_by(s, "total = 0.0\n"
+                                  "for i in 0..2000 {\n"
+                                  "  t = ones([1024, 1024])\n"
+                                  "  total = total + t[i % 1024, 3]\n"
+                                  "}\n"
+                                  "print(total)\n");
+  CHECK(out == "2000.0\n");
+  auto end = s.tensors().memory();
+  CHECK(end.peak_bytes < 100 * kMiB);
+  CHECK(end.collections > 0);
+  CHECK(end.freed_tensors >= 1900);
+  // Only the last t is still reachable: the count is back where it started, plus one.
+  CHECK(end.live_tensors == start.live_tensors + 1);
+  CHECK(end.live_bytes == start.live_bytes + 4 * kMiB);
+}
+
+TEST_CASE("locals of a function are freed when it returns, kept while it runs") {
+  Session s;
+  printed_by(s, "fn churn(n: int) -> float {\n"
+                "  s = 0.0\n"
+                "  keep = ones([4, 4])\n"
+                "  for i in 0..n {\n"
+                "    t = ones([1024, 1024])\n"
+                "    s = s + t[0, 0] + keep[1, 1]\n"
+                "  }\n"
+                "  return s\n"
+                "}\n");
+  auto start = s.tensors().memory();
+  CHECK(printed_by(s, "print(churn(300))\n") == "600.0\n");
+  auto end = s.tensors().memory();
+  CHECK(end.peak_bytes < 100 * kMiB);
+  CHECK(end.live_tensors == start.live_tensors);  // keep and the last t went with the frame
+}
+
+TEST_CASE("a temporary of an enclosing expression survives collections in a call") {
+  Session s;
+  // relu(x) is computed (pending) before garbage() runs; garbage allocates enough to collect
+  // several times inside its own frame. The pending relu, and x under it, must survive.
+  printed_by(s, "fn garbage(n: int) -> f32[4, 4] {\n"
+                "  for i in 0..n {\n"
+                "    t = ones([1024, 1024])\n"
+                "  }\n"
+                "  return ones([4, 4])\n"
+                "}\n"
+                "fn twice(a: f32[4, 4], b: f32[4, 4]) -> f32[4, 4] {\n"
+                "  return add(a, b)\n"
+                "}\n");
+  auto before = s.tensors().memory();
+  CHECK(printed_by(s, "x = ones([4, 4])\n"
+                      "y = add(relu(x), garbage(40))\n"
+                      "print(y[2, 3])\n"
+                      "z = twice(relu(add(x, x)), garbage(40))\n"
+                      "print(z[0, 0])\n") == "2.0\n3.0\n");
+  CHECK(s.tensors().memory().collections > before.collections);
+}
+
+TEST_CASE("a pending computation keeps what it reads; a global outlives its input") {
+  Session s;
+  printed_by(s, "a = ones([8, 8])\n"
+                "y = relu(a)\n"
+                "a = zeros([8, 8])\n");  // y is still pending and reads the old a
+  // Enough garbage to collect more than once before y is needed.
+  printed_by(s, "for i in 0..40 {\n  g = ones([1024, 1024])\n}\n");
+  CHECK(s.tensors().memory().collections > 0);
+  CHECK(printed_by(s, "print(y[7, 7], a[0, 0])\n") == "1.0 0.0\n");
+}
+
+TEST_CASE("the globals a run started from stay, for :compare") {
+  Session s;
+  printed_by(s, "x = ones([4, 4])\n");
+  // This input drops x's tensor and collects; compare() runs it again from the globals it
+  // started from, where x is the ones.
+  printed_by(s, "x = add(x, x)\nfor i in 0..40 {\n  g = ones([1024, 1024])\n}\nprint(x[0, 0])\n");
+  auto rows = s.compare({});
+  bool ran_ast = false;
+  for (auto& c : rows) {
+    if (c.engine != "ast") continue;
+    ran_ast = true;
+    CHECK(c.outcome.status == Outcome::Ok);
+    CHECK(c.output == "2.0\n");
+  }
+  CHECK(ran_ast);
+}
+
+TEST_CASE("a tensor over the limit is a located error before allocation; the session goes on") {
+  Session s;
+  std::string printed;
+  Outcome o = submit(s, "x = 1\ny = zeros([100000, 100000])\n", &printed);
+  REQUIRE(o.status == Outcome::RuntimeError);
+  CHECK(contains(o.message, "<test>:2:"));
+  CHECK(contains(o.message, "zeros of shape [100000, 100000] would need 37.3 GiB"));
+  CHECK(contains(o.message, "more than the tensor limit"));
+  CHECK(printed_by(s, "print(x + 1)\n") == "2\n");
+
+  // A small limit: creation, a kernel's result (checked at the call) and load are refused.
+  s.tensors().set_tensor_limit(1 * kMiB);
+  CHECK(printed_by(s, "a = ones([256, 256])\nprint(a[0, 0])\n") == "1.0\n");  // 256 KiB
+  o = submit(s, "b = ones([1024, 1024])\n");
+  CHECK(o.status == Outcome::RuntimeError);
+  CHECK(contains(o.message, "ones of shape [1024, 1024] would need 4.0 MiB"));
+  o = submit(s, "p = ones([512, 1])\nq = ones([1, 1024])\nr = matmul(p, q)\n");
+  REQUIRE(o.status == Outcome::RuntimeError);
+  CHECK(contains(o.message, "<test>:3:5"));
+  CHECK(contains(o.message, "the result of 'matmul' of shape [512, 1024] would need 2.0 MiB"));
+  CHECK(printed_by(s, "print(a[1, 1] + 1.0)\n") == "2.0\n");
+}
