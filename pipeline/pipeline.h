@@ -32,6 +32,7 @@ void register_tensor_backends();
 namespace tensor {
 class GraphRuntime;
 class Schedule;
+struct IterationOrder;
 }  // namespace tensor
 namespace tir {
 struct PrimFunc;
@@ -276,6 +277,10 @@ class Session {
   // The list: the Session's own views, then each device's views of its generated code.
   static std::vector<StageInfo> kernel_views();
   StageResult kernel_view(std::string_view view) const;
+  // The order the selected kernel's scheduled loop nest writes its output in, element by
+  // element and tile by tile (tensor/iteration_order.h): the loop-nest pane's picture.
+  // False with *error without a kernel, or when the nest is too big to walk.
+  bool kernel_iteration_order(tensor::IterationOrder* out, std::string* error) const;
   // Runs the selected kernel on seeded random inputs on a device (a name from devices());
   // with check, also on the reference interpreter, and compares (relative 1e-4).
   struct KernelRun {

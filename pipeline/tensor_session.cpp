@@ -9,6 +9,7 @@
 #include "lang/text.h"
 #include "pipeline/pipeline.h"
 #include "tensor/backend.h"
+#include "tensor/iteration_order.h"
 #include "tensor/lower.h"
 #include "tensor/runtime.h"
 #include "tensor/schedule.h"
@@ -459,6 +460,14 @@ StageResult Session::kernel_view(std::string_view view) const {
   std::vector<std::string> known;
   for (const auto& v : kernel_views()) known.push_back(v.name);
   return fail("unknown kernel view '" + std::string(view) + "' (views: " + join(known) + ")");
+}
+
+bool Session::kernel_iteration_order(tensor::IterationOrder* out, std::string* error) const {
+  if (!schedule_) {
+    *error = "no kernel selected";
+    return false;
+  }
+  return tensor::iteration_order(schedule_->func(), out, error);
 }
 
 Session::KernelRun Session::run_kernel(std::string_view device, bool check, uint64_t seed,

@@ -56,3 +56,20 @@ lesson reg_spills     "$spills"        --pane reg --do "reg registers 3" --do "r
 lesson graph_fusion   examples/mlp.ds  --pane graph --do "graph pass fuse_elementwise"
 lesson loop_nest_tiled examples/tour.ds --pane loops --do "loops kernel matmul m=64 n=64 k=64" \
                                        --do "loops sched tile i j 8 16"
+
+# The iteration order of a 32 x 32 matmul, naive and tiled 8 x 8: the loop-nest pane's own
+# PNG export (one 16-pixel square per element of C), and for the tiled one the pane itself
+# part way through (300 of 1024 visits).
+order() {  # order NAME SCREENSHOT ACTIONS...
+  local name=$1 screenshot=$2
+  shift 2
+  "$viz" examples/tour.ds --screenshot "$screenshot" --pane loops \
+    --do "loops kernel matmul n=32 m=32 k=8" "$@" \
+    --do "loops order export $out/lesson_order_$name.png" --do "loops order step 300"
+  echo "$out/lesson_order_$name.png"
+}
+scratch=$(mktemp --suffix=.png)
+trap 'rm -f "$spills" "$scratch"' EXIT
+order naive "$scratch"
+order tiled "$out/lesson_order_tiled_pane.png" --do "loops sched tile i j 8 8"
+echo "$out/lesson_order_tiled_pane.png"
