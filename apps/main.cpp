@@ -204,7 +204,11 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "compile and run a .ds program");
   run->add_option("FILE", file, "the program")->required();
   run->add_option("--engine", engine, "which engine runs it: " + join(Session::engines()) + " (default ast)");
-  run->add_flag("--time", time, "report compile and run time on stderr");
+  run->add_flag("--time", time, "report compile and run time on stderr, stage by stage and kernel by kernel");
+  std::string debug_level = "0";
+  run->add_option("--debug", debug_level,
+                  "kernel launch log on stderr: 1 a summary, 2 a line per launch (name, device, "
+                  "time, GFLOP/s, GB/s); 0 off (default)");
   bool trace = false;
   int registers = 16;
   run->add_flag("--trace", trace, "print every instruction the VM executes (stack, reg) on stderr");
@@ -327,9 +331,22 @@ int main(int argc, char** argv) {
     std::string text;
     if (!read_or_say(file, &text)) return 2;
     RunOptions opts;
-    opts.out = [](std::string_view s) {
+    int debug = 0;
+    std::string debug_error;
+    if (!parse_debug_level(debug_level, &debug, &debug_error)) {
+      fmt::print(stderr, "error: --debug: {}\n", debug_error);
+      return kUsageError;
+    }
+    // Launch lines on stderr, after the program output before them (flushed first).
+    LaunchLog log(debug, [](std::string_view s) {
+      std::fflush(stdout);
+      std::fwrite(s.data(), 1, s.size(), stderr);
+    });
+    opts.out = [&log](std::string_view s) {
       std::fwrite(s.data(), 1, s.size(), stdout);
+      log.output(s);
     };
+    if (debug >= 2) session.set_launch_observer([&log](const tensor::LaunchRecord& r) { log.launch(r); });
     if (trace) opts.trace = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stderr); };
     // Options the chosen engine would ignore: say so rather than print nothing.
     if (trace && !Session::engine_traces(engine))
@@ -338,11 +355,10 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "note: --registers sizes the register VM's file; it has no effect without --engine reg\n");
     Outcome o = session.submit(std::move(text), file, opts);
     std::fflush(stdout);
+    log.finish(o);
     if (!o.note.empty()) fmt::print(stderr, "note: {}\n", o.note);
     if (o.status != Outcome::Ok) fmt::print(stderr, "{}", o.message);
-    if (time)
-      fmt::print(stderr, "[{}] compile {:.3f} ms, run {:.3f} ms, {} steps\n", session.engine(),
-                 o.compile_seconds * 1e3, o.run_seconds * 1e3, o.steps);
+    if (time) fmt::print(stderr, "{}", timing_report(o, session.engine()));
     return o.exit_code();
   }
   if (*devicescmd) {

@@ -91,6 +91,88 @@ Words code_view(const Session& s, const Words& w, const Words& keywords) {
 }
 }  // namespace
 
+std::string launch_line(const tensor::LaunchRecord& r, size_t number) {
+  return fmt::format("[launch {}] {} on {} ({}): {:.4g} ms, {:.4g} GFLOP/s, {:.4g} GB/s, {}\n",
+                     number, r.kernel, r.device, r.device_name, r.seconds * 1e3, r.gflops(),
+                     r.gbs(),
+                     r.compiled ? fmt::format("compiled in {:.4g} ms", r.compile_s * 1e3)
+                                : std::string("cached"));
+}
+
+std::string launch_summary(const std::vector<tensor::LaunchRecord>& launches) {
+  if (launches.empty()) return "";
+  double seconds = 0, flops = 0, bytes = 0;
+  size_t compiled = 0;
+  for (const auto& r : launches) {
+    seconds += r.seconds;
+    flops += r.flops;
+    bytes += r.bytes;
+    compiled += r.compiled ? 1 : 0;
+  }
+  tensor::LaunchRecord all;  // the launches as one, for its rates
+  all.seconds = seconds;
+  all.flops = flops;
+  all.bytes = bytes;
+  const auto& first = launches.front();
+  return fmt::format("[launches] {} kernel{} on {} ({}), {} compiled: {:.4g} ms, {:.4g} GFLOP/s, "
+                     "{:.4g} GB/s\n",
+                     launches.size(), launches.size() == 1 ? "" : "s", first.device,
+                     first.device_name, compiled, seconds * 1e3, all.gflops(), all.gbs());
+}
+
+bool parse_debug_level(const std::string& word, int* level, std::string* error) {
+  if (word == "0" || word == "off") *level = 0;
+  else if (word == "1") *level = 1;
+  else if (word == "2") *level = 2;
+  else {
+    *error = "the debug level is 0 (or off), 1 (a launch summary per input) or 2 (a line per "
+             "kernel launch), not '" + word + "'";
+    return false;
+  }
+  return true;
+}
+
+std::string timing_report(const Outcome& o, const std::string& engine) {
+  std::string text = fmt::format("[{}] compile {:.3f} ms, run {:.3f} ms, {} steps\n", engine,
+                                 o.compile_seconds * 1e3, o.run_seconds * 1e3, o.steps);
+  for (const auto& s : o.stages) {
+    std::string indent(size_t(2 + 2 * s.depth), ' ');
+    text += fmt::format("{}{:<{}} {:>10.3f} ms\n", indent, s.stage, 18 - 2 * s.depth,
+                        s.seconds * 1e3);
+    if (s.stage != "kernels") continue;
+    for (size_t i = 0; i < o.launches.size(); ++i) {
+      const auto& r = o.launches[i];
+      text += fmt::format("      {:<14} {:>10.3f} ms  #{} on {}{}\n", r.kernel, r.seconds * 1e3,
+                          i + 1, r.device, r.compiled ? ", compiled" : "");
+    }
+  }
+  return text;
+}
+
+void LaunchLog::output(std::string_view text) {
+  if (text.empty()) return;
+  mid_line_ = text.back() != '\n';
+  if (!mid_line_ && !waiting_.empty()) {
+    write_(waiting_);
+    waiting_.clear();
+  }
+}
+
+void LaunchLog::launch(const tensor::LaunchRecord& r) {
+  std::string line = launch_line(r, ++count_);
+  if (mid_line_) waiting_ += line;
+  else write_(line);
+}
+
+void LaunchLog::finish(const Outcome& o) {
+  if (!waiting_.empty()) write_(waiting_);
+  waiting_.clear();
+  if (level_ == 1) {
+    std::string summary = launch_summary(o.launches);
+    if (!summary.empty()) write_(summary);
+  }
+}
+
 const std::vector<Repl::Command>& Repl::command_table() {
   // The handlers are lambdas here so that they may use the Repl's private parts.
   static const std::vector<Command> t = {
@@ -250,10 +332,22 @@ const std::vector<Repl::Command>& Repl::command_table() {
          }
        },
        first<Session::engines>},
-      {":time", "", "toggle timing of each input",
+      {":time", "", "toggle timing of each input, stage by stage and kernel by kernel",
        [](Repl& r, const Call&) {
          r.time_ = !r.time_;
          r.out_ << "timing " << (r.time_ ? "on" : "off") << '\n';
+       }},
+      {":debug", "[0|1|2|off]",
+       "show or set the kernel launch log: 1 a summary per input, 2 a line per launch",
+       [](Repl& r, const Call& c) {
+         std::string error;
+         if (c.words.size() < 2)
+           r.out_ << "debug " << r.debug_ << '\n';
+         else if (!parse_debug_level(c.words[1], &r.debug_, &error))
+           r.err_ << "error: " << error << '\n';
+       },
+       [](const Session&, const Words& w) {
+         return w.size() == 1 ? Words{"0", "1", "2", "off"} : Words{};
        }},
       {":load", "FILE", "compile and run a .ds file in this session",
        [](Repl& r, const Call& c) {
@@ -451,12 +545,18 @@ void Repl::submit(const std::string& text, const std::string& name) {
   RunOptions opts;
   opts.echo = true;
   opts.step_limit = step_limit_;
-  opts.out = [this](std::string_view s) {
+  // Launch lines go where notes go (err_), after the program output before them.
+  LaunchLog log(debug_, [this](std::string_view s) { err_ << s << std::flush; });
+  opts.out = [this, &log](std::string_view s) {
     out_ << s;
     out_.flush();
+    log.output(s);
   };
   if (trace_) opts.trace = [this](std::string_view s) { out_ << "  | " << s; };
+  if (debug_ >= 2) session_.set_launch_observer([&log](const tensor::LaunchRecord& r) { log.launch(r); });
   Outcome o = session_.submit(text, name, opts);
+  session_.set_launch_observer(nullptr);
+  log.finish(o);
   // Say once per engine choice that tensor code ran on the walker, not every line.
   if (!o.note.empty() && noted_engine_ != session_.engine()) {
     err_ << "note: " << o.note << '\n';
@@ -464,9 +564,7 @@ void Repl::submit(const std::string& text, const std::string& name) {
   }
   for (const auto& n : o.notes) err_ << "note: " << n << '\n';
   if (o.status != Outcome::Ok) err_ << o.message << std::flush;
-  if (time_)
-    out_ << fmt::format("[{}] compile {:.3f} ms, run {:.3f} ms, {} steps\n", session_.engine(),
-                        o.compile_seconds * 1e3, o.run_seconds * 1e3, o.steps);
+  if (time_) out_ << timing_report(o, session_.engine());
 }
 
 void Repl::compare() {

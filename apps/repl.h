@@ -3,6 +3,7 @@
 // that pipe lines in. Everything it shows comes from the pipeline's Session.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -10,6 +11,34 @@
 #include "pipeline/pipeline.h"
 
 namespace descent {
+
+// ---- The launch log and the time breakdown, as the REPL and `descent run` print them ----
+// "[launch 1] matmul on cpu (host CPU): 0.0123 ms, 1.23 GFLOP/s, 4.56 GB/s, compiled in 45.6 ms"
+std::string launch_line(const tensor::LaunchRecord& r, size_t number);
+// `:debug 1`: one line for the input's launches ("" when there were none).
+std::string launch_summary(const std::vector<tensor::LaunchRecord>& launches);
+// `:debug N` / `--debug N`: "0" or "off", "1", "2"; false with *error for anything else.
+bool parse_debug_level(const std::string& word, int* level, std::string* error);
+// `:time`: the engine's line, then each stage of Outcome::stages and each kernel launch.
+std::string timing_report(const Outcome& o, const std::string& engine);
+
+// Writes launch lines (debug level 2) or the summary (1) beside a program's output without
+// breaking one of its lines: a launch while the output is mid-line (print("x", t) writes
+// "x " before t is computed) waits for the end of that line.
+class LaunchLog {
+ public:
+  LaunchLog(int level, std::function<void(std::string_view)> write) : level_(level), write_(std::move(write)) {}
+  void output(std::string_view text);           // the program's output, as it is written
+  void launch(const tensor::LaunchRecord& r);   // Session::set_launch_observer's callback
+  void finish(const Outcome& o);                // after the input: what waits, the summary
+
+ private:
+  int level_;
+  std::function<void(std::string_view)> write_;
+  bool mid_line_ = false;
+  std::string waiting_;
+  size_t count_ = 0;
+};
 
 class Repl {
  public:
@@ -77,6 +106,7 @@ class Repl {
   std::ostream& err_;
   std::string buffer_;
   bool time_ = false;
+  int debug_ = 0;  // :debug: 0 off, 1 a launch summary per input, 2 every kernel launch
   bool trace_ = false;
   int entry_ = 0;
   bool quit_ = false;  // :quit ran

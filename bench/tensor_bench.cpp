@@ -32,6 +32,7 @@
 #include "lang/text.h"
 #include "pipeline/pipeline.h"
 #include "tensor/backend.h"
+#include "tensor/launch.h"
 #include "tensor/tensor.h"
 #include "tensor/tir.h"
 
@@ -47,41 +48,30 @@ struct TensorWorkload {
   std::string kernel;  // the prelude kernel (the second stem tried)
   std::string title;
   Dims dims, quick_dims;  // the kernel's named dims
-  // Flops at given dims (the useful arithmetic: a multiply-add is 2, an exp is 1).
-  double (*flops)(const Dims&);
   std::string baseline;  // "openblas" or "cpp"
   // The reference interpreter finishes in a few seconds at full scale (at quick scale it
   // always runs).
   bool ref_full;
 };
 
-double mnk_flops(const Dims& d) {
-  return 2.0 * double(d.at("n")) * double(d.at("m")) * double(d.at("k"));
-}
-double add_flops(const Dims& d) { return double(d.at("n")) * double(d.at("m")); }
-// Per element: the max, the subtraction, the exp, the sum and the division.
-double softmax_flops(const Dims& d) { return 5.0 * double(d.at("n")) * double(d.at("m")); }
-
 Dims cube(int64_t s) { return {{"n", s}, {"k", s}, {"m", s}}; }
 
 const std::vector<TensorWorkload>& all_workloads() {
   static const std::vector<TensorWorkload> w = {
       {"vector_add", "add", "c = a + b, 16M floats (memory bound)",
-       {{"n", 1}, {"m", 16777216}}, {{"n", 1}, {"m", 65536}}, add_flops, "cpp", false},
+       {{"n", 1}, {"m", 16777216}}, {{"n", 1}, {"m", 65536}}, "cpp", false},
       // Quick sizes stay large enough for the shipped OpenCL schedules (16 x 16 tiles of
       // work-items) to apply: 128 is already quick, 256 is the smallest the others take.
-      {"matmul_128", "matmul", "C = A B, 128^3", cube(128), cube(128), mnk_flops, "openblas",
+      {"matmul_128", "matmul", "C = A B, 128^3", cube(128), cube(128), "openblas",
        true},
-      {"matmul_512", "matmul", "C = A B, 512^3", cube(512), cube(256), mnk_flops, "openblas",
+      {"matmul_512", "matmul", "C = A B, 512^3", cube(512), cube(256), "openblas",
        false},
-      {"matmul_1024", "matmul", "C = A B, 1024^3", cube(1024), cube(256), mnk_flops,
-       "openblas", false},
+      {"matmul_1024", "matmul", "C = A B, 1024^3", cube(1024), cube(256), "openblas", false},
       {"linear_relu", "linear_relu",
        "relu(x w^T), x 1 x 3072, w 200 x 3072 (the seed notes' layer)",
-       {{"n", 1}, {"k", 3072}, {"m", 200}}, {{"n", 1}, {"k", 256}, {"m", 40}}, mnk_flops,
-       "openblas", true},
+       {{"n", 1}, {"k", 3072}, {"m", 200}}, {{"n", 1}, {"k", 256}, {"m", 40}}, "openblas", true},
       {"softmax", "softmax", "row softmax, 256 x 1024", {{"n", 256}, {"m", 1024}},
-       {{"n", 16}, {"m", 64}}, softmax_flops, "cpp", true},
+       {{"n", 16}, {"m", 64}}, "cpp", true},
   };
   return w;
 }
@@ -406,12 +396,12 @@ bool TensorSuite::prepare(size_t workload, std::string* error) {
     if (!tensor::rand(f.buffers[size_t(f.params[i])].shape, int64_t(i + 1), &p_.inputs[i], error))
       return false;
     p_.args.push_back(&p_.inputs[i]);
-    p_.bytes += 4.0 * double(p_.inputs[i].numel());
   }
-  int64_t out_elems = 1;
-  for (auto x : f.buffers[size_t(f.output)].shape) out_elems *= x;
-  p_.bytes += 4.0 * double(out_elems);
-  p_.flops = w.flops(dims);
+  // The useful arithmetic and the compulsory traffic, counted from the loop nest as the
+  // launch log (`:debug 2`) counts them (tensor/launch.h).
+  tensor::KernelCost cost = tensor::kernel_cost(f);
+  p_.flops = cost.flops;
+  p_.bytes = cost.bytes;
   if (o_.quick || w.ref_full) {
     std::string e;
     p_.have_ref = tir::interpret(f, p_.args, &p_.ref_out, &e);

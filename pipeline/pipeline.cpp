@@ -249,6 +249,14 @@ Outcome Session::compile(std::string source, std::string name) {
     Outcome out;
     unit->program = std::make_shared<Program>(parse(unit->source, unit->tokens, out.diagnostics));
     unit->parsed = out.diagnostics.empty();
+    // Each stage's time from the end of the one before (`:time`).
+    auto mark = t0;
+    auto stage_done = [&](const char* stage) {
+      auto now = Clock::now();
+      out.stages.push_back({stage, std::chrono::duration<double>(now - mark).count(), 0});
+      mark = now;
+    };
+    stage_done("parse");
     // Type errors after a syntax error would mostly be echoes of it: report syntax first.
     std::vector<uint32_t> kernel_versions;
     for (const auto& k : module_.kernels) kernel_versions.push_back(k.version);
@@ -256,6 +264,7 @@ Outcome Session::compile(std::string source, std::string name) {
       globals_.resize(module_.globals.size());
       unit->checked = check(*unit->program, module_, globals_.defined, out.diagnostics,
                             check_kernel_shapes);
+      stage_done("check");
     }
     if (unit->checked) {
       out.notes = forget_stale_schedules(kernel_versions);
@@ -263,6 +272,7 @@ Outcome Session::compile(std::string source, std::string name) {
       globals_.resize(module_.globals.size());
       unit->folded = clone_program(*unit->program);
       unit->folds = fold_constants(*unit->folded);
+      stage_done("fold_constants");
     } else {
       out.status = Outcome::CompileError;
       out.message = format_diagnostics(*unit->source, out.diagnostics);
@@ -330,9 +340,19 @@ Outcome Session::run(const RunOptions& options) {
       out.note = "tensor code runs on the ast engine (the " + engine_ +
                  " engine runs scalar code only); its kernels ran on the " + device() + " device";
     }
+    tensors_->clear_launches();
     auto t0 = Clock::now();
     RunResult r = engine_for(engine).run(*last_->program, module_, globals_, opts);
     out.run_seconds = seconds_since(t0);
+    out.stages.push_back({"run", out.run_seconds, 0});
+    out.launches = tensors_->launches();
+    const tensor::EvaluationTimes& tt = tensors_->evaluation_times();
+    if (tt.evaluations > 0) {
+      out.stages.push_back({"lower", tt.lower_s, 1});
+      out.stages.push_back({"graph passes", tt.passes_s, 1});
+      out.stages.push_back({"compile", tt.compile_s, 1});
+      out.stages.push_back({"kernels", tt.kernels_s, 1});
+    }
     out.steps = r.steps;
     if (!r.ok) {
       out.status = Outcome::RuntimeError;
@@ -349,6 +369,7 @@ Outcome Session::submit(std::string source, std::string name, const RunOptions& 
   if (c.status != Outcome::Ok) return c;
   Outcome r = run(options);
   r.compile_seconds = c.compile_seconds;
+  r.stages.insert(r.stages.begin(), c.stages.begin(), c.stages.end());
   r.notes.insert(r.notes.begin(), c.notes.begin(), c.notes.end());
   return r;
 }

@@ -11,6 +11,7 @@
 // Nothing here prints; every view comes back as text (plus a tree where the stage is one).
 #pragma once
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "lang/module.h"
 #include "lang/token.h"
 #include "lang/tree.h"
+#include "tensor/launch.h"
 
 namespace descent {
 
@@ -78,6 +80,14 @@ struct StageResult {
 };
 
 
+// One stage of an input's way through the Session and its time (`:time` lists them).
+struct StageTime {
+  std::string stage;  // "parse", "check", "fold_constants", "run"; within run: "lower",
+                      // "graph passes", "compile", "kernels" (tensor code only)
+  double seconds = 0;
+  int depth = 0;      // 1: part of the depth-0 stage before it (tensor work within "run")
+};
+
 // What happened to one input.
 struct Outcome {
   enum Status { Ok, CompileError, RuntimeError } status = Ok;
@@ -85,6 +95,12 @@ struct Outcome {
   std::string message;  // the diagnostics rendered with source line and caret
   uint64_t steps = 0;
   double compile_seconds = 0, run_seconds = 0;
+  // The same time stage by stage, in the order they ran. The engine's own translation
+  // (bytecode, LLVM) happens within "run".
+  std::vector<StageTime> stages;
+  // Every tensor kernel launch of the run, in order (`:debug 2` prints them as they happen
+  // through Session::set_launch_observer).
+  std::vector<tensor::LaunchRecord> launches;
   // Something the front end should tell the user, e.g. that tensor code ran on the ast
   // engine although another engine was chosen.
   std::string note;
@@ -239,6 +255,9 @@ class Session {
   bool set_device(std::string_view name, std::string* error = nullptr);
   std::string device() const;
   void set_threads(int threads);  // parallel loops of cpu kernels (0: every hardware thread)
+  // Told of each kernel launch as it happens (null: nobody); Outcome::launches has them all
+  // after the run.
+  void set_launch_observer(std::function<void(const tensor::LaunchRecord&)> observer);
 
   // The kernel under the microscope (`descent kernel`, the REPL's :kernel): a kernel of the
   // module lowered for concrete shapes (named dims from `dims`, others 64), with a schedule

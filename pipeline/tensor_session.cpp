@@ -237,6 +237,10 @@ void Session::set_threads(int threads) {
   tensors_->set_threads(threads);
 }
 
+void Session::set_launch_observer(std::function<void(const tensor::LaunchRecord&)> observer) {
+  tensors_->set_launch_observer(std::move(observer));
+}
+
 bool Session::parse_dims(const std::vector<std::string>& words,
                          std::map<std::string, int64_t>* dims, std::string* error) {
   for (const auto& w : words) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <new>
 #include <set>
@@ -288,6 +289,9 @@ bool GraphRuntime::set_device(std::string_view name, std::string* error) {
   if (!b || !b->open(error)) return false;
   backend_ = b;
   device_ = b->name();
+  DeviceSummary summary;
+  std::string why;
+  device_name_ = b->device(&summary, &why) ? summary.name : device_;
   return true;
 }
 
@@ -295,8 +299,16 @@ bool GraphRuntime::run_kernel(const Node& n, const std::vector<const Tensor*>& a
                               std::string* error) {
   Backend* b = backend_ ? backend_ : &reference_backend();
   std::string key = device_ + "\n" + std::to_string(threads_) + "\n" + tir::print_script(*n.func);
+  LaunchRecord rec;
+  rec.kernel = n.label;
+  rec.device = device_;
+  rec.device_name = device_name_;
+  KernelCost cost = kernel_cost(*n.func);
+  rec.flops = cost.flops;
+  rec.bytes = cost.bytes;
   auto it = compiled_.find(key);
   if (it == compiled_.end()) {
+    auto t0 = std::chrono::steady_clock::now();
     BackendOptions options;
     options.threads = threads_;
     options.interrupt = interrupt_;
@@ -308,12 +320,27 @@ bool GraphRuntime::run_kernel(const Node& n, const std::vector<const Tensor*>& a
     }
     ++compilations_;
     it = compiled_.emplace(key, std::move(k)).first;
+    rec.compiled = true;
+    rec.compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   std::string why;
   // Backends allocate their outputs as error values; a backend that lets std::bad_alloc out
   // (a container in its host code) still must not take the session down.
   try {
-    if (it->second->run(args, out, nullptr, &why)) return true;
+    KernelTiming t;
+    auto t0 = std::chrono::steady_clock::now();
+    if (it->second->run(args, out, &t, &why)) {
+      double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      // A build the backend did lazily on the first run is compiling, not the kernel.
+      rec.compile_s += t.build_s;
+      rec.seconds = t.kernel_s;
+      rec.transfer_s = t.setup_s + t.download_s;
+      times_.compile_s += rec.compile_s;
+      times_.kernels_s += wall - t.build_s;
+      launches_.push_back(rec);
+      if (observer_) observer_(launches_.back());
+      return true;
+    }
   } catch (const std::bad_alloc&) {
     why = out_of_memory_text(n.shape);
   } catch (const std::length_error&) {
@@ -368,6 +395,8 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
 
   last_ = Evaluation{};
   last_.device = device_;
+  ++times_.evaluations;
+  auto t_lower = std::chrono::steady_clock::now();
   auto fail = [&](const std::string& why) {
     last_.ok = false;
     last_.error = why;
@@ -390,6 +419,8 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
     g.nodes.push_back(std::move(n));
   }
   last_.before = g;
+  auto t_passes = std::chrono::steady_clock::now();
+  times_.lower_s += std::chrono::duration<double>(t_passes - t_lower).count();
   if (passes_on_) {
     for (const auto& pass : graph_passes()) {
       PassStats st;
@@ -399,6 +430,8 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
       g = std::move(next);
     }
   }
+  times_.passes_s +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_passes).count();
 
   std::unordered_map<int64_t, const Node*> by_id;
   for (auto& n : g.nodes) {

@@ -24,6 +24,7 @@
 #include "lang/tensor_api.h"
 #include "tensor/backend.h"
 #include "tensor/graph.h"
+#include "tensor/launch.h"
 
 namespace descent::tensor {
 
@@ -48,6 +49,16 @@ struct Evaluation {
   std::string device = "ref";        // the backend the kernels ran on
   bool ok = true;
   std::string error;
+};
+
+// Where evaluation time went besides the kernels themselves (LaunchRecord has those), summed
+// over the evaluations since GraphRuntime::clear_launches(): `:time` shows it stage by stage.
+struct EvaluationTimes {
+  double lower_s = 0;   // kernels lowered to loop nests, schedules applied
+  double passes_s = 0;  // the graph passes
+  double compile_s = 0;  // code generation and builds (the launches that compiled)
+  double kernels_s = 0;  // the launches, from the runtime's side (transfers included)
+  int evaluations = 0;
 };
 
 class GraphRuntime : public TensorRuntime {
@@ -124,6 +135,18 @@ class GraphRuntime : public TensorRuntime {
     return last_.kernels;
   }
   size_t num_tensors() const { return nodes_.size(); }
+
+  // ---- The launch log ----
+  // Every kernel launch since clear_launches(), in order, and an observer told of each as
+  // it happens, so a front end can print it between the program's output lines (`:debug 2`).
+  using LaunchObserver = std::function<void(const LaunchRecord&)>;
+  void set_launch_observer(LaunchObserver observer) { observer_ = std::move(observer); }
+  const std::vector<LaunchRecord>& launches() const { return launches_; }
+  const EvaluationTimes& evaluation_times() const { return times_; }
+  void clear_launches() {
+    launches_.clear();
+    times_ = EvaluationTimes{};
+  }
   int compilations() const { return compilations_; }  // kernel cache misses so far
 
  private:
@@ -149,6 +172,7 @@ class GraphRuntime : public TensorRuntime {
   std::vector<std::vector<int64_t>> shapes_;
   std::vector<int64_t> no_dims_;  // what a bad handle's dims are
   std::string device_ = "ref";
+  std::string device_name_ = "reference interpreter";  // DeviceSummary::name, for the log
   Backend* backend_ = nullptr;  // device_'s backend (null until the first set_device: ref)
   int threads_ = 0;
   bool passes_on_ = true;
@@ -160,6 +184,9 @@ class GraphRuntime : public TensorRuntime {
   std::map<std::string, std::unique_ptr<CompiledKernel>> compiled_;
   int compilations_ = 0;
   Evaluation last_;
+  LaunchObserver observer_;
+  std::vector<LaunchRecord> launches_;
+  EvaluationTimes times_;
 };
 
 }  // namespace descent::tensor
