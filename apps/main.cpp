@@ -213,6 +213,11 @@ int main(int argc, char** argv) {
   int registers = 16;
   run->add_flag("--trace", trace, "print every instruction the VM executes (stack, reg) on stderr");
   auto* run_registers = run->add_option("--registers", registers, "register file size for --engine reg (3..250)");
+  std::string run_device = "ref", tensor_limit;
+  int run_threads = 0;
+  run->add_option("--device", run_device, "where tensor kernels run: " + join(Session::devices()) + " (default ref), as :device");
+  run->add_option("--threads", run_threads, "threads for the cpu device's parallel loops (default: all)");
+  run->add_option("--tensor-limit", tensor_limit, "the largest one tensor may be, e.g. 512M, 2G (default: half the memory)");
 
   std::string stage_help = "one of:";
   for (auto& s : Session::stages()) stage_help += std::string(" ") + s.name;
@@ -326,6 +331,16 @@ int main(int argc, char** argv) {
   if (*run) {
     if (!session.set_engine(engine)) {
       fmt::print(stderr, "error: unknown engine '{}' (engines: {})\n", engine, join(Session::engines()));
+      return kUsageError;
+    }
+    std::string error;
+    if (!session.set_device(run_device, &error)) {
+      fmt::print(stderr, "error: --device: {}\n", error);
+      return kUsageError;
+    }
+    session.set_threads(run_threads);
+    if (!tensor_limit.empty() && !session.set_tensor_limit(tensor_limit, &error)) {
+      fmt::print(stderr, "error: --tensor-limit: {}\n", error);
       return kUsageError;
     }
     std::string text;

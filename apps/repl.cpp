@@ -373,6 +373,13 @@ const std::vector<Repl::Command>& Repl::command_table() {
            r.err_ << "error: " << error << '\n';
        },
        first<device_names>},
+      {":memory", "[LIMIT]",
+       "tensor memory: live tensors, bytes, peak, collections; LIMIT (512M, 2G) caps one tensor",
+       [](Repl& r, const Call& c) {
+         std::string error;
+         if (c.words.size() < 2) r.out_ << r.session_.memory_report();
+         else if (!r.session_.set_tensor_limit(c.words[1], &error)) r.err_ << "error: " << error << '\n';
+       }},
       {":graph", "[pending|before|PASS|executed] [dot]",
        "the tensor dataflow graph of the last evaluation",
        [](Repl& r, const Call& c) {

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -181,6 +183,32 @@ std::string bytes_text(uint64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
   return buf;
+}
+
+bool parse_bytes(std::string_view text, uint64_t* bytes) {
+  std::string t(text);
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(t.c_str(), &end);
+  if (end == t.c_str() || errno || !(v >= 0)) return false;
+  std::string unit(end);
+  unit.erase(std::remove(unit.begin(), unit.end(), ' '), unit.end());
+  for (auto& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
+  double scale = 1;
+  static const std::pair<const char*, double> units[] = {
+      {"", 1}, {"B", 1}, {"K", 1024.0}, {"M", 1024.0 * 1024}, {"G", 1024.0 * 1024 * 1024},
+      {"T", 1024.0 * 1024 * 1024 * 1024}};
+  bool known = false;
+  for (auto& [name, s] : units) {
+    std::string n = name;
+    if (unit == n || (!n.empty() && n != "B" && (unit == n + "B" || unit == n + "IB"))) {
+      scale = s;
+      known = true;
+    }
+  }
+  if (!known || v * scale >= 1.8e19) return false;
+  *bytes = uint64_t(v * scale);
+  return true;
 }
 
 }  // namespace descent

@@ -41,6 +41,10 @@ std::string closest_name(std::string_view word, const std::vector<std::string>& 
 // A byte count for people: "512 B", "4.0 MiB", "37.3 GiB" (binary units, one decimal).
 std::string bytes_text(uint64_t bytes);
 
+// The inverse, for options: "1000", "512K", "512M", "2G", "1.5GiB", "4 MiB" (K/M/G/T are
+// binary, with or without "iB"/"B"). False for anything else or an overflow.
+bool parse_bytes(std::string_view text, uint64_t* bytes);
+
 // Reads a whole file for a front end (a program, a schedule, a lab file). A directory, a
 // missing or unreadable file is an error naming the path and the reason ("'d' is a
 // directory, not a file"), never an empty text: an empty program runs happily and says nothing.

@@ -255,6 +255,11 @@ class Session {
   bool set_device(std::string_view name, std::string* error = nullptr);
   std::string device() const;
   void set_threads(int threads);  // parallel loops of cpu kernels (0: every hardware thread)
+  int threads() const { return threads_; }
+  // The tensor memory (`:memory`): live tensors and bytes, the peak, what the collector
+  // freed, and the per-tensor limit; set_tensor_limit takes "512M", "2G", "1.5GiB" or bytes.
+  std::string memory_report() const;
+  bool set_tensor_limit(std::string_view size, std::string* error);
   // Told of each kernel launch as it happens (null: nobody); Outcome::launches has them all
   // after the run.
   void set_launch_observer(std::function<void(const tensor::LaunchRecord&)> observer);

@@ -237,6 +237,24 @@ void Session::set_threads(int threads) {
   tensors_->set_threads(threads);
 }
 
+std::string Session::memory_report() const {
+  tensor::GraphRuntime::MemoryStats m = tensors_->memory();
+  return "tensors: " + std::to_string(m.live_tensors) + " live, " + bytes_text(m.live_bytes) +
+         " (peak " + bytes_text(m.peak_bytes) + ")\n" + "collector: " +
+         std::to_string(m.collections) + " collections freed " + std::to_string(m.freed_tensors) +
+         " tensors\n" + "limit: " + bytes_text(m.limit_bytes) + " per tensor\n";
+}
+
+bool Session::set_tensor_limit(std::string_view size, std::string* error) {
+  uint64_t bytes = 0;
+  if (!parse_bytes(size, &bytes) || bytes == 0) {
+    *error = "'" + std::string(size) + "' is not a size (examples: 512M, 2G, 1.5GiB, 1000000)";
+    return false;
+  }
+  tensors_->set_tensor_limit(bytes);
+  return true;
+}
+
 void Session::set_launch_observer(std::function<void(const tensor::LaunchRecord&)> observer) {
   tensors_->set_launch_observer(std::move(observer));
 }

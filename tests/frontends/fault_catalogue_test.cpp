@@ -299,7 +299,9 @@ TEST_CASE("ulimit -v during a session: saving and loading large tensors fail cle
     dir.write("huge.npy", pre + header);
     fs::resize_file(huge, 10 + header.size() + uint64_t(40000) * 40000 * 4);
   }
+  // :memory 1T: past the tensor limit, to the allocation that fails under the ulimit.
   auto r = fe::run_descent_limited("3500000", {},
+                                   ":memory 1T\n"
                                    "x = arange(10)\n"
                                    "big = zeros([30000, 16000])\n"
                                    "save(big, \"/dev/null\")\n"
