@@ -18,6 +18,8 @@
 #include "viz/app.h"
 #include "viz/widgets.h"
 
+#include <imgui_internal.h>
+
 using namespace descent::viz;
 using namespace descent::viz::testing;
 
@@ -322,4 +324,45 @@ TEST_CASE("a 100,000-term expression: every pane draws it (no recursion on the w
     CHECK(ink(img).fraction > 0.01);
   }
   std::filesystem::remove(path);
+}
+
+namespace {
+// The child window a pane draws in (App: BeginChild(pane name) inside "##panes"; ImGui 1.86
+// names a child "PARENT/NAME_ID").
+ImGuiWindow* pane_window(const std::string& pane) {
+  ImGuiWindow* found = nullptr;
+  for (ImGuiWindow* w : ImGui::GetCurrentContext()->Windows) {
+    std::string name = w->Name;
+    size_t at = name.rfind("/" + pane + "_");
+    if (at != std::string::npos && name.find('/', at + 1) == std::string::npos &&
+        name.find("/##panes_") != std::string::npos)
+      found = w;
+  }
+  return found;
+}
+}  // namespace
+
+TEST_CASE("at --font-size 22 the VM panes' toolbars fit the pane: nothing runs past its edge") {
+  // Issue 14: at a projector's font size the Register VM's options row ran past the right
+  // edge of the window ("running" cut off). ImGui clips what does not fit, but it records
+  // how far the items reached: the pane's content must be no wider than the pane.
+  for (float size : {16.f, 22.f, 26.f}) {
+    for (std::string pane : {"stack", "reg"}) {
+      CAPTURE(size);
+      CAPTURE(pane);
+      AppOptions o;
+      o.font_size = size;
+      auto app = make_app("sample.ds", o);
+      show(*app, pane);
+      act(*app, pane + " step 8");
+      app->settle(2);
+      ImGuiWindow* w = pane_window(pane);
+      REQUIRE(w);
+      float width = w->ContentRegionRect.GetWidth();
+      CAPTURE(width);
+      CAPTURE(w->ContentSizeIdeal.x);
+      CHECK(width > 300);
+      CHECK(w->ContentSizeIdeal.x <= width + 1);
+    }
+  }
 }
