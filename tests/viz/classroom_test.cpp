@@ -82,6 +82,14 @@ std::vector<Cell> find_cells(const Image& img, int x_from, int min_w, uint32_t t
   return cells;
 }
 
+// A VM pane on sample.ds, 8 steps in: two values on the stack, three registers.
+std::unique_ptr<App> stepped_pane(const std::string& pane, const AppOptions& o) {
+  auto app = make_app("sample.ds", o);
+  show(*app, pane);
+  act(*app, pane + " step 8");
+  return app;
+}
+
 }  // namespace
 
 TEST_CASE("20 headless screenshots in a row, each on its own new Xvfb, all succeed") {
@@ -110,9 +118,7 @@ TEST_CASE("--dark: the operand-stack and register-file cells show their values")
       CAPTURE(pane);
       AppOptions o;
       o.dark = dark;
-      auto app = make_app("sample.ds", o);
-      show(*app, pane);
-      act(*app, std::string(pane) + " step 8");  // two values on the stack, three registers
+      auto app = stepped_pane(pane, o);
       Image img = app->capture();
       // ImGui's dark theme writes white, its light theme black.
       auto cells = find_cells(img, 500, 60, dark ? 0xffffff : 0x000000);
@@ -352,9 +358,7 @@ TEST_CASE("at --font-size 22 the VM panes' toolbars fit the pane: nothing runs p
       CAPTURE(pane);
       AppOptions o;
       o.font_size = size;
-      auto app = make_app("sample.ds", o);
-      show(*app, pane);
-      act(*app, pane + " step 8");
+      auto app = stepped_pane(pane, o);
       app->settle(2);
       ImGuiWindow* w = pane_window(pane);
       REQUIRE(w);
