@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "vm/reg_compiler.h"
 #include "vm/reg_fuse.h"
+#include "vm/stack_disasm.h"  // the jump-target column, shared by both listings
 
 namespace descent {
 namespace {
@@ -41,6 +43,18 @@ std::string global_name(const Module* m, int index) {
   if (m && index >= 0 && static_cast<size_t>(index) < m->globals.size())
     return m->globals[static_cast<size_t>(index)].name;
   return "?";
+}
+
+// The instructions some jump or branch of f lands on.
+std::set<int> jump_targets(const RegFunction& f) {
+  std::set<int> targets;
+  for (const Instr& in : f.code) {
+    const OpInfo& info = op_info(in.op);
+    if (info.a == Arg::Target) targets.insert(in.a);
+    if (info.b == Arg::Target) targets.insert(in.b);
+    if (info.c == Arg::Target) targets.insert(in.c);
+  }
+  return targets;
 }
 
 }  // namespace
@@ -151,14 +165,16 @@ void disassemble_rows(const RegFunction& f, const Module* m, std::vector<RegDisa
     head += buf;
   }
   rows.push_back(RegDisasmLine{f.name, -1, std::move(head), SourceLoc{}});
+  std::set<int> targets = jump_targets(f);
   uint32_t prev_line = 0;
   for (int pc = 0; pc < static_cast<int>(f.code.size()); ++pc) {
     SourceLoc loc = static_cast<size_t>(pc) < f.locs.size() ? f.locs[static_cast<size_t>(pc)]
                                                              : SourceLoc{};
+    const char* mark = targets.count(pc) ? stack::kTargetMark : stack::kNoMark;
     if (pc > 0 && loc.line == prev_line)
-      std::snprintf(buf, sizeof buf, "%04d     |  ", pc);
+      std::snprintf(buf, sizeof buf, "%s%04d     |  ", mark, pc);
     else
-      std::snprintf(buf, sizeof buf, "%04d %5u  ", pc, loc.line);
+      std::snprintf(buf, sizeof buf, "%s%04d %5u  ", mark, pc, loc.line);
     prev_line = loc.line;
     rows.push_back(RegDisasmLine{f.name, pc, buf + disassemble_instr(f, pc, m), loc});
   }

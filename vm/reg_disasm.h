@@ -3,10 +3,12 @@
 // allocator's intervals.
 //
 //   fn fib(n: int) -> int  [virtual: 6 registers]
-//   0000    12  jgek_int    v0, k0, ->2       ; 2
-//   0001     |  return      v0
+//      0000    12  jgek_int    v0, k0, ->2       ; 2
+//      0001     |  return      v0
+//   >> 0002    13  subk_int    v1, v0, k1        ; 1
 //
-// Columns: instruction index, source line ('|' when the same as the line above), opcode
+// Columns: `>>` where some jump or branch lands (as Python's dis marks jump targets),
+// instruction index, source line ('|' when the same as the line above), opcode
 // name as in reg_code.h, operands (v = virtual register, r = register, s = spill slot,
 // k = constant, g = global, ->N = jump target), then a comment with constants' values and
 // globals' names.

@@ -163,6 +163,8 @@ class RegVM final : public Engine {
   void trace_fail(const FnRt& f, const Instr* ran, Value* base, const Module& module,
                   const RunOptions& options, int depth, const char* error);
   std::vector<std::pair<std::string, std::string>> trace_registers(const FnRt& f, Value* base);
+  static std::string trace_head(const RegFunction& f, int at, const Module& module);
+  void release_output(const RunOptions& options);
 
   int num_registers_;
   std::vector<Cached> cache_;
@@ -171,6 +173,9 @@ class RegVM final : public Engine {
   size_t stack_cap_ = 0;
   std::vector<CallFrame> frames_;
   std::vector<Type> shadow_;  // trace: the type of the value in each stack slot
+  // Trace: what the running instruction printed, held until its trace line is out so that
+  // the output never comes ahead of the line that explains it.
+  std::string held_;
 };
 
 // Appends one print item's text.
@@ -220,6 +225,7 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
   [[maybe_unused]] const Instr* ran = nullptr;
   [[maybe_unused]] const FnRt* ran_in = fn;
   if constexpr (kTrace) {
+    held_.clear();
     shadow_.assign(stack_cap_, Type::Unknown);
     trace_reset_frame(*fn, base);
   }
@@ -640,13 +646,15 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
           print_item(line, l[1 + 2 * n], l[2 + 2 * n], *fn->src, base);
         }
         line += '\n';
-        if (options.out) options.out(line);
+        if constexpr (kTrace) held_ += line;  // written after the instruction's trace line
+        else if (options.out) options.out(line);
         vmbreak;
       }
       vmcase(ECHO) {
         line = format_value(R(ARG_A), static_cast<Type>(ARG_B));
         line += '\n';
-        if (options.out) options.out(line);
+        if constexpr (kTrace) held_ += line;
+        else if (options.out) options.out(line);
         vmbreak;
       }
 #if !DESCENT_REG_GOTO
@@ -659,7 +667,7 @@ fail : {
   RunResult r;
   r.ok = false;
   size_t at = static_cast<size_t>(pc - 1 - fn->code);
-  // The text trace has no line for the failing instruction; the data trace ends with it.
+  // Both traces end with the failing instruction, before the caller reports the error.
   if constexpr (kTrace)
     trace_fail(*fn, pc - 1, base, module, options, static_cast<int>(cf - frames_.data()), error);
   r.error = Diagnostic{Severity::Error, ErrorKind::Runtime, fn->src->locs[at], error};
@@ -723,6 +731,18 @@ void RegVM::trace_step(const FnRt& ran_in, const Instr* ran, const FnRt& now, Va
   }
   const RegFunction& f = *ran_in.src;
   int at = static_cast<int>(ran - ran_in.code);
+  // The text line, then the instruction's output, then the step as data: a step's
+  // output_size (Session::record) counts what the instruction printed.
+  if (options.trace) {
+    std::string text = trace_head(f, at, module);
+    for (uint32_t k = 0; k < now.frame_size; ++k) {
+      if (types[k] == Type::Unknown) continue;
+      text += " " + location_name(*now.src, static_cast<int>(k)) + "=" +
+              format_value(base[k], types[k]);
+    }
+    options.trace(text + "\n");
+  }
+  release_output(options);
   if (options.trace_steps) {
     TraceStep t;
     t.function = f.name;
@@ -733,20 +753,21 @@ void RegVM::trace_step(const FnRt& ran_in, const Instr* ran, const FnRt& now, Va
     t.registers = trace_registers(now, base);
     options.trace_steps(t);
   }
-  if (!options.trace) return;
+}
+
+// A text trace line up to its registers: "inc      0000     2  return_addk_int r0, k0 ... |".
+std::string RegVM::trace_head(const RegFunction& f, int at, const Module& module) {
   char head[64];
   std::snprintf(head, sizeof head, "%-8s %04d %5u  ", f.name.c_str(), at,
                 f.locs[static_cast<size_t>(at)].line);
   std::string text = head + disassemble_instr(f, at, &module);
   if (text.size() < 64) text.append(64 - text.size(), ' ');
-  text += " |";
-  for (uint32_t k = 0; k < now.frame_size; ++k) {
-    if (types[k] == Type::Unknown) continue;
-    text +=
-        " " + location_name(*now.src, static_cast<int>(k)) + "=" + format_value(base[k], types[k]);
-  }
-  text += "\n";
-  options.trace(text);
+  return text + " |";
+}
+
+void RegVM::release_output(const RunOptions& options) {
+  if (!held_.empty() && options.out) options.out(held_);
+  held_.clear();
 }
 
 // The frame's locations that hold a value of known type, as the text trace prints them.
@@ -765,8 +786,11 @@ std::vector<std::pair<std::string, std::string>> RegVM::trace_registers(const Fn
 // the instruction found it.
 void RegVM::trace_fail(const FnRt& f, const Instr* ran, Value* base, const Module& module,
                        const RunOptions& options, int depth, const char* error) {
-  if (!options.trace_steps) return;
   int at = static_cast<int>(ran - f.code);
+  if (options.trace) options.trace(trace_head(*f.src, at, module) + " error: " +
+                                   (error ? error : "") + "\n");
+  release_output(options);
+  if (!options.trace_steps) return;
   TraceStep t;
   t.function = f.src->name;
   t.pc = at;

@@ -1,6 +1,7 @@
 #include "vm/stack_disasm.h"
 
 #include <cstdio>
+#include <set>
 
 #include "vm/stack_compiler.h"
 #include "vm/stack_fuse.h"
@@ -112,7 +113,19 @@ std::string disassemble_instruction(const Chunk& chunk, size_t offset, const Mod
   return line;
 }
 
+// The offsets some jump of the chunk lands on.
+static std::set<size_t> jump_targets(const Chunk& chunk) {
+  std::set<size_t> targets;
+  for (size_t off = 0; off < chunk.code.size(); off += instruction_length(chunk.op_at(off))) {
+    Format f = op_format(chunk.op_at(off));
+    for (int i = 0; i < operand_count(f); ++i)
+      if (operand_kind(f, i) == Operand::Jump) targets.insert(chunk.jump_target(off, i));
+  }
+  return targets;
+}
+
 void disassemble_rows(const Chunk& chunk, const Module& module, std::vector<DisasmLine>& rows) {
+  std::set<size_t> targets = jump_targets(chunk);
   std::string head = "== " + chunk.name + " ==";
   if (!chunk.local_names.empty()) {
     head += "  locals";
@@ -123,7 +136,8 @@ void disassemble_rows(const Chunk& chunk, const Module& module, std::vector<Disa
   for (size_t off = 0; off < chunk.code.size();) {
     DisasmLine row{chunk.name, static_cast<int>(off), "",
                    off < chunk.locs.size() ? chunk.locs[off] : SourceLoc{}};
-    row.text = disassemble_instruction(chunk, off, module, &off);
+    const char* mark = targets.count(off) ? kTargetMark : kNoMark;
+    row.text = mark + disassemble_instruction(chunk, off, module, &off);
     rows.push_back(std::move(row));
   }
 }

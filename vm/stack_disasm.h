@@ -1,14 +1,18 @@
 // The stack bytecode's printer, in the style of clox's debug.c and Python's dis: one line per
-// instruction with its offset, its source line (only where it changes; `|` below the first
-// instruction of a line), the opcode, and its operands resolved to what they name, then the
-// raw operand encoding as a comment:
+// instruction with `>>` if some jump lands on it (as dis marks jump targets), its offset,
+// its source line (only where it changes; `|` below the first instruction of a line), the
+// opcode, and its operands resolved to what they name, then the raw operand encoding as a
+// comment:
 //
-//   0010    2 LOAD_GLOBAL                x                ; g0
-//   0015    | CONST                      10               ; k1
-//   0020    | ADD_INT
-//   0031    | JUMP_IF_GE_LOCAL_CONST_INT n, 2, -> 0047    ; l0 k0 +11
+//      0010    2 LOAD_GLOBAL                x                ; g0
+//      0015    | CONST                      10               ; k1
+//      0020    | ADD_INT
+//      0031    | JUMP_IF_GE_LOCAL_CONST_INT n, 2, -> 0047    ; l0 k0 +11
+//      ...
+//   >> 0047    4 HALT
 //
-// The same per-instruction printer is used by dumps, the REPL and the VM's trace.
+// The same per-instruction printer is used by dumps, the REPL and the VM's trace; the trace
+// prints instructions as they run, so it has no `>>` column.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -29,7 +33,12 @@ struct DisasmLine {
   SourceLoc loc;
 };
 
-// One instruction (no trailing newline); *next (if not null) gets the next one's offset.
+// The jump-target column of a listing row (both VMs' listings): `>> ` on an instruction a
+// jump, branch or loop lands on, spaces elsewhere, so the offsets stay in one column.
+inline constexpr const char* kTargetMark = ">> ";
+inline constexpr const char* kNoMark = "   ";
+
+// One instruction without the jump-target column (no trailing newline); *next (if not null) gets the next one's offset.
 std::string disassemble_instruction(const Chunk& chunk, size_t offset, const Module& module,
                                     size_t* next = nullptr);
 

@@ -122,32 +122,43 @@ void Tracer::report(const Chunk& chunk, size_t offset, const Value* base, const 
   steps_(t);
 }
 
+void Tracer::release() {
+  if (!held_.empty() && out_) out_(held_);
+  held_.clear();
+}
+
+// The text line, then the instruction's output, then the step as data: a step's output_size
+// (Session::record) counts what the instruction printed.
 void Tracer::step(const Chunk& chunk, size_t offset, bool fell_through, const Value* base,
                   const Value* top) {
   simulate(chunk, offset, fell_through);
-  if (steps_) report(chunk, offset, base, top, "");
-  if (!sink_) return;
-  std::string line = chunk.name;
-  pad(line, kNameColumn);
-  line += disassemble_instruction(chunk, offset, module_);
-  std::vector<std::string> values = stack_texts(base, top);
-  if (!values.empty()) {
-    pad(line, kStackColumn);
-    for (const auto& v : values) line += "[ " + v + " ]";
+  if (sink_) {
+    std::string line = chunk.name;
+    pad(line, kNameColumn);
+    line += disassemble_instruction(chunk, offset, module_);
+    std::vector<std::string> values = stack_texts(base, top);
+    if (!values.empty()) {
+      pad(line, kStackColumn);
+      for (const auto& v : values) line += "[ " + v + " ]";
+    }
+    sink_(line + "\n");
   }
-  sink_(line + "\n");
+  release();
+  if (steps_) report(chunk, offset, base, top, "");
 }
 
 void Tracer::fail(const Chunk& chunk, size_t offset, const std::string& message,
                   const Value* base, const Value* top) {
+  if (sink_) {
+    std::string line = chunk.name;
+    pad(line, kNameColumn);
+    line += disassemble_instruction(chunk, offset, module_);
+    pad(line, kStackColumn);
+    line += "error: " + message;
+    sink_(line + "\n");
+  }
+  release();
   if (steps_) report(chunk, offset, base, top, message);
-  if (!sink_) return;
-  std::string line = chunk.name;
-  pad(line, kNameColumn);
-  line += disassemble_instruction(chunk, offset, module_);
-  pad(line, kStackColumn);
-  line += "error: " + message;
-  sink_(line + "\n");
 }
 
 }  // namespace descent::stack

@@ -213,7 +213,12 @@ RunResult StackVM::execute(const Chunk& script, const Module& module, GlobalStor
   static const std::atomic<bool> kNever{false};
   RunResult result;
   std::string err;
-  stack::Tracer tracer(module, options.trace, options.trace_steps);
+  stack::Tracer tracer(module, options.trace, options.trace_steps, options.out);
+  // Traced, PRINT and ECHO write through the tracer, which holds the text until the
+  // instruction's trace line is out.
+  OutputSink traced_out;
+  if (kTrace && options.out) traced_out = [&tracer](std::string_view s) { tracer.hold(s); };
+  const OutputSink& out = kTrace ? traced_out : options.out;
   const Chunk* tch = nullptr;     // traced loop: the instruction that is running
   const uint8_t* tip = nullptr;   //   (its chunk and address)
 
@@ -335,21 +340,21 @@ RunResult StackVM::execute(const Chunk& script, const Module& module, GlobalStor
         size_t n = 0;
         for (const auto& item : fmt) n += item.type != Type::Str;
         sp -= n;
-        if (options.out) {
+        if (out) {
           std::string line;
           const Value* v = sp;
           for (size_t i = 0; i < fmt.size(); ++i) {
             if (i) line += ' ';
             line += fmt[i].type == Type::Str ? fmt[i].text : format_value(*v++, fmt[i].type);
           }
-          options.out(line + "\n");
+          out(line + "\n");
         }
         ip += 4;
         vmbreak;
       }
       vmcase(ECHO) {
         --sp;
-        if (options.out) options.out(format_value(*sp, static_cast<Type>(ARG(0))) + "\n");
+        if (out) out(format_value(*sp, static_cast<Type>(ARG(0))) + "\n");
         ip += 4;
         vmbreak;
       }

@@ -18,6 +18,8 @@
 #include "viz/app.h"
 #include "viz/widgets.h"
 
+#include <imgui_internal.h>
+
 using namespace descent::viz;
 using namespace descent::viz::testing;
 
@@ -80,6 +82,14 @@ std::vector<Cell> find_cells(const Image& img, int x_from, int min_w, uint32_t t
   return cells;
 }
 
+// A VM pane on sample.ds, 8 steps in: two values on the stack, three registers.
+std::unique_ptr<App> stepped_pane(const std::string& pane, const AppOptions& o) {
+  auto app = make_app("sample.ds", o);
+  show(*app, pane);
+  act(*app, pane + " step 8");
+  return app;
+}
+
 }  // namespace
 
 TEST_CASE("20 headless screenshots in a row, each on its own new Xvfb, all succeed") {
@@ -108,9 +118,7 @@ TEST_CASE("--dark: the operand-stack and register-file cells show their values")
       CAPTURE(pane);
       AppOptions o;
       o.dark = dark;
-      auto app = make_app("sample.ds", o);
-      show(*app, pane);
-      act(*app, std::string(pane) + " step 8");  // two values on the stack, three registers
+      auto app = stepped_pane(pane, o);
       Image img = app->capture();
       // ImGui's dark theme writes white, its light theme black.
       auto cells = find_cells(img, 500, 60, dark ? 0xffffff : 0x000000);
@@ -322,4 +330,43 @@ TEST_CASE("a 100,000-term expression: every pane draws it (no recursion on the w
     CHECK(ink(img).fraction > 0.01);
   }
   std::filesystem::remove(path);
+}
+
+namespace {
+// The child window a pane draws in (App: BeginChild(pane name) inside "##panes"; ImGui 1.86
+// names a child "PARENT/NAME_ID").
+ImGuiWindow* pane_window(const std::string& pane) {
+  ImGuiWindow* found = nullptr;
+  for (ImGuiWindow* w : ImGui::GetCurrentContext()->Windows) {
+    std::string name = w->Name;
+    size_t at = name.rfind("/" + pane + "_");
+    if (at != std::string::npos && name.find('/', at + 1) == std::string::npos &&
+        name.find("/##panes_") != std::string::npos)
+      found = w;
+  }
+  return found;
+}
+}  // namespace
+
+TEST_CASE("at --font-size 22 the VM panes' toolbars fit the pane: nothing runs past its edge") {
+  // Issue 14: at a projector's font size the Register VM's options row ran past the right
+  // edge of the window ("running" cut off). ImGui clips what does not fit, but it records
+  // how far the items reached: the pane's content must be no wider than the pane.
+  for (float size : {16.f, 22.f, 26.f}) {
+    for (std::string pane : {"stack", "reg"}) {
+      CAPTURE(size);
+      CAPTURE(pane);
+      AppOptions o;
+      o.font_size = size;
+      auto app = stepped_pane(pane, o);
+      app->settle(2);
+      ImGuiWindow* w = pane_window(pane);
+      REQUIRE(w);
+      float width = w->ContentRegionRect.GetWidth();
+      CAPTURE(width);
+      CAPTURE(w->ContentSizeIdeal.x);
+      CHECK(width > 300);
+      CHECK(w->ContentSizeIdeal.x <= width + 1);
+    }
+  }
 }

@@ -22,6 +22,18 @@ namespace descent::viz {
 
 namespace {
 
+// Continues the row if `width` more pixels fit in the pane, else starts the next row: at a
+// projector's font size (--font-size 22) the options wrap instead of running off the edge.
+void continue_row(float width, float spacing) {
+  ImGui::SameLine(0, spacing);
+  if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+}
+// The width of a labelled widget: the frame part (a radio's circle, a combo's box), the
+// gap, the label.
+float labelled_width(float frame, const char* label) {
+  return frame + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+}
+
 // ---- [SECTION] colours and the live-interval chart --------------------------------------
 
 // "r7" -> 7, "s1" -> 1; -1 when there is no number.
@@ -331,7 +343,7 @@ struct RegPane : Pane {
       set_registers(doc, std::clamp(n, 3, 32));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("the register file size (3..32): try 3");
     if (live.size() > 1) {
-      ImGui::SameLine(0, 16);
+      continue_row(labelled_width(em(140), "function"), 16);
       ImGui::SetNextItemWidth(em(140));
       if (ImGui::BeginCombo("function", function.c_str())) {
         for (auto& f : live)
@@ -339,7 +351,10 @@ struct RegPane : Pane {
         ImGui::EndCombo();
       }
     }
-    ImGui::SameLine(0, 16);
+    const float radio = ImGui::GetFrameHeight();
+    continue_row(labelled_width(radio, "allocated") + ImGui::GetStyle().ItemSpacing.x +
+                     labelled_width(radio, "running"),
+                 16);  // the two choices stay together
     if (ImGui::RadioButton("allocated", !right_running)) right_running = false;
     ImGui::SameLine();
     if (ImGui::RadioButton("running", right_running)) right_running = true;

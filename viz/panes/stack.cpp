@@ -110,7 +110,13 @@ struct StackPane : Pane {
     }
     dbg.publish(doc);
     dbg.DrawControls(doc);
+    // The two choices go on the controls' row if they fit, else together on the next: at a
+    // projector's font size (--font-size 22) or a long run's step count, nothing is clipped.
+    const ImGuiStyle& ui = ImGui::GetStyle();
+    float choices = 2 * (ImGui::GetFrameHeight() + ui.ItemInnerSpacing.x) + ui.ItemSpacing.x +
+                    ImGui::CalcTextSize("fused").x + ImGui::CalcTextSize("compiled").x;
     ImGui::SameLine(0, 24);
+    if (ImGui::GetContentRegionAvail().x < choices) ImGui::NewLine();
     if (ImGui::RadioButton("fused", !show_compiled)) show_compiled = false;
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("the code the VM runs (the debugger follows it)");
     ImGui::SameLine();
