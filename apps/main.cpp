@@ -233,6 +233,11 @@ int main(int argc, char** argv) {
   dump->add_option("--diff", diff_pair, "with --stage passes: the IR diff between two passes (names from the list)")
       ->expected(2);
   dump->add_option("--target", target, "triple or alias for asm/mir: x86-64, aarch64, riscv64, wasm32");
+  std::string dump_function;
+  bool no_encodings = false, directives = false;
+  dump->add_option("--function", dump_function, "code stages: only this function's code (like dis.dis(fib))");
+  dump->add_flag("--no-encodings", no_encodings, "asm: without each instruction's encoded bytes");
+  dump->add_flag("--directives", directives, "asm: keep the assembler directives (.text, .p2align, .cfi_*, .loc, ...)");
   run->add_option("-O", opt, "optimisation level 0..3 for --engine jit (default 2)");
 
   std::string output;
@@ -484,8 +489,9 @@ int main(int argc, char** argv) {
         return o.exit_code();
       }
     }
+    session.set_asm_options({!no_encodings, directives});
     StageResult r = diff_pair.size() == 2 ? session.diff_passes(diff_pair[0], diff_pair[1])
-                                          : session.stage(stage, f);
+                                          : session.stage(stage, f, dump_function);
     if (!r.ok) {
       fmt::print(stderr, "error: {}\n", r.text);
       return 2;

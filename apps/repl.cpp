@@ -271,9 +271,12 @@ const std::vector<Repl::Command>& Repl::command_table() {
            for (const auto& p : s.passes()) v.push_back(p.name);
          return v;
        }},
-      {":asm", "[TARGET] [FUNCTION]", "assembly with encodings (x86-64, aarch64, riscv64, wasm32)",
-       [](Repl& r, const Call& c) { r.show_machine(c, "asm", {}); },
-       [](const Session& s, const Words& w) { return code_view(s, w, target_names()); }},
+      {":asm", "[TARGET] [FUNCTION] [directives] [no-encodings]",
+       "assembly with encodings (x86-64, aarch64, riscv64, wasm32); directives: with .text, .cfi_*, ...",
+       [](Repl& r, const Call& c) { r.show_machine(c, "asm", {"directives", "no-encodings"}); },
+       [](const Session& s, const Words& w) {
+         return code_view(s, w, plus({"directives", "no-encodings"}, target_names()));
+       }},
       {":mir", "[regalloc] [TARGET] [FUNCTION]", "machine IR after isel, or after register allocation",
        [](Repl& r, const Call& c) { r.show_machine(c, "mir", {"regalloc"}); },
        [](const Session& s, const Words& w) {
@@ -661,28 +664,37 @@ void Repl::show_kernel(const std::string& view) {
   else err_ << "error: " << r.text << '\n';
 }
 
-// :asm and :mir: a target, if given, is for this view only; a word that is neither a keyword
-// nor a target is a function.
+// :asm and :mir: a target and keywords, if given, are for this view only; a word that is
+// neither a keyword nor a target is a function. Each keyword at most once.
 void Repl::show_machine(const Call& c, std::string stage,
                         const std::vector<std::string>& keywords) {
-  std::string keyword, fn, target, error, saved = session_.target();
+  std::string fn, target, error, saved = session_.target();
+  std::vector<std::string> chosen;
   for (size_t i = 1; i < c.words.size(); ++i) {
     const std::string& w = c.words[i];
     bool is_keyword = std::find(keywords.begin(), keywords.end(), w) != keywords.end();
     bool is_target = !is_keyword && session_.module().find_function(w) < 0;
-    std::string& slot = is_keyword ? keyword : is_target ? target : fn;
-    if (!slot.empty()) {
+    std::string& slot = is_target ? target : fn;
+    if (is_keyword ? std::find(chosen.begin(), chosen.end(), w) != chosen.end() : !slot.empty()) {
       err_ << "error: usage: " << c.words[0] << ' ' << usage(c.words[0]) << '\n';
       return;
     }
-    slot = w;
+    if (is_keyword) chosen.push_back(w);
+    else slot = w;
   }
-  if (!keyword.empty()) stage += "-" + keyword;  // mir -> mir-regalloc
+  Session::AsmOptions saved_asm = session_.asm_options(), asm_options = saved_asm;
+  for (const std::string& k : chosen) {
+    if (k == "directives") asm_options.directives = true;
+    else if (k == "no-encodings") asm_options.encodings = false;
+    else stage += "-" + k;  // mir -> mir-regalloc
+  }
   if (!target.empty() && !session_.set_target(target, &error)) {
     err_ << "error: " << error << '\n';
     return;
   }
+  session_.set_asm_options(asm_options);
   show_stage(stage, Format::Text, fn);
+  session_.set_asm_options(saved_asm);
   if (!target.empty()) session_.set_target(saved.empty() ? "host" : saved, &error);
 }
 

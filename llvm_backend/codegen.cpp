@@ -143,6 +143,7 @@ IRModule generate_ir(const Program& program, const Module& module, const IRGenOp
   spec.entry = options.entry;
   spec.echo = options.echo;
   spec.triple = options.triple;
+  spec.debug_info = options.debug_info;
   // This input's functions, in source order.
   std::vector<int> define;
   std::set<int> seen;
@@ -170,12 +171,13 @@ IRModule generate_ir(const Program& program, const Module& module, const IRGenOp
 }
 
 IRModule generate_ir(const CodeScope& scope, const Module& module, const std::string& triple,
-                     std::string* error) {
+                     std::string* error, bool debug_info) {
   static const Program no_script;  // a scope of functions alone has no top-level code
   UnitSpec spec;
   spec.entry = scope.script ? "descent_main" : "";
   spec.echo = scope.echo;
   spec.triple = triple;
+  spec.debug_info = debug_info;
   std::set<int> seen;
   for (const FnDecl* fn : scope.functions)
     if (fn->index >= 0 && seen.insert(fn->index).second) spec.define.push_back(fn->index);

@@ -53,6 +53,7 @@ struct IRGenOptions {
   bool echo = false;                   // REPL: print each top-level expression's value
   std::string entry = "descent_main";  // the name of the function holding top-level code
   std::string triple;                  // target triple and its data layout; "" = this host
+  bool debug_info = false;             // line tables: see UnitSpec::debug_info
 };
 
 // Lowers one checked Program. Empty IRModule (and *error set) only on an internal error
@@ -62,7 +63,7 @@ IRModule generate_ir(const Program& program, const Module& module, const IRGenOp
 // The view of a scope (not standalone): its script's top-level code as `descent_main` (none
 // without a script; echo as the scope says) and its functions; the rest is declared.
 IRModule generate_ir(const CodeScope& scope, const Module& module, const std::string& triple,
-                     std::string* error);
+                     std::string* error, bool debug_info = false);
 
 // ---- what the JIT uses (generate_ir is this with the choices above) ----
 
@@ -76,6 +77,11 @@ struct UnitSpec {
   bool external_functions = true;           // defined functions visible outside the unit
   bool echo = false;
   std::string triple;  // "" = this host
+  // Line tables (DWARF "line tables only"): a compile unit, a DISubprogram per function and a
+  // DILocation (line, col of the statement or expression) on every instruction, so the IR
+  // has !dbg and the assembly .loc lines: what maps a view's lines to source lines
+  // (listing.h). Off for the JIT and objects, which need no such map.
+  bool debug_info = false;
 };
 IRModule generate_unit(const Program& program, const Module& module, const UnitSpec& spec,
                        std::string* error);

@@ -13,6 +13,7 @@
 namespace descent::llvmbe::codegen_internal {
 
 llvm::Value* Lowering::expr(const Expr& e) {
+  locate(e.loc);
   switch (e.kind) {
     case ExprKind::IntLit: return b_.getInt64(static_cast<uint64_t>(e.int_value));
     case ExprKind::FloatLit: return llvm::ConstantFP::get(b_.getDoubleTy(), e.float_value);

@@ -41,6 +41,39 @@ void Lowering::run() {
   for (int i : spec_.define) function(i);  // create them all first: calls may go anywhere
   for (int i : spec_.define) emit_function(i);
   if (!spec_.entry.empty()) emit_entry();
+  if (di_) di_->finalize();
+}
+
+void Lowering::start_debug_info() {
+  // Without this flag the bitcode reader (target.cpp's copies) would strip the debug info.
+  m_.addModuleFlag(llvm::Module::Warning, "Debug Info Version", llvm::DEBUG_METADATA_VERSION);
+  di_ = std::make_unique<llvm::DIBuilder>(m_);
+  std::string name = prog_.source ? prog_.source->name() : "descent";
+  cu_ = di_->createCompileUnit(llvm::dwarf::DW_LANG_C, di_->createFile(name, "."), "Descent",
+                               /*isOptimized=*/false, "", 0, llvm::StringRef(),
+                               llvm::DICompileUnit::LineTablesOnly);
+}
+
+// A function's DISubprogram, in the file of the input that defined it; the builder's
+// location starts at its declaration, so the frame setup maps to the `fn` line.
+void Lowering::describe_function(llvm::Function* f, const std::string& name, SourceLoc loc) {
+  if (!di_) return;
+  const SourceFile* source = loc.file ? loc.file : st_->source;
+  llvm::DIFile* file = di_->createFile(source ? source->name() : "descent", ".");
+  auto* sp = di_->createFunction(
+      file, name, f->getName(), file, loc.line, di_->createSubroutineType(di_->getOrCreateTypeArray({})),
+      loc.line, llvm::DINode::FlagZero, llvm::DISubprogram::SPFlagDefinition);
+  f->setSubprogram(sp);
+  b_.SetCurrentDebugLocation(llvm::DILocation::get(c_, loc.line, loc.col, sp));
+}
+
+llvm::DILocation* Lowering::at(SourceLoc loc) {
+  if (!di_ || !st_ || !st_->f->getSubprogram() || !loc.valid()) return nullptr;
+  return llvm::DILocation::get(c_, loc.line, loc.col, st_->f->getSubprogram());
+}
+
+void Lowering::locate(SourceLoc loc) {
+  if (llvm::DILocation* l = at(loc)) b_.SetCurrentDebugLocation(l);
 }
 
 llvm::Type* Lowering::type(Type t) {
@@ -151,6 +184,7 @@ void Lowering::emit_function(int index) {
   auto src = source_of_.find(&fn);
   st.source = src == source_of_.end() ? nullptr : src->second;
   st_ = &st;
+  describe_function(f, fn.name, fn.loc);
   enter(block("entry"));
   size_t nparams = fn.params.size();
   for (size_t i = 0; i < fn.local_names.size(); ++i) {
@@ -191,6 +225,11 @@ void Lowering::emit_entry() {
   st.depth = b_.getInt32(0);  // top-level code is not a frame
   st.depth_next = b_.getInt32(1);
   st_ = &st;
+  SourceLoc first;  // top-level code starts at its first statement
+  for (const auto& s : prog_.body)
+    if (s->kind != StmtKind::FnDecl && !first.valid()) first = s->loc;
+  if (!first.valid()) first.line = 1;
+  describe_function(f, "<script>", first);
   enter(block("entry"));
   for (const auto& s : prog_.body) {
     if (!open()) break;
@@ -209,6 +248,7 @@ void Lowering::emit_entry() {
 void Lowering::finish() {
   for (llvm::BasicBlock* bb : st_->error_blocks) st_->f->getBasicBlockList().push_back(bb);
   b_.ClearInsertionPoint();
+  b_.SetCurrentDebugLocation(llvm::DebugLoc());
   st_ = nullptr;
 }
 

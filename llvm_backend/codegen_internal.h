@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <llvm/IR/DIBuilder.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
@@ -44,6 +45,7 @@ class Lowering {
       : prog_(program), mod_(module), spec_(spec), m_(m), c_(m.getContext()), b_(c_) {
     for (const auto& p : module.programs) index_sources(*p);
     index_sources(program);
+    if (spec.debug_info) start_debug_info();
   }
 
   // Defines the functions spec.define names, then the entry (codegen_functions.cpp).
@@ -74,6 +76,12 @@ class Lowering {
   void emit_function(int index);
   void emit_entry();
   void finish();
+  // Debug locations (UnitSpec::debug_info): the compile unit, a function's DISubprogram,
+  // and the builder's current location; all do nothing without debug info.
+  void start_debug_info();
+  void describe_function(llvm::Function* f, const std::string& name, SourceLoc loc);
+  llvm::DILocation* at(SourceLoc loc);
+  void locate(SourceLoc loc);
 
   // codegen_runtime.cpp: the runtime, runtime errors and ticks
   llvm::FunctionCallee runtime(const char* name);
@@ -116,6 +124,8 @@ class Lowering {
   std::map<int, GlobalVars> globals_;
   std::map<const FnDecl*, const SourceFile*> source_of_;
   std::map<std::string, llvm::Constant*> names_;  // undefined-variable names as C strings
+  std::unique_ptr<llvm::DIBuilder> di_;  // null without debug info
+  llvm::DICompileUnit* cu_ = nullptr;
 };
 
 }  // namespace descent::llvmbe::codegen_internal

@@ -60,6 +60,7 @@ llvm::BasicBlock* Lowering::error_block(RtError kind, SourceLoc loc, const std::
                                  "interrupted", "undefined"};
   llvm::BasicBlock* bb = block(labels[static_cast<int>(kind)]);
   llvm::IRBuilder<> eb(bb);
+  if (llvm::DILocation* l = at(loc)) eb.SetCurrentDebugLocation(l);
   llvm::Value* name_ptr = llvm::ConstantPointerNull::get(b_.getPtrTy());
   if (!name.empty()) {
     llvm::Constant*& str = names_[name];

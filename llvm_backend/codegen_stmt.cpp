@@ -17,6 +17,7 @@ void Lowering::emit_block(const Block& block) {
 }
 
 void Lowering::stmt(const Stmt& s) {
+  locate(s.loc);
   switch (s.kind) {
     case StmtKind::Expr: expr(*s.expr); return;
     case StmtKind::Assign: assign(s); return;

@@ -1,5 +1,7 @@
 #include "llvm_backend/views.h"
 
+#include <algorithm>
+
 #include "llvm_backend/codegen.h"
 #include "llvm_backend/passes.h"
 #include "llvm_backend/target.h"
@@ -19,26 +21,48 @@ IRModule lower(const Program& program, const Module& module, const std::string& 
 }
 }  // namespace
 
-std::string machine_code(const Program& program, const Module& module, const std::string& target,
-                         int opt_level, MachineView view, std::string* error) {
-  return machine_code(CodeScope::of(program), module, target, opt_level, view, error);
+// A listing of text that carries no source lines.
+static Listing unmapped(std::string text) {
+  Listing out;
+  out.lines.assign(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')), 0);
+  out.text = std::move(text);
+  return out;
 }
 
-std::string machine_code(const CodeScope& scope, const Module& module, const std::string& target,
-                         int opt_level, MachineView view, std::string* error) {
+Listing machine_code(const Program& program, const Module& module, const std::string& target,
+                     int opt_level, MachineView view, const AsmOptions& options,
+                     std::string* error) {
+  return machine_code(CodeScope::of(program), module, target, opt_level, view, options, error);
+}
+
+Listing machine_code(const CodeScope& scope, const Module& module, const std::string& target,
+                     int opt_level, MachineView view, const AsmOptions& options,
+                     std::string* error) {
   std::string triple = resolve_target(target, error);
-  if (triple.empty()) return "";
-  IRModule ir = generate_ir(scope, module, triple, error);
-  if (!ir) return "";
+  if (triple.empty()) return {};
+  IRModule ir = generate_ir(scope, module, triple, error, /*debug_info=*/view == MachineView::Asm);
+  if (!ir) return {};
   optimize(*ir.module, opt_level, /*capture=*/false);
   switch (view) {
-    case MachineView::Asm: return emit_asm(*ir.module, triple, opt_level, /*with_encodings=*/true, error);
+    case MachineView::Asm: {
+      std::string text = emit_asm(*ir.module, triple, opt_level, options.encodings, error);
+      if (text.empty()) return {};
+      return asm_listing(text, options.directives);
+    }
     case MachineView::MirAfterIsel:
-      return compact_mir(emit_mir(*ir.module, triple, opt_level, kMirAfterIsel, error));
+      return unmapped(compact_mir(emit_mir(*ir.module, triple, opt_level, kMirAfterIsel, error)));
     case MachineView::MirAfterRegalloc:
-      return compact_mir(emit_mir(*ir.module, triple, opt_level, kMirAfterRegalloc, error));
+      return unmapped(compact_mir(emit_mir(*ir.module, triple, opt_level, kMirAfterRegalloc, error)));
   }
-  return "";
+  return {};
+}
+
+Listing ir_code(const CodeScope& scope, const Module& module, int opt_level, bool optimized,
+                std::string* error) {
+  IRModule ir = generate_ir(scope, module, "", error, /*debug_info=*/true);
+  if (!ir) return {};
+  if (optimized) optimize(*ir.module, opt_level, /*capture=*/false);
+  return ir_listing(*ir.module);
 }
 
 bool build_object(const Program& program, const Module& module, const std::string& target,

@@ -187,16 +187,19 @@ const std::vector<Session::StageEntry>& Session::stage_table() {
     }
     const CodeScope& p = *scope;
     std::string error;
+    llvmbe::Listing listing;
     if (name == "llvm" || name == "llvm-opt")
-      r.text = llvmbe::dump_llvm(p, s.module_, s.opt_level_, name == "llvm-opt", &error);
+      listing = llvmbe::ir_code(p, s.module_, s.opt_level_, name == "llvm-opt", &error);
     else if (name == "passes")
-      r.text = llvmbe::format_pass_list(llvmbe::dump_passes(p, s.module_, s.opt_level_, &error));
+      listing.text = llvmbe::format_pass_list(llvmbe::dump_passes(p, s.module_, s.opt_level_, &error));
     else
-      r.text = llvmbe::machine_code(p, s.module_, s.target_, s.opt_level_,
-                                    name == "asm"   ? llvmbe::MachineView::Asm
-                                    : name == "mir" ? llvmbe::MachineView::MirAfterIsel
-                                                    : llvmbe::MachineView::MirAfterRegalloc,
-                                    &error);
+      listing = llvmbe::machine_code(p, s.module_, s.target_, s.opt_level_,
+                                     name == "asm"   ? llvmbe::MachineView::Asm
+                                     : name == "mir" ? llvmbe::MachineView::MirAfterIsel
+                                                     : llvmbe::MachineView::MirAfterRegalloc,
+                                     {s.asm_options_.encodings, s.asm_options_.directives}, &error);
+    r.text = std::move(listing.text);
+    if (name == "llvm" || name == "llvm-opt" || name == "asm") r.source_lines = std::move(listing.lines);
     r.ok = error.empty();
     if (!r.ok) r.text = error;
     return r;
@@ -224,7 +227,7 @@ const std::vector<Session::StageEntry>& Session::stage_table() {
       {{"passes", "the LLVM passes that ran at the -O level, and which changed the IR"}, llvm, true},
       {{"mir", "machine IR after instruction selection (finalize-isel), for the target"}, llvm, true},
       {{"mir-regalloc", "machine IR after register allocation, for the target"}, llvm, true},
-      {{"asm", "assembly for the target, each instruction with its encoded bytes"}, llvm, true},
+      {{"asm", "assembly for the target, each instruction with its encoded bytes (no directives)"}, llvm, true},
       {{"graph", "the tensor dataflow graph as the last evaluation ran it (after graph passes)"},
        graph},
   };

@@ -77,6 +77,10 @@ struct StageResult {
   std::string text;               // the view, or (when !ok) why it is not available
   std::optional<TreeNode> tree;   // for tree-shaped stages (ast, the loop nest of "tir")
   std::optional<GraphData> graph; // for graph-shaped views (graph_view)
+  // For "llvm", "llvm-opt" and "asm": per line of text (each line ends in '\n'), the
+  // source line it came from (1-based, in the input that defined the code; 0: none), from
+  // the debug locations codegen emits. Empty for the other stages.
+  std::vector<int> source_lines = {};  // (= {}: brace-initialised results may leave it out)
 };
 
 
@@ -168,6 +172,15 @@ class Session {
   bool set_target(const std::string& target, std::string* error);
   const std::string& target() const { return target_; }
   static std::vector<std::string> targets();
+  // What the asm stage keeps, as Compiler Explorer's filters choose: each instruction's
+  // encoded bytes (default on) and the assembler directives (.text, .p2align, .cfi_*,
+  // .loc, .section, ...; default off: instructions, labels in use and data are shown).
+  struct AsmOptions {
+    bool encodings = true;
+    bool directives = false;
+  };
+  void set_asm_options(const AsmOptions& options) { asm_options_ = options; }
+  const AsmOptions& asm_options() const { return asm_options_; }
   // `descent build`: the last input as a standalone object file (links with `cc F.o -lm`).
   bool build_object(const std::string& path, std::string* error) const;
   // A unified diff of the IR after two LLVM passes (labels as passes() gives them).
@@ -364,6 +377,7 @@ class Session {
   int num_registers_ = 16;
   int opt_level_ = 2;
   std::string target_;
+  AsmOptions asm_options_;
   std::string engine_ = "ast";
   std::map<std::string, std::unique_ptr<Engine>> engine_cache_;
   std::unique_ptr<Unit> last_;

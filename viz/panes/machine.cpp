@@ -5,7 +5,10 @@
 //
 // Everything is text from Session::stage(); what the pane adds is colour that makes the
 // lesson visible: virtual registers (%12) against physical ones ($rdi), labels, and the
-// encoding column dimmed so the instructions stand out from their bytes.
+// encoding column dimmed so the instructions stand out from their bytes. The assembly is
+// tinted by source line (StageResult::source_lines), in the colours of the source pane's
+// line stripes; hovering an assembly line highlights its source line, and hovering source
+// highlights the assembly made from it.
 #include <imgui.h>
 
 #include <algorithm>
@@ -16,6 +19,7 @@
 #include <string>
 
 #include "viz/pane.h"
+#include "viz/panes/source_colors.h"
 #include "viz/widgets.h"
 
 namespace descent::viz {
@@ -51,7 +55,17 @@ struct Line {
   size_t bytes_at = std::string::npos;
   bool bytes_only = false;
   bool instruction = false;  // assembly: an instruction, not a label, directive or comment
+  int source = 0;            // the source line it came from (0: none)
 };
+
+// An assembly line that starts a function: a label at column 0 that is not a local .L one.
+std::string function_label(const std::string& s) {
+  if (s.empty() || s[0] == ' ' || s[0] == '.' || s[0] == '#' || s.compare(0, 2, "//") == 0)
+    return "";
+  size_t colon = s.find(':');
+  if (colon == std::string::npos || s.find_first_of(" \t", 0) < colon) return "";
+  return s.substr(0, colon);
+}
 
 // ImGui draws a tab as a fixed-width glyph, not to the next tab stop, which would break
 // the column the assembler aligns its comments to.
@@ -177,6 +191,7 @@ struct MachinePane : Pane {
   int instructions_ = 0;  // in the shown functions (filter() counts them)
   std::string caption_;
   std::string caption() const override { return caption_; }
+  int hover_row_ = -1;  // a shown row hovered by the "hover" verb, until the mouse moves in
 
   // The session is new after every edit: give it the target this pane chose (the worker
   // applies doc.settings().target too, but a run that was already in flight started from
@@ -207,18 +222,23 @@ struct MachinePane : Pane {
     bool is_asm = std::string_view(kViews[view_].key) == "asm";
     std::string comment = target_.rfind("aarch64", 0) == 0 ? "//" : "#";
     int fn = -1;
-    for (auto& raw : split_lines(r.text)) {
+    std::vector<std::string> raw_lines = split_lines(r.text);
+    for (size_t i = 0; i < raw_lines.size(); ++i) {
+      const std::string& raw = raw_lines[i];
       Line l;
       l.text = expand_tabs(raw);
+      l.source = i < r.source_lines.size() ? r.source_lines[i] : 0;
       // Which function a line belongs to: MIR says "; function NAME"; the assembler
       // brackets each with "-- Begin function NAME" / "-- End function" comments.
       if (!is_asm && l.text.rfind("; function ", 0) == 0) {
         functions_.push_back(l.text.substr(11));
         fn = static_cast<int>(functions_.size()) - 1;
       }
+      // (or, with directives hidden, by the function's label alone).
       size_t begin = is_asm ? l.text.find("-- Begin function ") : std::string::npos;
-      if (begin != std::string::npos) {
-        functions_.push_back(l.text.substr(begin + 18));
+      std::string label = is_asm ? function_label(l.text) : "";
+      if (begin != std::string::npos || (!label.empty() && (fn < 0 || functions_[fn] != label))) {
+        functions_.push_back(begin != std::string::npos ? l.text.substr(begin + 18) : label);
         fn = static_cast<int>(functions_.size()) - 1;
       }
       l.function = fn;
@@ -318,6 +338,19 @@ struct MachinePane : Pane {
       encodings_ = args[0] == "on";
       return true;
     }
+    if (verb == "hover") {
+      int row = -1;
+      if (args.size() == 1 && args[0] == "off") {
+        hover_row_ = -1;
+        return true;
+      }
+      if (args.size() != 1 || (row = std::atoi(args[0].c_str())) < 0 || args[0].find_first_not_of("0123456789") != std::string::npos) {
+        *error = "usage: machine hover ROW|off (a row of the listing, from 0)";
+        return false;
+      }
+      hover_row_ = row;
+      return true;
+    }
     if (verb == "opt") {
       if (args.size() != 1 || args[0].size() != 1 || args[0][0] < '0' || args[0][0] > '3') {
         *error = "usage: machine opt 0|1|2|3";
@@ -326,12 +359,12 @@ struct MachinePane : Pane {
       set_opt(doc, args[0][0] - '0');
       return true;
     }
-    *error = "machine has no action '" + std::string(verb) + "' (target, view, function, encodings, opt)";
+    *error = "machine has no action '" + std::string(verb) + "' (target, view, function, encodings, opt, hover)";
     return false;
   }
   std::vector<std::string> verbs() const override {
     return {"target NAME", "view mir|mir-regalloc|asm", "function NAME|all", "encodings on|off",
-            "opt 0|1|2|3"};
+            "opt 0|1|2|3", "hover ROW|off"};
   }
 
   // ---- Drawing ----
@@ -393,7 +426,24 @@ struct MachinePane : Pane {
     select_view_ = false;
   }
 
-  void draw_listing() {
+  // The range of source line `line` of the last input (empty when there is none).
+  static SourceRange line_range(Document& doc, int line) {
+    const SourceFile* src = doc.session().last_source();
+    if (!src || line < 1 || static_cast<uint32_t>(line) > src->line_count()) return {};
+    std::string_view text = src->line_text(static_cast<uint32_t>(line));
+    uint32_t begin = static_cast<uint32_t>(text.data() - src->text().data());
+    return {begin, begin + static_cast<uint32_t>(text.size())};
+  }
+
+  // The source lines another pane hovers ([first, last]; 0, -1 when none).
+  static std::pair<int, int> hovered_lines(Document& doc) {
+    const SourceFile* src = doc.session().last_source();
+    SourceRange h = doc.hovered();
+    if (!src || !h.valid()) return {0, -1};
+    return {static_cast<int>(src->loc_at(h.begin).line), static_cast<int>(src->loc_at(h.end - 1).line)};
+  }
+
+  void draw_listing(Document& doc) {
     ImGui::BeginChild("##code", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     float lh = ImGui::GetTextLineHeightWithSpacing();
@@ -401,14 +451,24 @@ struct MachinePane : Pane {
     // whole pixels and one rounded glyph would drift by a column every ten.
     float cw = ImGui::CalcTextSize("MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM").x / 32;
     float width = std::max(longest_ * cw, ImGui::GetContentRegionAvail().x);
+    auto [hover_first, hover_last] = hovered_lines(doc);
+    if (ImGui::IsWindowHovered() && ImGui::GetIO().MouseDelta.x + ImGui::GetIO().MouseDelta.y != 0)
+      hover_row_ = -1;  // the real mouse takes over from a scripted hover
+    if (hover_row_ >= 0 && hover_row_ < static_cast<int>(shown_.size()))
+      doc.hover_source(line_range(doc, lines_[shown_[hover_row_]].source));
     ImGuiListClipper clipper;
     clipper.Begin(static_cast<int>(shown_.size()), lh);
     while (clipper.Step()) {
       for (int r = clipper.DisplayStart; r < clipper.DisplayEnd; ++r) {
         const Line& l = lines_[shown_[r]];
         ImVec2 p = ImGui::GetCursorScreenPos();
-        if (ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(p, ImVec2(p.x + width, p.y + lh)))
-          dl->AddRectFilled(p, ImVec2(p.x + width, p.y + lh), IM_COL32(0, 0, 0, 18));
+        bool mouse_here = ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(p, ImVec2(p.x + width, p.y + lh));
+        if (l.source > 0) {
+          bool lit = l.source >= hover_first && l.source <= hover_last;
+          dl->AddRectFilled(p, ImVec2(p.x + width, p.y + lh), source_line_color(l.source, lit ? 150 : 45));
+          if (mouse_here) doc.hover_source(line_range(doc, l.source));
+        }
+        if (mouse_here) dl->AddRectFilled(p, ImVec2(p.x + width, p.y + lh), IM_COL32(0, 0, 0, 18));
         size_t cut = encodings_ ? l.text.size() : std::min(l.text.size(), l.bytes_at);
         for (const Span& s : l.spans) {
           size_t end = std::min<size_t>(s.end, cut);
@@ -447,7 +507,7 @@ struct MachinePane : Pane {
       ImGui::SameLine();
     }
     ImGui::TextDisabled("%s", caption_.c_str());
-    draw_listing();
+    draw_listing(doc);
   }
 };
 

@@ -19,6 +19,7 @@
 
 #include "lang/text.h"
 #include "viz/pane.h"
+#include "viz/panes/source_colors.h"
 #include "viz/widgets.h"
 
 namespace descent::viz {
@@ -294,6 +295,10 @@ struct SourcePane : Pane {
       for (const Diagnostic& d : o.diagnostics)
         if (d.loc.valid() && static_cast<int>(d.loc.line) == l + 1) err_line = true;
       dl->AddText(ImVec2(gx, origin.y + l * fh), err_line ? colors::error() : colors::dim(), num);
+      // The line's colour, which the machine pane tints its assembly with.
+      dl->AddRectFilled(ImVec2(origin.x - fh * 0.45f, origin.y + l * fh),
+                        ImVec2(origin.x - fh * 0.15f, origin.y + (l + 1) * fh),
+                        source_line_color(l + 1, 200));
     }
 
     // The mouse over the text: tell the other panes which token it is on.

@@ -1,0 +1,106 @@
+// `descent dump --stage asm` with Compiler Explorer's choices (the real binary through
+// pipes): --function, --no-encodings, directives hidden unless --directives; and the same
+// choices in the REPL's :asm.
+#include <doctest/doctest.h>
+
+#include "frontend_util.h"
+
+using fe::contains;
+using fe::describe;
+using fe::ProcResult;
+using fe::run_descent;
+
+namespace {
+const char* kProgram =
+    "fn sq(n: int) -> int {\n"
+    "  return n * n\n"
+    "}\n"
+    "fn fib(n: int) -> int {\n"
+    "  if n < 2 { return n }\n"
+    "  return fib(n - 1) + fib(n - 2)\n"
+    "}\n"
+    "print(sq(fib(7)))\n";
+
+// `descent dump` of kProgram with these arguments after the file.
+ProcResult dump(fe::TempDir& dir, std::vector<std::string> args) {
+  args.insert(args.begin(), {"dump", dir.write("p.ds", kProgram)});
+  return run_descent(args);
+}
+}  // namespace
+
+TEST_SUITE("cli") {
+
+TEST_CASE("dump asm: directives hidden by default, --directives shows them") {
+  fe::TempDir dir;
+  ProcResult r = dump(dir, {"--stage", "asm", "--target", "x86-64"});
+  INFO(describe(r));
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "ds.sq:"));
+  CHECK(contains(r.out, "imulq"));
+  CHECK(contains(r.out, "encoding: ["));
+  for (const char* d : {"\t.text", "\t.p2align", "\t.cfi_startproc", "\t.type", "\t.size", "\t.file", "\t.loc"})
+    CHECK_MESSAGE(!contains(r.out, d), d);
+
+  ProcResult all = dump(dir, {"--stage", "asm", "--target", "x86-64", "--directives"});
+  INFO(describe(all));
+  CHECK(all.exit_code == 0);
+  for (const char* d : {"\t.text", "\t.p2align", "\t.cfi_startproc", "\t.type", "\t.size", "\t.loc"})
+    CHECK_MESSAGE(contains(all.out, d), d);
+}
+
+TEST_CASE("dump asm: --function shows one function; --no-encodings drops the bytes") {
+  fe::TempDir dir;
+  ProcResult r = dump(dir, {"--stage", "asm", "--target", "aarch64", "--function", "sq", "--no-encodings"});
+  INFO(describe(r));
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "ds.sq:                                  // @ds.sq\n"
+                 "// %bb.0:                               // %entry\n"
+                 "\tmul\tx0, x0, x0\n"
+                 "\tret\n"
+                 "                                        // -- End function\n");
+  ProcResult enc = dump(dir, {"--stage", "asm", "--target", "aarch64", "--function", "sq"});
+  INFO(describe(enc));
+  CHECK(contains(enc.out, "\tmul\tx0, x0, x0                      // encoding: [0x00,0x7c,0x00,0x9b]\n"));
+  CHECK(!contains(enc.out, "ds.fib"));
+}
+
+TEST_CASE("dump: --function of no function is an error that suggests the closest name") {
+  fe::TempDir dir;
+  ProcResult r = dump(dir, {"--stage", "asm", "--function", "fbi"});
+  INFO(describe(r));
+  CHECK(r.exit_code == 2);
+  CHECK(r.out == "");
+  CHECK(r.err == "error: no function 'fbi' (did you mean 'fib'?)\n");
+  ProcResult stack = dump(dir, {"--stage", "stack", "--function", "sq"});
+  INFO(describe(stack));
+  CHECK(stack.exit_code == 0);
+  CHECK(contains(stack.out, "sq"));
+  CHECK(!contains(stack.out, "fib"));
+}
+
+}  // TEST_SUITE
+
+TEST_CASE("repl :asm takes directives and no-encodings after the target and function") {
+  fe::ReplHarness h;
+  h.feed("fn sq(n: int) -> int {\n");
+  h.feed("  return n * n\n");
+  h.feed("}\n");
+  h.take_out();
+  h.feed(":asm aarch64 sq no-encodings\n");
+  CHECK(h.take_err() == "");
+  std::string plain = h.take_out();
+  CHECK(contains(plain, "\tmul\tx0, x0, x0\n"));
+  CHECK(!contains(plain, ".cfi_startproc"));
+  h.feed(":asm sq aarch64 directives\n");
+  CHECK(h.take_err() == "");
+  std::string full = h.take_out();
+  CHECK(contains(full, ".cfi_startproc"));
+  CHECK(contains(full, "encoding: ["));
+  // The choices are for that view only, like the target.
+  h.feed(":asm aarch64 sq\n");
+  std::string again = h.take_out();
+  CHECK(!contains(again, ".cfi_startproc"));
+  CHECK(contains(again, "encoding: ["));
+  h.feed(":asm sq directives directives\n");
+  CHECK(contains(h.take_err(), "usage: :asm"));
+}
