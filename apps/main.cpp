@@ -362,8 +362,11 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
       std::fwrite(s.data(), 1, s.size(), stderr);
     });
-    opts.out = [&log](std::string_view s) {
+    opts.out = [&log, trace](std::string_view s) {
       std::fwrite(s.data(), 1, s.size(), stdout);
+      // Trace lines go to stderr unbuffered; flushed, the output keeps its place among them
+      // when both are piped into one stream.
+      if (trace) std::fflush(stdout);
       log.output(s);
     };
     if (debug >= 2) session.set_launch_observer([&log](const tensor::LaunchRecord& r) { log.launch(r); });

@@ -78,6 +78,10 @@ class Engine {
   // holds earlier inputs' functions).
   virtual RunResult run(const Program& program, const Module& module, GlobalStore& globals,
                         const RunOptions& options) = 0;
+  // Whether it runs tensor code (through RunOptions::tensors, collecting at its safe points
+  // as lang/tensor_api.h says). The Session runs tensor programs meant for an engine that
+  // does not on the AST walker instead, and says so.
+  virtual bool runs_tensors() const { return false; }
 };
 
 // Runs fn on a thread with a large stack and waits for it: recursive engines (the AST

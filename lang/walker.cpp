@@ -21,6 +21,7 @@ enum class Flow { Normal, Break, Continue, Return };
 class Walker final : public Engine {
  public:
   const char* name() const override { return "ast"; }
+  bool runs_tensors() const override { return true; }
 
   RunResult run(const Program& program, const Module& module, GlobalStore& globals,
                 const RunOptions& options) override {

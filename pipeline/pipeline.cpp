@@ -300,7 +300,7 @@ std::vector<Comparison> Session::compare(const RunOptions& options) {
   for (const auto& name : engines()) {
     Comparison c;
     c.engine = name;
-    if (last_->program->uses_tensors && name != "ast") {
+    if (last_->program->uses_tensors && !engine_for(name).runs_tensors()) {
       // run() would run it on the walker again: that is not this engine's result.
       c.not_run = "tensor code (runs on the ast engine only)";
       out.push_back(std::move(c));
@@ -336,9 +336,9 @@ Outcome Session::run(const RunOptions& options) {
     if (last_->echo != options.echo) last_->snaps_opt = -1;  // the IR views show the echo
     last_->echo = options.echo;
     opts.tensors = tensors_.get();
-    // Only the AST walker runs tensor code (the VMs and the JIT are scalar tiers).
+    // An engine that runs scalar code only hands tensor code to the AST walker.
     std::string engine = engine_;
-    if (last_->program->uses_tensors && engine != "ast") {
+    if (last_->program->uses_tensors && !engine_for(engine).runs_tensors()) {
       engine = "ast";
       out.note = "tensor code runs on the ast engine (the " + engine_ +
                  " engine runs scalar code only); its kernels ran on the " + device() + " device";

@@ -89,7 +89,7 @@ Recording Session::record(std::string_view engine, size_t max_steps) {
       r.error = "the input has errors, so it was not compiled to bytecode";
       return r;
     }
-    if (program->uses_tensors) {
+    if (program->uses_tensors && !engine_for(r.engine).runs_tensors()) {
       r.error = "tensor code runs on the ast engine only, so it cannot be stepped on the VMs";
       return r;
     }
