@@ -240,9 +240,9 @@ void Session::set_threads(int threads) {
 std::string Session::memory_report() const {
   tensor::GraphRuntime::MemoryStats m = tensors_->memory();
   return "tensors: " + std::to_string(m.live_tensors) + " live, " + bytes_text(m.live_bytes) +
-         " (peak " + bytes_text(m.peak_bytes) + ")\n" + "collector: " +
-         std::to_string(m.collections) + " collections freed " + std::to_string(m.freed_tensors) +
-         " tensors\n" + "limit: " + bytes_text(m.limit_bytes) + " per tensor\n";
+         " (peak " + bytes_text(m.peak_bytes) + ")\n" + "collector: ran " +
+         std::to_string(m.collections) + (m.collections == 1 ? " time" : " times") + ", freed " +
+         std::to_string(m.freed_tensors) + " tensors\n" + "limit: " + bytes_text(m.limit_bytes) + " per tensor\n";
 }
 
 bool Session::set_tensor_limit(std::string_view size, std::string* error) {
