@@ -551,8 +551,13 @@ Session::KernelRun Session::run_kernel(std::string_view device, bool check, uint
 StageResult Session::graph_view(std::string_view which, Format format) const {
   const tensor::Evaluation& ev = tensors_->last_evaluation();
   auto render = [&](const tensor::Graph& g, const std::string& title) {
+    // A replayed evaluation says so: the student sees why no lowering or compiling happened.
+    std::string replayed = ev.replayed && title != "pending"
+                               ? "# replayed: this graph's plan from an earlier evaluation "
+                                 "(no lowering, passes or compilation)\n"
+                               : "";
     StageResult r = okay(format == Format::Dot ? tensor::graph_to_dot(g, title)
-                                               : tensor::graph_to_text(g));
+                                               : replayed + tensor::graph_to_text(g));
     r.graph = graph_data(g);
     return r;
   };

@@ -295,10 +295,15 @@ bool GraphRuntime::set_device(std::string_view name, std::string* error) {
   return true;
 }
 
-bool GraphRuntime::run_kernel(const Node& n, const std::vector<const Tensor*>& args, Tensor* out,
+// The compiled-kernel cache's key: the device, the thread count and the printed function.
+std::string GraphRuntime::kernel_key(const Node& n) const {
+  return device_ + "\n" + std::to_string(threads_) + "\n" + tir::print_script(*n.func);
+}
+
+bool GraphRuntime::run_kernel(const Node& n, const std::string& key,
+                              const std::vector<const Tensor*>& args, Tensor* out,
                               std::string* error) {
   Backend* b = backend_ ? backend_ : &reference_backend();
-  std::string key = device_ + "\n" + std::to_string(threads_) + "\n" + tir::print_script(*n.func);
   LaunchRecord rec;
   rec.kernel = n.label;
   rec.device = device_;
@@ -390,12 +395,38 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
     if (!needed.insert(id).second) continue;
     for (int64_t in : n.inputs) stack.push_back(in);
   }
-  std::set<int64_t> all = needed;
-  all.insert(leaves.begin(), leaves.end());
+  std::set<int64_t> all_set = needed;
+  all_set.insert(leaves.begin(), leaves.end());
+  std::vector<int64_t> all(all_set.begin(), all_set.end());
+
+  // The plan's names for the nodes: their order in a depth-first walk from the request,
+  // inputs in parameter order. Unlike ids it does not depend on when each tensor was made
+  // (reassigning x makes a newer tensor than w, and the same model).
+  std::vector<int64_t> canon;
+  {
+    std::set<int64_t> seen;
+    std::vector<std::pair<int64_t, size_t>> walk = {{tensor, 0}};
+    seen.insert(tensor);
+    while (!walk.empty()) {
+      auto& [id, next] = walk.back();
+      const Node& n = nodes_[size_t(id)];
+      if (!n.value && next < n.inputs.size()) {
+        int64_t in = n.inputs[next++];
+        if (seen.insert(in).second) walk.push_back({in, 0});
+        continue;
+      }
+      canon.push_back(id);
+      walk.pop_back();
+    }
+  }
+
+  ++times_.evaluations;
+  std::string key = plan_key(canon, tensor);
+  auto found = plans_.find(key);
+  if (found != plans_.end()) return replay(*found->second, canon, tensor, error);
 
   last_ = Evaluation{};
   last_.device = device_;
-  ++times_.evaluations;
   auto t_lower = std::chrono::steady_clock::now();
   auto fail = [&](const std::string& why) {
     last_.ok = false;
@@ -433,24 +464,8 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
   times_.passes_s +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_passes).count();
 
-  std::unordered_map<int64_t, const Node*> by_id;
-  for (auto& n : g.nodes) {
-    by_id[n.id] = &n;
-    if (n.kind != NodeKind::Kernel) continue;
-    if (interrupt_ && interrupt_->load()) return fail("interrupted");
-    std::vector<const Tensor*> args;
-    for (int64_t in : n.inputs) {
-      const Node* src = by_id.count(in) ? by_id[in] : nullptr;
-      if (!src || !src->value) return fail("internal error: input %" + std::to_string(in) +
-                                           " of " + n.label + " has no value");
-      args.push_back(src->value.get());
-    }
-    auto out = std::make_shared<Tensor>();
-    std::string why;
-    if (!run_kernel(n, args, out.get(), &why)) return fail(why);
-    n.value = std::move(out);
-    last_.kernels.push_back(n.func);
-  }
+  std::vector<std::string> keys;
+  if (!execute(g, &keys, error)) return fail(*error);
   last_.executed = g;
 
   // Values go back to the table: every kernel that ran, and every constant folded on the
@@ -469,6 +484,141 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
   store(g);
   if (!nodes_[size_t(tensor)].value)
     return fail("internal error: the requested tensor was not computed");
+
+  // Keep the plan, without data: the leaves' and the kernels' values belong to this
+  // evaluation (and to the collector); a constant the passes folded is the plan's own.
+  // A pass that made a node of its own (none does today) would have no place in a replay.
+  auto known = [&](const Graph& graph) {
+    for (const auto& n : graph.nodes)
+      if (!all_set.count(n.id)) return false;
+    return true;
+  };
+  bool replayable = known(last_.executed);
+  for (const auto& snap : last_.passes) replayable = replayable && known(snap.after);
+  if (!replayable) return true;
+  auto plan = std::make_unique<Plan>();
+  plan->ids = canon;
+  plan->eval = last_;
+  plan->keys = std::move(keys);
+  auto strip = [&](Graph& graph) {
+    for (auto& n : graph.nodes)
+      if (n.kind == NodeKind::Kernel || leaves.count(n.id)) n.value.reset();
+  };
+  strip(plan->eval.before);
+  for (auto& snap : plan->eval.passes) strip(snap.after);
+  strip(plan->eval.executed);
+  if (plans_.size() >= 256) plans_.clear();  // a program of ever-new shapes: start over
+  plans_.emplace(std::move(key), std::move(plan));
+  return true;
+}
+
+bool GraphRuntime::execute(Graph& g, std::vector<std::string>* keys, std::string* error) {
+  keys->resize(g.nodes.size());
+  std::unordered_map<int64_t, const Node*> by_id;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& n = g.nodes[i];
+    by_id[n.id] = &n;
+    if (n.kind != NodeKind::Kernel) continue;
+    if (interrupt_ && interrupt_->load()) {
+      *error = "interrupted";
+      return false;
+    }
+    std::vector<const Tensor*> args;
+    for (int64_t in : n.inputs) {
+      const Node* src = by_id.count(in) ? by_id[in] : nullptr;
+      if (!src || !src->value) {
+        *error = "internal error: input %" + std::to_string(in) + " of " + n.label + " has no value";
+        return false;
+      }
+      args.push_back(src->value.get());
+    }
+    if ((*keys)[i].empty()) (*keys)[i] = kernel_key(n);
+    auto out = std::make_shared<Tensor>();
+    if (!run_kernel(n, (*keys)[i], args, out.get(), error)) return false;
+    n.value = std::move(out);
+    last_.kernels.push_back(n.func);
+  }
+  return true;
+}
+
+// Position p of a node is its place in `all`; inputs are named by position, so the same
+// program run again on new tensors gives the same key.
+std::string GraphRuntime::plan_key(const std::vector<int64_t>& all, int64_t tensor) const {
+  std::unordered_map<int64_t, size_t> pos;
+  for (size_t p = 0; p < all.size(); ++p) pos[all[p]] = p;
+  std::string key = device_ + "|" + std::to_string(threads_) + "|" + (passes_on_ ? "P" : "-");
+  key += "|out " + std::to_string(pos[tensor]);
+  for (int64_t id : all) {
+    const Node& n = nodes_[size_t(id)];
+    key += "\n";
+    if (n.value) {
+      // Data fed in. zeros/ones/arange of a shape are the same data every time; any other
+      // constant (a fold's result) may be folded further into the plan, so only this very
+      // tensor matches.
+      bool same_data = n.label == "zeros" || n.label == "ones" || n.label == "arange";
+      if (n.kind == NodeKind::Constant)
+        key += "C " + n.label + " " +
+               (same_data ? std::string() : std::to_string(uintptr_t(n.value.get())));
+      else
+        key += "I";
+    } else {
+      auto sched = schedules_.find(n.label);
+      key += "K " + n.label + " " + std::to_string(uintptr_t(n.kernel)) + " v" +
+             std::to_string(n.version) + " (";
+      for (int64_t in : n.inputs) key += std::to_string(pos.at(in)) + " ";
+      key += ")";
+      if (sched != schedules_.end()) key += " sched " + sched->second;
+    }
+    key += " " + shape_text(n.shape);
+  }
+  return key;
+}
+
+bool GraphRuntime::replay(const Plan& plan, const std::vector<int64_t>& all, int64_t tensor,
+                          std::string* error) {
+  std::unordered_map<int64_t, int64_t> now;  // the plan's ids -> this evaluation's
+  for (size_t p = 0; p < all.size(); ++p) now[plan.ids[p]] = all[p];
+  auto map_id = [&](int64_t id) {
+    auto it = now.find(id);
+    return it == now.end() ? id : it->second;
+  };
+  auto remap = [&](Graph& g) {
+    for (auto& n : g.nodes) {
+      n.id = map_id(n.id);
+      for (auto& in : n.inputs) in = map_id(in);
+      const Node& mine = nodes_[size_t(n.id)];
+      if (mine.value) n.value = mine.value;  // a leaf: this evaluation's data
+    }
+    for (auto& o : g.outputs) o = map_id(o);
+  };
+  last_ = plan.eval;
+  last_.kernels.clear();
+  last_.replayed = true;
+  last_.device = device_;
+  remap(last_.before);
+  for (auto& snap : last_.passes) remap(snap.after);
+  remap(last_.executed);
+  ++replays_;
+  Graph g = last_.executed;
+  std::vector<std::string> keys = plan.keys;
+  if (!execute(g, &keys, error)) {
+    last_.ok = false;
+    last_.error = *error;
+    return false;
+  }
+  last_.executed = g;
+  for (const auto& n : g.nodes) {
+    Node& mine = nodes_[size_t(n.id)];
+    if (mine.value || !n.value || freed_[size_t(n.id)]) continue;
+    mine.value = n.value;
+    account(mine);
+    if (n.kind == NodeKind::Constant) mine.kind = NodeKind::Constant;
+  }
+  if (!nodes_[size_t(tensor)].value) {
+    *error = last_.error = "internal error: the replayed plan did not compute the tensor";
+    last_.ok = false;
+    return false;
+  }
   return true;
 }
 

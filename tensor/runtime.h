@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "lang/tensor_api.h"
@@ -49,6 +50,10 @@ struct Evaluation {
   std::string device = "ref";        // the backend the kernels ran on
   bool ok = true;
   std::string error;
+  // The plan of an earlier evaluation of the same graph ran again: no lowering, no passes,
+  // no compilation (tinygrad's TinyJit, a compiled Relax module). The graphs above are that
+  // plan's, on this evaluation's tensors.
+  bool replayed = false;
 };
 
 // Where evaluation time went besides the kernels themselves (LaunchRecord has those), summed
@@ -148,6 +153,7 @@ class GraphRuntime : public TensorRuntime {
     times_ = EvaluationTimes{};
   }
   int compilations() const { return compilations_; }  // kernel cache misses so far
+  int replays() const { return replays_; }            // evaluations that replayed a plan
 
  private:
   bool valid(int64_t tensor) const {
@@ -159,9 +165,29 @@ class GraphRuntime : public TensorRuntime {
   void account(const Node& n);  // n just got its value
   int64_t add_node(Node n);
   bool lower_node(const Node& n, std::shared_ptr<const tir::PrimFunc>* func, std::string* error);
-  bool run_kernel(const Node& n, const std::vector<const Tensor*>& args, Tensor* out,
-                  std::string* error);
+  bool run_kernel(const Node& n, const std::string& key, const std::vector<const Tensor*>& args,
+                  Tensor* out, std::string* error);
   bool evaluate_unguarded(int64_t tensor, std::string* error);
+  // Runs the kernels of g in order (its leaves have values), storing each result in g.
+  // keys: the compiled-kernel cache key of each node of g, when already known.
+  bool execute(Graph& g, std::vector<std::string>* keys, std::string* error);
+  std::string kernel_key(const Node& n) const;
+
+  // ---- Replayed graphs ----
+  // A plan: what evaluating a graph of this structure did (the lowered, scheduled and fused
+  // graphs, ids as they were then), found again by plan_key, which names every node's
+  // structure (kernel and version, which earlier node each input is, shape, schedule) but
+  // no tensor's data, except a folded-away constant's.
+  struct Plan {
+    std::vector<int64_t> ids;  // the evaluated nodes then, in plan order (see evaluate_unguarded)
+    Evaluation eval;           // with no data but the constants the passes folded
+    std::vector<std::string> keys;  // per node of eval.executed: its compiled kernel's key
+  };
+  std::string plan_key(const std::vector<int64_t>& all, int64_t tensor) const;
+  bool replay(const Plan& plan, const std::vector<int64_t>& all, int64_t tensor,
+              std::string* error);
+  std::unordered_map<std::string, std::unique_ptr<Plan>> plans_;
+  int replays_ = 0;
 
   std::vector<Node> nodes_;  // index = handle = node id
   std::vector<uint8_t> freed_;  // per node: 1 once collect() freed it (handles never reused)
