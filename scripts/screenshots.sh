@@ -23,6 +23,9 @@ shot stack   examples/tour.ds   --pane stack --do "stack step 40"
 shot reg     examples/tour.ds   --pane reg --do "reg step 30"
 shot llvm    examples/tour.ds   --pane llvm --do "llvm next-changed" --do "llvm next-changed"
 shot machine examples/tour.ds   --pane machine --do "machine view asm"
+shot machine_compare examples/tour.ds --pane machine --do "machine view asm" \
+  --do "machine function fib" --do "machine encodings off" --do "machine target x86-64" \
+  --do "machine compare aarch64"
 shot graph   examples/mlp.ds    --pane graph --do "graph pass fuse_elementwise"
 shot loops   examples/tour.ds   --pane loops --do "loops kernel matmul m=64 n=64 k=64" \
                                 --do "loops sched split i 16" --do "loops sched parallel i_0"

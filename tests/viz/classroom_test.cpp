@@ -147,16 +147,6 @@ TEST_CASE("the loop-nest pane opens on the program's own kernel, not the prelude
   CHECK(plain->document().kernel().name == "matmul");
 }
 
-namespace {
-// The number before `word` in `text` ("31 instructions" -> 31), or -1.
-long number_before(const std::string& text, const std::string& word) {
-  size_t at = text.find(" " + word);
-  if (at == std::string::npos) return -1;
-  size_t start = at;
-  while (start > 0 && std::isdigit(static_cast<unsigned char>(text[start - 1]))) --start;
-  return start == at ? -1 : std::stol(text.substr(start, at - start));
-}
-}  // namespace
 
 TEST_CASE("the asm header counts the instructions of the function shown, not the module's") {
   auto app = make_app("sample.ds");
@@ -332,21 +322,6 @@ TEST_CASE("a 100,000-term expression: every pane draws it (no recursion on the w
   std::filesystem::remove(path);
 }
 
-namespace {
-// The child window a pane draws in (App: BeginChild(pane name) inside "##panes"; ImGui 1.86
-// names a child "PARENT/NAME_ID").
-ImGuiWindow* pane_window(const std::string& pane) {
-  ImGuiWindow* found = nullptr;
-  for (ImGuiWindow* w : ImGui::GetCurrentContext()->Windows) {
-    std::string name = w->Name;
-    size_t at = name.rfind("/" + pane + "_");
-    if (at != std::string::npos && name.find('/', at + 1) == std::string::npos &&
-        name.find("/##panes_") != std::string::npos)
-      found = w;
-  }
-  return found;
-}
-}  // namespace
 
 TEST_CASE("at --font-size 22 the VM panes' toolbars fit the pane: nothing runs past its edge") {
   // Issue 14: at a projector's font size the Register VM's options row ran past the right

@@ -4,11 +4,14 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <memory>
 #include <string>
 
 #include "viz/app.h"
+
+#include <imgui_internal.h>
 
 namespace descent::viz::testing {
 
@@ -67,6 +70,39 @@ inline Image show(App& app, const std::string& pane) {
   REQUIRE_MESSAGE(app.select_pane(pane, &err), err);
   app.settle();
   return app.capture();
+}
+
+// The number before `word` in `text`, from `from` on ("31 instructions" -> 31), or -1.
+inline long number_before(const std::string& text, const std::string& word, size_t from = 0) {
+  size_t at = text.find(" " + word, from);
+  if (at == std::string::npos) return -1;
+  size_t start = at;
+  while (start > 0 && std::isdigit(static_cast<unsigned char>(text[start - 1]))) --start;
+  return start == at ? -1 : std::stol(text.substr(start, at - start));
+}
+
+// The child window a pane draws in (App: BeginChild(pane name) inside "##panes"; ImGui 1.86
+// names a child "PARENT/NAME_ID"); with `child`, the child window of that name within it
+// (at any depth). Null when there is none.
+inline ImGuiWindow* pane_window(const std::string& pane, const std::string& child = "") {
+  ImGuiWindow* found = nullptr;
+  for (ImGuiWindow* w : ImGui::GetCurrentContext()->Windows) {
+    std::string name = w->Name;
+    size_t at = name.rfind("/" + pane + "_");
+    if (at != std::string::npos && name.find('/', at + 1) == std::string::npos &&
+        name.find("/##panes_") != std::string::npos)
+      found = w;
+  }
+  if (!found || child.empty()) return found;
+  std::string prefix = std::string(found->Name) + "/";
+  for (ImGuiWindow* w : ImGui::GetCurrentContext()->Windows) {
+    std::string name = w->Name;
+    size_t at = name.rfind("/" + child + "_");
+    if (name.rfind(prefix, 0) == 0 && at != std::string::npos &&
+        name.find('/', at + 1) == std::string::npos)
+      return w;
+  }
+  return nullptr;
 }
 
 }  // namespace descent::viz::testing

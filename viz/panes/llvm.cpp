@@ -4,7 +4,14 @@
 // Entry 0 of the list is the IR as generated (stage "llvm"); entry i > 0 is the i-th
 // transformation pass the -O pipeline ran (Session::passes() with stage "llvm"). A -O2 run
 // is 100-200 passes, most of which change nothing, so the list marks the ones that did and
-// can hide the rest; only the selected pass's IR is fetched and diffed.
+// can hide the rest; only the selected pass's IR is fetched and diffed. The last entry is the
+// IR as the whole pipeline left it (stage "llvm-opt").
+//
+// The IR as generated and as optimised is tinted by source line (StageResult::source_lines,
+// from the debug locations codegen emits), in the source pane's stripe colours, and hovering
+// a line lights up its source, as in the machine pane. The pass snapshots in between have no
+// source lines (Session::pass_snapshot gives none: the pipeline's snapshots are of IR without
+// debug locations), so they stay uncoloured, and the header's tooltip says why.
 #include <imgui.h>
 
 #include <algorithm>
@@ -15,6 +22,7 @@
 
 #include "lang/text.h"
 #include "viz/pane.h"
+#include "viz/panes/source_colors.h"
 #include "viz/widgets.h"
 
 namespace descent::viz {
@@ -67,6 +75,7 @@ struct LlvmPane : Pane {
   uint64_t gen_ = UINT64_MAX;
   int opt_ = -1;                  // the session's -O level the list was made at
   StageResult generated_;         // stage("llvm"): entry 0, or why there is no IR
+  StageResult optimised_;         // stage("llvm-opt"): the last entry
   std::vector<PassInfo> passes_;  // the LLVM passes only; entry i + 1 of the list
   int changed_count_ = 0;
 
@@ -83,6 +92,8 @@ struct LlvmPane : Pane {
   std::vector<std::string> lines_;
   std::vector<bool> deleted_;  // row i is a deleted line (not in the IR after the pass)
   std::vector<int> number_;    // row i's line number in the IR after the pass (-1: deleted)
+  std::vector<int> source_;    // row i's source line (0: none; pass snapshots have none)
+  int hover_row_ = -1;         // a row hovered by the "hover" verb, until the mouse comes in
   int lines_deleted_ = 0;
   std::string caption_;
   std::vector<bool> changed_;
@@ -90,14 +101,18 @@ struct LlvmPane : Pane {
   std::string view_error_;
   int scroll_ir_to_ = -1;
 
-  int entries() const { return 1 + static_cast<int>(passes_.size()); }
+  // 0: as generated; 1..passes: after each pass; the last: as optimised (llvm-opt).
+  int entries() const { return 2 + static_cast<int>(passes_.size()); }
+  bool is_pass(int i) const { return i > 0 && i <= static_cast<int>(passes_.size()); }
+  bool is_final(int i) const { return i == entries() - 1; }
   std::string label(int i) const {
     if (i == 0) return "IR as generated";
+    if (is_final(i)) return "IR as optimised";
     const PassInfo& p = passes_[i - 1];
     // The summary is "on ds.fib" (or a module, CGSCC or loop): part of what a label means.
     return p.summary.empty() ? p.name : p.name + " " + p.summary;
   }
-  bool changed(int i) const { return i > 0 && passes_[i - 1].changed; }
+  bool changed(int i) const { return is_pass(i) && passes_[i - 1].changed; }
   // What pass i ran on: "ds.fib", "[module]", "(ds.fib)" (a call-graph SCC), a loop.
   std::string unit(int i) const {
     const std::string& s = passes_[i - 1].summary;
@@ -106,8 +121,8 @@ struct LlvmPane : Pane {
   // The width of list row i as drawn ("%3d " then the name and the unit), so the
   // horizontal scroll reaches the end of the longest.
   float row_width(int i) const {
-    std::string t = "123 " + (i == 0 ? std::string("IR as generated") : passes_[i - 1].name);
-    if (i > 0) t += " " + unit(i);
+    std::string t = "123 " + (is_pass(i) ? passes_[i - 1].name : label(i));
+    if (is_pass(i)) t += " " + unit(i);
     return ImGui::CalcTextSize(t.c_str()).x;
   }
 
@@ -117,6 +132,7 @@ struct LlvmPane : Pane {
     gen_ = doc.generation();
     opt_ = s.opt_level();
     generated_ = s.stage("llvm");
+    optimised_ = s.stage("llvm-opt");
     passes_.clear();
     changed_count_ = 0;
     if (generated_.ok) {
@@ -128,7 +144,7 @@ struct LlvmPane : Pane {
     }
     int keep = 0;
     for (int i = 1; i < entries() && !sel_label_.empty(); ++i)
-      if (passes_[i - 1].name == sel_label_) keep = i;
+      if (is_pass(i) ? passes_[i - 1].name == sel_label_ : sel_label_ == label(i)) keep = i;
     sel_ = keep;
     view_of_ = -1;
     scroll_list_to_ = sel_;
@@ -138,7 +154,7 @@ struct LlvmPane : Pane {
     i = std::clamp(i, 0, entries() - 1);
     if (i != sel_) scroll_ir_to_ = -2;  // "to the first changed line", once it is computed
     sel_ = i;
-    sel_label_ = i == 0 ? "" : passes_[i - 1].name;
+    sel_label_ = i == 0 ? "" : is_pass(i) ? passes_[i - 1].name : label(i);
     scroll_list_to_ = i;
   }
 
@@ -151,7 +167,7 @@ struct LlvmPane : Pane {
   // Previous/next among the entries the list shows.
   int step(int from, int dir) const {
     for (int i = from + dir; i >= 0 && i < entries(); i += dir)
-      if (!changed_only_ || i == 0 || changed(i)) return i;
+      if (!changed_only_ || !is_pass(i) || changed(i)) return i;
     return from;
   }
 
@@ -162,15 +178,24 @@ struct LlvmPane : Pane {
     changed_.clear();
     deleted_.clear();
     number_.clear();
+    source_.clear();
+    hover_row_ = -1;
     lines_changed_ = lines_deleted_ = 0;
     view_error_.clear();
     if (!generated_.ok) return;
     std::vector<std::string> after_lines;
     std::vector<bool> changed;
     std::vector<std::vector<std::string>> gone;
-    if (sel_ == 0) {
-      after_lines = split_lines(generated_.text);
+    const std::vector<int>* sources = nullptr;
+    if (!is_pass(sel_)) {
+      const StageResult& r = sel_ == 0 ? generated_ : optimised_;
+      if (!r.ok) {
+        view_error_ = r.text;
+        return;
+      }
+      after_lines = split_lines(r.text);
       changed.assign(after_lines.size(), false);
+      sources = &r.source_lines;
     } else {
       const std::string& pass = passes_[sel_ - 1].name;
       StageResult after = doc.session().pass_snapshot(pass, true);
@@ -191,6 +216,8 @@ struct LlvmPane : Pane {
       changed_.push_back(is_changed);
       deleted_.push_back(is_deleted);
       number_.push_back(number);
+      size_t at = static_cast<size_t>(number - 1);
+      source_.push_back(sources && number > 0 && at < sources->size() ? (*sources)[at] : 0);
     };
     for (size_t i = 0; i <= after_lines.size(); ++i) {
       if (i < gone.size())
@@ -228,7 +255,8 @@ struct LlvmPane : Pane {
       if (parse_int(args[0], &n)) {
         if (n < 0 || n >= entries()) {
           *error = "no pass " + args[0] + " (0.." + std::to_string(entries() - 1) +
-                   "; 0 is the IR as generated)";
+                   "; 0 is the IR as generated, " +
+                   std::to_string(entries() - 1) + " as optimised)";
           return false;
         }
         select(n);
@@ -279,13 +307,26 @@ struct LlvmPane : Pane {
       scroll_list_to_ = sel_;
       return true;
     }
+    if (verb == "hover") {
+      if (args.size() == 1 && args[0] == "off") {
+        hover_row_ = -1;
+        return true;
+      }
+      if (args.size() != 1 || args[0].empty() || args[0].size() > 9 ||
+          args[0].find_first_not_of("0123456789") != std::string::npos)
+        return usage("hover ROW|off (a row of the IR shown, from 0)");
+      load_view(doc);
+      hover_row_ = std::atoi(args[0].c_str());
+      return true;
+    }
     *error = "llvm has no action '" + std::string(verb) +
-             "' (pass, next-changed, next, prev, opt, changed-only)";
+             "' (pass, next-changed, next, prev, opt, changed-only, hover)";
     return false;
   }
   std::string caption() const override { return caption_; }
   std::vector<std::string> verbs() const override {
-    return {"pass N|NAME", "next-changed", "next", "prev", "opt 0|1|2|3", "changed-only on|off"};
+    return {"pass N|NAME", "next-changed", "next", "prev", "opt 0|1|2|3", "changed-only on|off",
+            "hover ROW|off"};
   }
 
   // ---- Drawing ----
@@ -325,7 +366,7 @@ struct LlvmPane : Pane {
     std::vector<int> rows;
     rows.reserve(entries());
     for (int i = 0; i < entries(); ++i)
-      if (!changed_only_ || i == 0 || changed(i) || i == sel_) rows.push_back(i);
+      if (!changed_only_ || !is_pass(i) || changed(i) || i == sel_) rows.push_back(i);
     ImGui::BeginChild("##passes", ImVec2(em(kListWidth), 0), true,
                       ImGuiWindowFlags_HorizontalScrollbar);
     float lh = ImGui::GetTextLineHeightWithSpacing();
@@ -360,9 +401,9 @@ struct LlvmPane : Pane {
         ImVec2 t(p.x + dot, p.y);
         char num[16];
         std::snprintf(num, sizeof num, "%3d ", i);
-        std::string head = num + (i == 0 ? std::string("IR as generated") : passes_[i - 1].name);
-        dl->AddText(t, i == 0 || ch ? colors::text() : colors::dim(), head.c_str());
-        if (i > 0) {
+        std::string head = num + (is_pass(i) ? passes_[i - 1].name : label(i));
+        dl->AddText(t, !is_pass(i) || ch ? colors::text() : colors::dim(), head.c_str());
+        if (is_pass(i)) {
           t.x += ImGui::CalcTextSize(head.c_str()).x + ImGui::CalcTextSize(" ").x;
           dl->AddText(t, colors::dim(), unit(i).c_str());
         }
@@ -379,7 +420,7 @@ struct LlvmPane : Pane {
     ImGui::EndGroup();
   }
 
-  void draw_ir() {
+  void draw_ir(Document& doc) {
     ImGui::BeginGroup();
     if (!view_error_.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, colors::error());
@@ -388,11 +429,16 @@ struct LlvmPane : Pane {
       ImGui::EndGroup();
       return;
     }
-    if (sel_ == 0) {
-      ImGui::TextUnformatted("the IR as generated, before any pass");
-      ImGui::TextDisabled("%d lines", static_cast<int>(lines_.size()));
+    if (!is_pass(sel_)) {
+      ImGui::TextUnformatted(sel_ == 0 ? "the IR as generated, before any pass"
+                                       : "the IR as optimised, after every pass (llvm-opt)");
+      ImGui::TextDisabled("%d lines, tinted by the source line each came from",
+                          static_cast<int>(lines_.size()));
     } else {
       ImGui::Text("after %s", passes_[sel_ - 1].name.c_str());
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("no source colours here: the pass snapshots carry no source lines "
+                          "(the IR as generated and as optimised, first and last, has them)");
       if (lines_changed_ == 0 && lines_deleted_ == 0) {
         caption_ = passes_[sel_ - 1].summary + ": no lines changed";
         ImGui::TextDisabled("%s", caption_.c_str());
@@ -415,11 +461,16 @@ struct LlvmPane : Pane {
         legend(colors::deleted(), deleted_text + " " + passes_[sel_ - 1].summary);
       }
     }
-    if (sel_ == 0) caption_ = std::to_string(lines_.size()) + " lines as generated";
+    if (!is_pass(sel_))
+      caption_ = std::to_string(lines_.size()) + (sel_ == 0 ? " lines as generated" : " lines as optimised");
+    std::pair<int, int> hovered = hovered_source_lines(doc);
+    if (hover_row_ >= 0 && hover_row_ < static_cast<int>(source_.size()) && source_[hover_row_] > 0)
+      doc.hover_source(source_line_range(doc, source_[hover_row_]));
     ListingStyle st;
-    st.background = [this](int i) -> ImU32 {
+    st.background = [this, hovered](int i) -> ImU32 {
       if (i >= static_cast<int>(changed_.size())) return 0;
-      return deleted_[i] ? colors::deleted() : changed_[i] ? colors::changed() : 0;
+      return deleted_[i] ? colors::deleted() : changed_[i] ? colors::changed()
+                                                           : source_line_tint(source_[i], hovered);
     };
     st.number = [this](int i) { return number_[i]; };
     // Function headers and comments, the landmarks of a module dump.
@@ -434,7 +485,11 @@ struct LlvmPane : Pane {
     st.scroll_to = scroll_ir_to_;
     scroll_ir_to_ = -1;
     st.line_numbers = true;
-    Listing("##ir", lines_, st);
+    int under_mouse = Listing("##ir", lines_, st);
+    if (under_mouse >= 0) {
+      hover_row_ = -1;  // the real mouse takes over from a scripted hover
+      if (source_[under_mouse] > 0) doc.hover_source(source_line_range(doc, source_[under_mouse]));
+    }
     ImGui::EndGroup();
   }
 
@@ -452,7 +507,7 @@ struct LlvmPane : Pane {
     load_view(doc);
     draw_pass_list();
     ImGui::SameLine();
-    draw_ir();
+    draw_ir(doc);
   }
 };
 

@@ -9,10 +9,15 @@
 // tinted by source line (StageResult::source_lines), in the colours of the source pane's
 // line stripes; hovering an assembly line highlights its source line, and hovering source
 // highlights the assembly made from it.
+//
+// "beside it" (machine compare NAME) adds a second column: the same view of the same code
+// for a second target, with its own header, tinted the same way, so the x86-64 and AArch64
+// code of one source line share a colour.
 #include <imgui.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -165,6 +170,82 @@ bool is_instruction(const std::string& s) {
          s.compare(first, 2, "//") != 0;
 }
 
+// One target's listing of one view: the lines with their colours, and what the function
+// filter and the encodings switch let through.
+struct Column {
+  std::string target;  // the triple it was made for
+  bool ok = false;
+  std::string error;   // why there is no code (compile errors, tensor programs, a bad target)
+  std::vector<Line> lines;
+  std::vector<std::string> functions;
+  std::vector<int> shown;  // indices of lines that the function filter and the encodings switch let through
+  std::string shown_for = "\x01";
+  size_t longest = 0;    // the widest shown line, in characters
+  int instructions = 0;  // in the shown functions (filter() counts them)
+  int hover_row = -1;    // a shown row hovered by the "hover" verb, until the mouse moves in
+
+  void load(const StageResult& r, bool is_asm) {
+    shown_for = "\x01";
+    lines.clear();
+    functions.clear();
+    instructions = 0;
+    ok = r.ok;
+    error = r.ok ? "" : r.text;
+    if (!r.ok) return;
+    std::string comment = target.rfind("aarch64", 0) == 0 ? "//" : "#";
+    int fn = -1;
+    std::vector<std::string> raw_lines = split_lines(r.text);
+    for (size_t i = 0; i < raw_lines.size(); ++i) {
+      Line l;
+      l.text = expand_tabs(raw_lines[i]);
+      l.source = i < r.source_lines.size() ? r.source_lines[i] : 0;
+      // Which function a line belongs to: MIR says "; function NAME"; the assembler
+      // brackets each with "-- Begin function NAME" / "-- End function" comments.
+      if (!is_asm && l.text.rfind("; function ", 0) == 0) {
+        functions.push_back(l.text.substr(11));
+        fn = static_cast<int>(functions.size()) - 1;
+      }
+      // (or, with directives hidden, by the function's label alone).
+      size_t begin = is_asm ? l.text.find("-- Begin function ") : std::string::npos;
+      std::string label = is_asm ? function_label(l.text) : "";
+      if (begin != std::string::npos || (!label.empty() && (fn < 0 || functions[fn] != label))) {
+        functions.push_back(begin != std::string::npos ? l.text.substr(begin + 18) : label);
+        fn = static_cast<int>(functions.size()) - 1;
+      }
+      l.function = fn;
+      if (is_asm && l.text.find("-- End function") != std::string::npos) fn = -1;
+      if (is_asm) {
+        color_asm(l, comment);
+        l.instruction = is_instruction(l.text);
+      } else {
+        color_mir(l);
+      }
+      lines.push_back(std::move(l));
+    }
+  }
+
+  // `function` "" (or one this listing lacks): all of them.
+  void filter(const std::string& function, bool encodings) {
+    std::string key = function + (encodings ? "+" : "-");
+    if (shown_for == key) return;
+    shown_for = key;
+    shown.clear();
+    int want = -2;
+    for (size_t i = 0; i < functions.size(); ++i)
+      if (functions[i] == function) want = static_cast<int>(i);
+    longest = 0;
+    instructions = 0;  // of the functions shown, not the module
+    for (size_t i = 0; i < lines.size(); ++i)
+      if ((function.empty() || want == -2 || lines[i].function == want) &&
+          (encodings || !lines[i].bytes_only)) {
+        shown.push_back(static_cast<int>(i));
+        instructions += lines[i].instruction;
+        longest = std::max(longest, encodings ? lines[i].text.size()
+                                              : std::min(lines[i].text.size(), lines[i].bytes_at));
+      }
+  }
+};
+
 struct MachinePane : Pane {
   const char* name() const override { return "machine"; }
   const char* title() const override { return "Machine code"; }
@@ -175,23 +256,23 @@ struct MachinePane : Pane {
   std::string target_error_;  // the last target that could not be set, and why
   std::string function_;      // "" = all functions
   bool encodings_ = true;     // assembly: show each instruction's bytes
+  // Two targets side by side: the second one ("" = off), as chosen (an alias or a triple).
+  std::string compare_;
+  std::string compare_last_ = "aarch64";  // what the checkbox turns on
 
-  // ---- The cached listing: one (generation, target, -O, view) ----
+  // ---- The cached listings: one (generation, target, -O, view) each ----
   uint64_t gen_ = UINT64_MAX;
-  std::string target_;
   int opt_ = -1;
   int cached_view_ = -1;
-  bool ok_ = false;
-  std::string error_;  // why there is no code (compile errors, tensor programs)
-  std::vector<Line> lines_;
-  std::vector<std::string> functions_;
-  std::vector<int> shown_;  // indices of lines_ that the function filter and the encodings switch let through
-  std::string shown_for_ = "\x01";
-  size_t longest_ = 0;  // the widest shown line, in characters
-  int instructions_ = 0;  // in the shown functions (filter() counts them)
+  Column main_;
+  uint64_t other_gen_ = UINT64_MAX;
+  int other_opt_ = -1, other_view_ = -1;
+  std::string other_for_;  // the compare_ other_ was made for
+  Column other_;
   std::string caption_;
   std::string caption() const override { return caption_; }
-  int hover_row_ = -1;  // a shown row hovered by the "hover" verb, until the mouse moves in
+
+  bool is_asm() const { return std::string_view(kViews[view_].key) == "asm"; }
 
   // The session is new after every edit: give it the target this pane chose (the worker
   // applies doc.settings().target too, but a run that was already in flight started from
@@ -201,76 +282,44 @@ struct MachinePane : Pane {
     doc.session().set_target(doc.settings().target, &ignored);
   }
 
+  // A view for another target than the session's: the Session makes its code stages for
+  // its one target, so switch it for the one call and back (all on the window's thread; the
+  // worker runs on its own Session). Session::stage with a target argument would be cleaner.
+  static StageResult stage_for(Session& s, const std::string& target, const char* key,
+                               std::string* triple) {
+    std::string saved = s.target(), err;
+    if (!s.set_target(target, &err)) {
+      StageResult r;
+      r.text = err;
+      return r;
+    }
+    *triple = s.target();
+    StageResult r = s.stage(key);
+    s.set_target(saved, &err);
+    return r;
+  }
+
   void refresh(Document& doc) {
     Session& s = doc.session();
     if (gen_ != doc.generation()) sync_target(doc);
-    if (gen_ == doc.generation() && target_ == s.target() && opt_ == s.opt_level() &&
-        cached_view_ == view_)
-      return;
-    gen_ = doc.generation();
-    target_ = s.target();
-    opt_ = s.opt_level();
-    cached_view_ = view_;
-    shown_for_ = "\x01";
-    lines_.clear();
-    functions_.clear();
-    instructions_ = 0;
-    StageResult r = s.stage(kViews[view_].key);
-    ok_ = r.ok;
-    error_ = r.ok ? "" : r.text;
-    if (!r.ok) return;
-    bool is_asm = std::string_view(kViews[view_].key) == "asm";
-    std::string comment = target_.rfind("aarch64", 0) == 0 ? "//" : "#";
-    int fn = -1;
-    std::vector<std::string> raw_lines = split_lines(r.text);
-    for (size_t i = 0; i < raw_lines.size(); ++i) {
-      const std::string& raw = raw_lines[i];
-      Line l;
-      l.text = expand_tabs(raw);
-      l.source = i < r.source_lines.size() ? r.source_lines[i] : 0;
-      // Which function a line belongs to: MIR says "; function NAME"; the assembler
-      // brackets each with "-- Begin function NAME" / "-- End function" comments.
-      if (!is_asm && l.text.rfind("; function ", 0) == 0) {
-        functions_.push_back(l.text.substr(11));
-        fn = static_cast<int>(functions_.size()) - 1;
-      }
-      // (or, with directives hidden, by the function's label alone).
-      size_t begin = is_asm ? l.text.find("-- Begin function ") : std::string::npos;
-      std::string label = is_asm ? function_label(l.text) : "";
-      if (begin != std::string::npos || (!label.empty() && (fn < 0 || functions_[fn] != label))) {
-        functions_.push_back(begin != std::string::npos ? l.text.substr(begin + 18) : label);
-        fn = static_cast<int>(functions_.size()) - 1;
-      }
-      l.function = fn;
-      if (is_asm && l.text.find("-- End function") != std::string::npos) fn = -1;
-      if (is_asm) {
-        color_asm(l, comment);
-        l.instruction = is_instruction(l.text);
-      } else {
-        color_mir(l);
-      }
-      lines_.push_back(std::move(l));
+    if (!(gen_ == doc.generation() && main_.target == s.target() && opt_ == s.opt_level() &&
+          cached_view_ == view_)) {
+      gen_ = doc.generation();
+      main_.target = s.target();
+      opt_ = s.opt_level();
+      cached_view_ = view_;
+      main_.load(s.stage(kViews[view_].key), is_asm());
     }
-  }
-
-  void filter() {
-    std::string key = function_ + (encodings_ ? "+" : "-");
-    if (shown_for_ == key) return;
-    shown_for_ = key;
-    shown_.clear();
-    int want = -2;
-    for (size_t i = 0; i < functions_.size(); ++i)
-      if (functions_[i] == function_) want = static_cast<int>(i);
-    longest_ = 0;
-    instructions_ = 0;  // of the functions shown, not the module
-    for (size_t i = 0; i < lines_.size(); ++i)
-      if ((function_.empty() || want == -2 || lines_[i].function == want) &&
-          (encodings_ || !lines_[i].bytes_only)) {
-        shown_.push_back(static_cast<int>(i));
-        instructions_ += lines_[i].instruction;
-        longest_ = std::max(longest_, encodings_ ? lines_[i].text.size()
-                                                 : std::min(lines_[i].text.size(), lines_[i].bytes_at));
-      }
+    if (compare_.empty() || (other_gen_ == doc.generation() && other_opt_ == s.opt_level() &&
+                             other_view_ == view_ && other_for_ == compare_))
+      return;
+    other_gen_ = doc.generation();
+    other_opt_ = s.opt_level();
+    other_view_ = view_;
+    other_for_ = compare_;
+    other_.target = compare_;
+    StageResult r = stage_for(s, compare_, kViews[view_].key, &other_.target);
+    other_.load(r, is_asm());
   }
 
   bool set_target(Document& doc, const std::string& name, std::string* error) {
@@ -282,6 +331,26 @@ struct MachinePane : Pane {
     }
     target_error_.clear();
     doc.settings().target = name;  // the next run (after an edit) keeps it
+    return true;
+  }
+
+  // The second column on `name` (a target as `machine target` takes it), or off ("").
+  bool set_compare(Document& doc, const std::string& name, std::string* error) {
+    if (name.empty()) {
+      compare_.clear();
+      return true;
+    }
+    Session& s = doc.session();
+    std::string saved = s.target(), err;
+    if (!s.set_target(name == "host" ? "" : name, &err)) {
+      target_error_ = err;
+      if (error) *error = err;
+      return false;
+    }
+    std::string triple = s.target();
+    s.set_target(saved, &err);
+    target_error_.clear();
+    compare_ = compare_last_ = name == "host" ? triple : name;
     return true;
   }
 
@@ -302,6 +371,13 @@ struct MachinePane : Pane {
       }
       return set_target(doc, args[0] == "host" ? "" : args[0], error);
     }
+    if (verb == "compare") {
+      if (args.size() != 1) {
+        *error = "usage: machine compare NAME|off (a second target, shown beside the first)";
+        return false;
+      }
+      return set_compare(doc, args[0] == "off" ? "" : args[0], error);
+    }
     if (verb == "view") {
       for (int i = 0; i < kNumViews; ++i)
         if (args.size() == 1 && args[0] == kViews[i].key) {
@@ -321,8 +397,7 @@ struct MachinePane : Pane {
         function_.clear();
         return true;
       }
-      refresh(doc);
-      for (const auto& f : functions_)
+      for (const auto& f : main_.functions)
         if (f == args[0] || f == "ds." + args[0]) {
           function_ = f;
           return true;
@@ -339,16 +414,25 @@ struct MachinePane : Pane {
       return true;
     }
     if (verb == "hover") {
-      int row = -1;
+      const char* usage =
+          "usage: machine hover ROW [right]|off (a row of the listing, from 0; right: of the "
+          "second target's, with compare on)";
       if (args.size() == 1 && args[0] == "off") {
-        hover_row_ = -1;
+        main_.hover_row = other_.hover_row = -1;
         return true;
       }
-      if (args.size() != 1 || (row = std::atoi(args[0].c_str())) < 0 || args[0].find_first_not_of("0123456789") != std::string::npos) {
-        *error = "usage: machine hover ROW|off (a row of the listing, from 0)";
+      bool right = args.size() == 2 && args[1] == "right";
+      if (args.empty() || args.size() > 2 || (args.size() == 2 && !right) || args[0].empty() ||
+          args[0].size() > 9 || args[0].find_first_not_of("0123456789") != std::string::npos) {
+        *error = usage;
         return false;
       }
-      hover_row_ = row;
+      if (right && compare_.empty()) {
+        *error = "machine hover ROW right: no second target (machine compare NAME first)";
+        return false;
+      }
+      main_.hover_row = other_.hover_row = -1;
+      (right ? other_ : main_).hover_row = std::atoi(args[0].c_str());
       return true;
     }
     if (verb == "opt") {
@@ -359,15 +443,31 @@ struct MachinePane : Pane {
       set_opt(doc, args[0][0] - '0');
       return true;
     }
-    *error = "machine has no action '" + std::string(verb) + "' (target, view, function, encodings, opt, hover)";
+    *error = "machine has no action '" + std::string(verb) +
+             "' (target, compare, view, function, encodings, opt, hover)";
     return false;
   }
   std::vector<std::string> verbs() const override {
-    return {"target NAME", "view mir|mir-regalloc|asm", "function NAME|all", "encodings on|off",
-            "opt 0|1|2|3", "hover ROW|off"};
+    return {"target NAME",       "compare NAME|off", "view mir|mir-regalloc|asm",
+            "function NAME|all", "encodings on|off", "opt 0|1|2|3",
+            "hover ROW [right]|off"};
   }
 
   // ---- Drawing ----
+  // A combo of the supported targets; `host` offers "host" first. Returns the choice
+  // ("" = host) when one was made.
+  static bool target_combo(const char* id, const std::string& preview, const std::string& current,
+                           bool host, std::string* choice) {
+    bool chosen = false;
+    if (ImGui::BeginCombo(id, preview.c_str())) {
+      if (host && ImGui::Selectable("host", current.empty())) *choice = "", chosen = true;
+      for (const auto& t : Session::targets())
+        if (ImGui::Selectable(t.c_str(), current == t)) *choice = t, chosen = true;
+      ImGui::EndCombo();
+    }
+    return chosen;
+  }
+
   void draw_controls(Document& doc) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("target");
@@ -376,13 +476,9 @@ struct MachinePane : Pane {
     std::string preview = chosen.empty() ? "host (" + doc.session().target() + ")"
                                          : doc.session().target();
     ImGui::SetNextItemWidth(em(300));
-    if (ImGui::BeginCombo("##target", preview.c_str())) {
-      if (ImGui::Selectable("host", chosen.empty())) set_target(doc, "", nullptr);
-      for (const auto& t : Session::targets())
-        if (ImGui::Selectable(t.c_str(), !chosen.empty() && doc.session().target() == t))
-          set_target(doc, t, nullptr);
-      ImGui::EndCombo();
-    }
+    std::string choice;
+    if (target_combo("##target", preview, chosen.empty() ? "" : doc.session().target(), true, &choice))
+      set_target(doc, choice, nullptr);
     ImGui::SameLine(0, 18);
     ImGui::TextUnformatted("-O");
     ImGui::SameLine();
@@ -397,13 +493,25 @@ struct MachinePane : Pane {
       }
       ImGui::EndCombo();
     }
-    if (!functions_.empty()) {
+    // The second target on a row of its own: at a projector's font size the first row is
+    // full already.
+    bool compare = !compare_.empty();
+    if (ImGui::Checkbox("beside it:", &compare)) set_compare(doc, compare ? compare_last_ : "", nullptr);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("the same code for a second target, in a column of its own");
+    ImGui::SameLine();
+    ImGui::BeginDisabled(!compare);
+    ImGui::SetNextItemWidth(em(300));
+    std::string shown = compare ? (other_.target.empty() ? compare_ : other_.target) : compare_last_;
+    if (target_combo("##compare", shown, other_.target, false, &choice)) set_compare(doc, choice, nullptr);
+    ImGui::EndDisabled();
+    if (!main_.functions.empty()) {
       ImGui::SameLine(0, 18);
       ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
       if (ImGui::BeginCombo("##function",
                             function_.empty() ? "all functions" : function_.c_str())) {
         if (ImGui::Selectable("all functions", function_.empty())) function_.clear();
-        for (const auto& f : functions_)
+        for (const auto& f : main_.functions)
           if (ImGui::Selectable(f.c_str(), f == function_)) function_ = f;
         ImGui::EndCombo();
       }
@@ -426,47 +534,29 @@ struct MachinePane : Pane {
     select_view_ = false;
   }
 
-  // The range of source line `line` of the last input (empty when there is none).
-  static SourceRange line_range(Document& doc, int line) {
-    const SourceFile* src = doc.session().last_source();
-    if (!src || line < 1 || static_cast<uint32_t>(line) > src->line_count()) return {};
-    std::string_view text = src->line_text(static_cast<uint32_t>(line));
-    uint32_t begin = static_cast<uint32_t>(text.data() - src->text().data());
-    return {begin, begin + static_cast<uint32_t>(text.size())};
-  }
-
-  // The source lines another pane hovers ([first, last]; 0, -1 when none).
-  static std::pair<int, int> hovered_lines(Document& doc) {
-    const SourceFile* src = doc.session().last_source();
-    SourceRange h = doc.hovered();
-    if (!src || !h.valid()) return {0, -1};
-    return {static_cast<int>(src->loc_at(h.begin).line), static_cast<int>(src->loc_at(h.end - 1).line)};
-  }
-
-  void draw_listing(Document& doc) {
-    ImGui::BeginChild("##code", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
+  void draw_listing(Document& doc, Column& c, const char* id) {
+    ImGui::BeginChild(id, ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     float lh = ImGui::GetTextLineHeightWithSpacing();
     // The font is monospace; measure many characters, because CalcTextSize rounds up to
     // whole pixels and one rounded glyph would drift by a column every ten.
     float cw = ImGui::CalcTextSize("MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM").x / 32;
-    float width = std::max(longest_ * cw, ImGui::GetContentRegionAvail().x);
-    auto [hover_first, hover_last] = hovered_lines(doc);
+    float width = std::max(c.longest * cw, ImGui::GetContentRegionAvail().x);
+    std::pair<int, int> hovered = hovered_source_lines(doc);
     if (ImGui::IsWindowHovered() && ImGui::GetIO().MouseDelta.x + ImGui::GetIO().MouseDelta.y != 0)
-      hover_row_ = -1;  // the real mouse takes over from a scripted hover
-    if (hover_row_ >= 0 && hover_row_ < static_cast<int>(shown_.size()))
-      doc.hover_source(line_range(doc, lines_[shown_[hover_row_]].source));
+      c.hover_row = -1;  // the real mouse takes over from a scripted hover
+    if (c.hover_row >= 0 && c.hover_row < static_cast<int>(c.shown.size()))
+      doc.hover_source(source_line_range(doc, c.lines[c.shown[c.hover_row]].source));
     ImGuiListClipper clipper;
-    clipper.Begin(static_cast<int>(shown_.size()), lh);
+    clipper.Begin(static_cast<int>(c.shown.size()), lh);
     while (clipper.Step()) {
       for (int r = clipper.DisplayStart; r < clipper.DisplayEnd; ++r) {
-        const Line& l = lines_[shown_[r]];
+        const Line& l = c.lines[c.shown[r]];
         ImVec2 p = ImGui::GetCursorScreenPos();
         bool mouse_here = ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(p, ImVec2(p.x + width, p.y + lh));
         if (l.source > 0) {
-          bool lit = l.source >= hover_first && l.source <= hover_last;
-          dl->AddRectFilled(p, ImVec2(p.x + width, p.y + lh), source_line_color(l.source, lit ? 150 : 45));
-          if (mouse_here) doc.hover_source(line_range(doc, l.source));
+          dl->AddRectFilled(p, ImVec2(p.x + width, p.y + lh), source_line_tint(l.source, hovered));
+          if (mouse_here) doc.hover_source(source_line_range(doc, l.source));
         }
         if (mouse_here) dl->AddRectFilled(p, ImVec2(p.x + width, p.y + lh), IM_COL32(0, 0, 0, 18));
         size_t cut = encodings_ ? l.text.size() : std::min(l.text.size(), l.bytes_at);
@@ -485,29 +575,62 @@ struct MachinePane : Pane {
     ImGui::EndChild();
   }
 
+  // "TRIPLE at -O2: 31 instructions (ds.fib)", the header of a column.
+  std::string header(const Column& c) const {
+    std::string what = function_.empty() ? "all functions" : function_;
+    return c.target + " at -O" + std::to_string(opt_) + ": " +
+           std::to_string(is_asm() ? c.instructions : static_cast<int>(c.shown.size())) +
+           (is_asm() ? " instructions (" : " lines (") + what + ")";
+  }
+
+  // A column: its header (wrapped, so a long triple at a large font stays inside), then
+  // its listing or why there is none.
+  void draw_column(Document& doc, Column& c, const char* id) {
+    if (!c.ok) {
+      ImGui::PushStyleColor(ImGuiCol_Text, colors::error());
+      ImGui::TextWrapped("%s not available for %s: %s", kViews[view_].title, c.target.c_str(),
+                         c.error.c_str());
+      ImGui::PopStyleColor();
+      return;
+    }
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("%s", header(c).c_str());
+    ImGui::PopTextWrapPos();
+    draw_listing(doc, c, id);
+  }
+
   void Draw(Document& doc) override {
     refresh(doc);
     draw_controls(doc);
     refresh(doc);  // the controls may have changed the view or the target
     if (doc.busy()) ImGui::TextDisabled("re-running...");
-    if (!ok_) {
+    if (!main_.ok) {
       ImGui::PushStyleColor(ImGuiCol_Text, colors::error());
-      ImGui::TextWrapped("%s not available: %s", kViews[view_].title, error_.c_str());
+      ImGui::TextWrapped("%s not available: %s", kViews[view_].title, main_.error.c_str());
       ImGui::PopStyleColor();
       return;
     }
-    filter();
-    std::string what = function_.empty() ? "all functions" : function_;
-    bool is_asm = std::string_view(kViews[view_].key) == "asm";
-    caption_ = target_ + " at -O" + std::to_string(opt_) + ": " +
-               std::to_string(is_asm ? instructions_ : static_cast<int>(shown_.size())) +
-               (is_asm ? " instructions (" : " lines (") + what + ")";
-    if (is_asm) {
-      ImGui::Checkbox("encodings", &encodings_);
-      ImGui::SameLine();
+    main_.filter(function_, encodings_);
+    caption_ = header(main_);
+    if (is_asm()) ImGui::Checkbox("encodings", &encodings_);
+    if (compare_.empty()) {
+      if (is_asm()) ImGui::SameLine();
+      ImGui::TextDisabled("%s", caption_.c_str());
+      draw_listing(doc, main_, "##code");
+      return;
     }
-    ImGui::TextDisabled("%s", caption_.c_str());
-    draw_listing(doc);
+    other_.filter(function_, encodings_);
+    if (other_.ok) caption_ += " | " + header(other_);
+    // Two columns of equal width; each listing scrolls on its own, as two editors would.
+    float gap = ImGui::GetStyle().ItemSpacing.x;
+    float w = std::floor((ImGui::GetContentRegionAvail().x - gap) / 2);
+    ImGui::BeginChild("##left", ImVec2(w, 0), false);
+    draw_column(doc, main_, "##code");
+    ImGui::EndChild();
+    ImGui::SameLine(0, gap);
+    ImGui::BeginChild("##right", ImVec2(w, 0), false);
+    draw_column(doc, other_, "##code2");
+    ImGui::EndChild();
   }
 };
 
