@@ -365,7 +365,9 @@ bool parse_npy(const std::string& bytes, Tensor* out, std::string* error) {
     int64_t v = dtype == DType::I32 ? int64_t(int32_t(bits))
                                     : int64_t(uint64_t(bits) | uint64_t(read_le32(p + 4)) << 32);
     dst[i] = static_cast<float>(v);
-    if (double(dst[i]) != double(v)) {  // |v| <= 2^63, exact in double
+    // Compared as integers: a double cannot hold every i64 either (2^53 + 1).
+    double back = dst[i];
+    if (!(back >= -0x1p63 && back < 0x1p63 && int64_t(back) == v)) {
       std::vector<int64_t> index(shape.size());
       for (size_t d = shape.size(), rest = i; d-- > 0; rest /= uint64_t(shape[d]))
         index[d] = int64_t(rest % uint64_t(shape[d]));
