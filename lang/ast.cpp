@@ -46,7 +46,11 @@ const char* op_name(BinaryOp op) {
 
 static const char* const kBuiltinNames[] = {
     "",      "print", "sqrt",  "exp",  "log",    "sin",  "cos",  "abs",  "min",     "max",
-    "floor", "float", "int",   "zeros", "ones",  "rand", "arange", "load", "save", "sum_all"};
+    "floor", "float", "int",   "zeros", "ones",  "rand", "arange", "load", "save", "argmax",
+    "reshape", "flatten", "rows", "eq", "mean", "sum_all"};
+
+static_assert(std::size(kBuiltinNames) == static_cast<size_t>(Builtin::SumAll) + 1,
+              "one name per Builtin, in the enum's order");
 
 const char* builtin_name(Builtin b) { return kBuiltinNames[static_cast<int>(b)]; }
 

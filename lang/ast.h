@@ -36,8 +36,10 @@ const char* op_name(BinaryOp op);    // "add", "and", ...
 // Functions every program can call without declaring them.
 enum class Builtin : uint8_t {
   None, Print, Sqrt, Exp, Log, Sin, Cos, Abs, Min, Max, Floor, ToFloat, ToInt,
-  // Tensor layer: creation, file I/O and reductions to a scalar.
-  Zeros, Ones, Rand, Arange, Load, Save, SumAll,
+  // Tensor layer: creation, file I/O, the host operations a classifier needs (computed on
+  // the host, not kernels: docs/tensor.md) and reductions to a scalar. SumAll stays the last:
+  // loops over every builtin end there.
+  Zeros, Ones, Rand, Arange, Load, Save, Argmax, Reshape, Flatten, Rows, Eq, Mean, SumAll,
 };
 const char* builtin_name(Builtin b);
 const std::vector<std::string>& builtin_names();  // every builtin's name, for "did you mean"

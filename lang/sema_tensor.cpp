@@ -82,7 +82,22 @@ Type Checker::tensor_builtin(Expr& e) {
     case Builtin::Arange: want = {Type::Int}; break;
     case Builtin::Load: want = {Type::Str}; break;
     case Builtin::Save: want = {Type::Tensor, Type::Str}; ret = Type::Void; break;
-    default: want = {Type::Tensor}; ret = Type::Float; break;  // sum_all
+    // The axis is optional: argmax(logits) is along the last axis, the class per row.
+    case Builtin::Argmax: want = {Type::Tensor, Type::Int}; break;
+    case Builtin::Reshape: want = {Type::Tensor, Type::Shape}; break;
+    case Builtin::Flatten: want = {Type::Tensor}; break;
+    case Builtin::Rows: want = {Type::Tensor, Type::Int, Type::Int}; break;
+    case Builtin::Eq: want = {Type::Tensor, Type::Tensor}; break;
+    default: want = {Type::Tensor}; ret = Type::Float; break;  // mean, sum_all
+  }
+  if (e.builtin == Builtin::Argmax && e.kids.size() != 2) {
+    if (e.kids.size() != 1) {
+      error(e.loc, "'argmax' expects 1 or 2 arguments (a tensor, then an axis), got " +
+                       std::to_string(e.kids.size()));
+      for (auto& k : e.kids) expr(k);
+      return ret;
+    }
+    want.pop_back();
   }
   if (!arity(e, want.size())) return ret;
   for (size_t i = 0; i < want.size(); ++i) {

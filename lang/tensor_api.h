@@ -42,6 +42,26 @@ class TensorRuntime {
   // print(t): the shape and a few values, e.g. "tensor([2, 3], [0.1, 0.2, ..., 0.6])".
   virtual bool format(int64_t tensor, std::string* out, std::string* error) = 0;
   virtual bool load(const std::string& path, int64_t* tensor, std::string* error) = 0;
+  // The host operations a classifier needs, which kernels cannot express (docs/tensor.md,
+  // "Host operations"): a new tensor made now from the arguments' values, which are
+  // evaluated first. Shapes are checked before anything is evaluated.
+  //   argmax(t[, axis])    tensors = {t},    ints = {axis} (negative counts from the end)
+  //   reshape(t, shape)    tensors = {t},    ints = the new dims
+  //   flatten(t)           tensors = {t},    ints = {}
+  //   rows(t, start, n)    tensors = {t},    ints = {start, n}
+  //   eq(a, b)             tensors = {a, b}, ints = {}
+  virtual bool host_op(Builtin which, const std::vector<int64_t>& tensors,
+                       const std::vector<int64_t>& ints, int64_t* tensor, std::string* error) {
+    (void)tensors, (void)ints, (void)tensor;
+    *error = std::string("'") + builtin_name(which) + "' is not supported by this tensor runtime";
+    return false;
+  }
+  // mean(t): the average of every element, a float (sum_all's sum over the count).
+  virtual bool mean(int64_t tensor, double* out, std::string* error) {
+    (void)tensor, (void)out;
+    *error = "'mean' is not supported by this tensor runtime";
+    return false;
+  }
   virtual bool save(int64_t tensor, const std::string& path, std::string* error) = 0;
 
   // ---- Lifetime: mark and sweep at the engine's safe points ----

@@ -289,6 +289,8 @@ class Walker final : public Engine {
       }
       case Builtin::Zeros: case Builtin::Ones: case Builtin::Rand: case Builtin::Arange:
       case Builtin::Load: case Builtin::Save: case Builtin::SumAll:
+      case Builtin::Argmax: case Builtin::Reshape: case Builtin::Flatten: case Builtin::Rows:
+      case Builtin::Eq: case Builtin::Mean:
         return tensor_builtin(e);
       default: return Value::of_float(call_math(e.builtin, eval(*e.kids[0]).f));
     }
@@ -388,10 +390,26 @@ class Walker final : public Engine {
         ok = r.save(t, e.kids[1]->text, &err);
         break;
       }
-      default: {  // sum_all
-        double sum = 0;
-        if (!r.sum_all(eval(*e.kids[0]).i, &sum, &err)) fail(e.loc, err);
-        return Value::of_float(sum);
+      case Builtin::Argmax: case Builtin::Reshape: case Builtin::Flatten: case Builtin::Rows:
+      case Builtin::Eq: {
+        // Arguments left to right; tensors and ints apart, as TensorRuntime::host_op takes them.
+        std::vector<int64_t> tensors, ints;
+        for (const auto& k : e.kids) {
+          Value v = eval(*k);
+          if (k->type == Type::Tensor) tensors.push_back(v.i);
+          else if (k->type == Type::Shape) ints = r.shape_dims(v.i);
+          else ints.push_back(v.i);
+        }
+        if (e.builtin == Builtin::Argmax && ints.empty()) ints.push_back(-1);  // the last axis
+        ok = r.host_op(e.builtin, tensors, ints, &out, &err);
+        break;
+      }
+      default: {  // mean, sum_all
+        double v = 0;
+        int64_t t = eval(*e.kids[0]).i;
+        if (!(e.builtin == Builtin::Mean ? r.mean(t, &v, &err) : r.sum_all(t, &v, &err)))
+          fail(e.loc, err);
+        return Value::of_float(v);
       }
     }
     if (!ok) fail(e.loc, err);

@@ -174,7 +174,7 @@ class HeaderParser {
       return true;
     }
     if (key == "descr" && pos_ < s_.size() && s_[pos_] == '[')
-      return fail("structured dtypes are not supported (only little-endian f32 and i32)", error);
+      return fail("structured dtypes are not supported (only little-endian f32, i32 and i64)", error);
     return fail("unsupported value for '" + key + "' in header", error);
   }
 
@@ -199,7 +199,7 @@ uint32_t read_le32(const unsigned char* p) {
 // ---------------------------------------------------------------------------------------------
 // Header -> (dtype, shape)
 
-enum class DType { F32, I32 };
+enum class DType { F32, I32, I64 };
 
 bool read_header(const std::string& text, DType* dtype, std::vector<int64_t>* shape,
                  std::string* error) {
@@ -241,11 +241,13 @@ bool read_header(const std::string& text, DType* dtype, std::vector<int64_t>* sh
     *dtype = DType::F32;
   } else if (d == "<i4") {
     *dtype = DType::I32;
-  } else if (d == ">f4" || d == ">i4") {
-    *error = "big-endian dtype '" + d + "' is not supported (only little-endian f32 and i32)";
+  } else if (d == "<i8") {  // NumPy's default int on Linux: labels often come as int64
+    *dtype = DType::I64;
+  } else if (d == ">f4" || d == ">i4" || d == ">i8") {
+    *error = "big-endian dtype '" + d + "' is not supported (only little-endian f32, i32 and i64)";
     return false;
   } else {
-    *error = "dtype '" + d + "' is not supported (only little-endian f32 and i32)";
+    *error = "dtype '" + d + "' is not supported (only little-endian f32, i32 and i64)";
     return false;
   }
 
@@ -334,7 +336,8 @@ bool parse_npy(const std::string& bytes, Tensor* out, std::string* error) {
   // check_shape bounds numel by 2^32, so the byte count below cannot overflow.
   uint64_t numel = 1;
   for (int64_t n : shape) numel *= static_cast<uint64_t>(n);
-  uint64_t need = numel * 4;
+  uint64_t item = dtype == DType::I64 ? 8 : 4;
+  uint64_t need = numel * item;
   uint64_t data = have - preamble - header_len;
   if (data < need) {
     *error = "data is truncated: shape " + format_dims(shape) + " needs " + std::to_string(need) +
@@ -351,10 +354,29 @@ bool parse_npy(const std::string& bytes, Tensor* out, std::string* error) {
   if (!zeros(shape, &t, error)) return false;
   const unsigned char* p = u + preamble + header_len;
   float* dst = t.data.data();
-  for (uint64_t i = 0; i < numel; ++i, p += 4) {
+  for (uint64_t i = 0; i < numel; ++i, p += item) {
     uint32_t bits = read_le32(p);
-    dst[i] = dtype == DType::F32 ? std::bit_cast<float>(bits)
-                                 : static_cast<float>(static_cast<int32_t>(bits));
+    if (dtype == DType::F32) {
+      dst[i] = std::bit_cast<float>(bits);
+      continue;
+    }
+    // Integers (class labels) become f32 values, which must be the same integers: f32 holds
+    // every integer up to 2^24 in magnitude, and only some above.
+    int64_t v = dtype == DType::I32 ? int64_t(int32_t(bits))
+                                    : int64_t(uint64_t(bits) | uint64_t(read_le32(p + 4)) << 32);
+    dst[i] = static_cast<float>(v);
+    // Compared as integers: a double cannot hold every i64 either (2^53 + 1).
+    double back = dst[i];
+    if (!(back >= -0x1p63 && back < 0x1p63 && int64_t(back) == v)) {
+      std::vector<int64_t> index(shape.size());
+      for (size_t d = shape.size(), rest = i; d-- > 0; rest /= uint64_t(shape[d]))
+        index[d] = int64_t(rest % uint64_t(shape[d]));
+      *error = "the " + std::string(dtype == DType::I32 ? "i32" : "i64") + " value " +
+               std::to_string(v) + " at index " + shape_text(index) +
+               " is not exactly representable as f32 (only integers up to 2^24 = 16777216 "
+               "in magnitude all are)";
+      return false;
+    }
   }
   *out = std::move(t);
   return true;

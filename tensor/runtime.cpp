@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "lang/text.h"
+#include "tensor/host_ops.h"
 #include "tensor/lower.h"
 #include "tensor/prelude_text.h"  // generated from prelude.ds (tensor/CMakeLists.txt)
 #include "tensor/schedule.h"
@@ -671,6 +672,45 @@ bool GraphRuntime::save(int64_t tensor, const std::string& path, std::string* er
   auto v = value(tensor, error);
   if (!v) return false;
   return save_npy(*v, path, error);
+}
+
+// The shape first (from the table, nothing evaluated), then the limit, then the values: a
+// wrong call costs nothing, and the graph so far runs only for a call that can succeed.
+bool GraphRuntime::host_op(Builtin which, const std::vector<int64_t>& tensors,
+                           const std::vector<int64_t>& ints, int64_t* tensor, std::string* error) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (int64_t t : tensors) {
+    if (!valid(t)) {
+      *error = std::string(builtin_name(which)) + ": argument is not a tensor";
+      return false;
+    }
+    shapes.push_back(nodes_[size_t(t)].shape);
+  }
+  std::vector<int64_t> shape;
+  if (!host_op_shape(which, shapes, ints, &shape, error)) return false;
+  if (!within_limit(std::string("the result of '") + builtin_name(which) + "'", shape, error))
+    return false;
+  std::vector<std::shared_ptr<const Tensor>> values;  // held: evaluating b may not drop a
+  std::vector<const Tensor*> args;
+  for (int64_t t : tensors) {
+    values.push_back(value(t, error));
+    if (!values.back()) return false;
+    args.push_back(values.back().get());
+  }
+  Tensor out;
+  if (!run_host_op(which, args, ints, shape, &out)) {
+    *error = out_of_memory_text(shape);
+    return false;
+  }
+  *tensor = add_tensor(std::move(out), builtin_name(which));
+  return true;
+}
+
+bool GraphRuntime::mean(int64_t tensor, double* out, std::string* error) {
+  auto v = value(tensor, error);
+  if (!v) return false;
+  *out = tensor::sum_all(*v) / double(v->numel());
+  return true;
 }
 
 Graph GraphRuntime::pending_graph() const {

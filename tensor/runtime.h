@@ -30,7 +30,7 @@
 namespace descent::tensor {
 
 // The prelude's source text (tensor/prelude.ds, compiled in): add, mul, relu, bias_add,
-// matmul, linear, linear_relu, softmax. A session parses it before the user's code.
+// matmul, linear, linear_relu, transpose, softmax. A session parses it before the user's code.
 std::string_view prelude_source();
 
 // One graph pass as it ran during an evaluation.
@@ -85,6 +85,10 @@ class GraphRuntime : public TensorRuntime {
   bool format(int64_t tensor, std::string* out, std::string* error) override;
   bool load(const std::string& path, int64_t* tensor, std::string* error) override;
   bool save(int64_t tensor, const std::string& path, std::string* error) override;
+  // argmax, reshape, flatten, rows, eq (host_ops.h): the result is an Input node, data.
+  bool host_op(Builtin which, const std::vector<int64_t>& tensors, const std::vector<int64_t>& ints,
+               int64_t* tensor, std::string* error) override;
+  bool mean(int64_t tensor, double* out, std::string* error) override;
   bool wants_collect() const override;
   int64_t next_handle() const override { return int64_t(nodes_.size()); }
   void collect(const std::vector<int64_t>& roots, int64_t from) override;

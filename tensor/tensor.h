@@ -74,8 +74,9 @@ std::string shape_text(const std::vector<int64_t>& shape);
 // On disagreement *why names the first differing index and both values.
 bool allclose(const Tensor& a, const Tensor& b, double rtol, std::string* why);
 
-// NumPy .npy files (format versions 1.0, 2.0 and 3.0 headers; little-endian '<f4' or '<i4';
-// C order). i32 data is converted to f32 on load (exact up to 2^24 in magnitude). Anything
+// NumPy .npy files (format versions 1.0, 2.0 and 3.0 headers; little-endian '<f4', '<i4' or
+// '<i8'; C order). Integer data (class labels) is converted to f32 on load; a value f32
+// cannot hold exactly (above 2^24 in magnitude, not every integer is) is an error. Anything
 // else (big-endian, Fortran order, other dtypes, truncated data, a bad header) is a clear
 // error naming the file and the problem, never a crash. save_npy writes version 1.0 '<f4'.
 bool load_npy(const std::string& path, Tensor* out, std::string* error);

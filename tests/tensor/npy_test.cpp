@@ -165,6 +165,10 @@ TEST_CASE("sample files from other writers load") {
   REQUIRE(load_npy(kSamples + "i32_3x2.npy", &t, &error));
   CHECK(format_tensor(t) == "tensor([3, 2], [-2.0, -1.0, 0.0, 1.0, 2.0, 16777216.0])");
 
+  // i64 (NumPy's default int, what a label array usually is) converts the same way.
+  REQUIRE_MESSAGE(load_npy(kSamples + "i64_labels.npy", &t, &error), error);
+  CHECK(format_tensor(t) == "tensor([2, 3], [3.0, 0.0, 9.0, 1.0, -7.0, 33554432.0])");
+
   REQUIRE(load_npy(kSamples + "f32_v2.npy", &t, &error));
   CHECK(format_tensor(t) == "tensor([2, 2], [1.0, 2.0, 3.0, 4.0])");
   REQUIRE(load_npy(kSamples + "f32_v3.npy", &t, &error));
@@ -185,9 +189,9 @@ TEST_CASE("malformed sample files: each a clear error naming the file") {
   const Case cases[] = {
       {"bad_magic.npy", "not a .npy file (bad magic; expected \\x93NUMPY)"},
       {"bad_version.npy", "unknown .npy format version 9.0 (supported: 1.0, 2.0, 3.0)"},
-      {"bad_f8.npy", "dtype '<f8' is not supported (only little-endian f32 and i32)"},
+      {"bad_f8.npy", "dtype '<f8' is not supported (only little-endian f32, i32 and i64)"},
       {"bad_big_endian.npy",
-       "big-endian dtype '>f4' is not supported (only little-endian f32 and i32)"},
+       "big-endian dtype '>f4' is not supported (only little-endian f32, i32 and i64)"},
       {"bad_fortran.npy",
        "Fortran-order (column-major) arrays are not supported; save with C order"},
       {"bad_no_shape.npy", "header has no 'shape' key"},
@@ -196,6 +200,12 @@ TEST_CASE("malformed sample files: each a clear error naming the file") {
       {"bad_short_data.npy", "data is truncated: shape (2, 3) needs 24 bytes, the file has 20"},
       {"bad_long_data.npy", "unexpected 4 bytes after the data of shape (2,)"},
       {"bad_header_len.npy", "header is truncated (it says 255 bytes, the file has 15)"},
+      {"bad_i32_inexact.npy",
+       "the i32 value 16777217 at index [1, 1] is not exactly representable as f32 (only "
+       "integers up to 2^24 = 16777216 in magnitude all are)"},
+      {"bad_i64_inexact.npy",
+       "the i64 value 9007199254740993 at index [1] is not exactly representable as f32 (only "
+       "integers up to 2^24 = 16777216 in magnitude all are)"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.file);
@@ -215,13 +225,17 @@ TEST_CASE("malformed headers in memory") {
   };
   const Case cases[] = {
       {"{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }",
-       "dtype '<f8' is not supported (only little-endian f32 and i32)"},
+       "dtype '<f8' is not supported (only little-endian f32, i32 and i64)"},
       {"{'descr': '|f4', 'fortran_order': False, 'shape': (4,), }",
-       "dtype '|f4' is not supported (only little-endian f32 and i32)"},
+       "dtype '|f4' is not supported (only little-endian f32, i32 and i64)"},
       {"{'descr': '>i4', 'fortran_order': False, 'shape': (4,), }",
-       "big-endian dtype '>i4' is not supported (only little-endian f32 and i32)"},
+       "big-endian dtype '>i4' is not supported (only little-endian f32, i32 and i64)"},
+      {"{'descr': '>i8', 'fortran_order': False, 'shape': (4,), }",
+       "big-endian dtype '>i8' is not supported (only little-endian f32, i32 and i64)"},
+      {"{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }",
+       "data is truncated: shape (3,) needs 24 bytes, the file has 16"},
       {"{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (4,), }",
-       "structured dtypes are not supported (only little-endian f32 and i32)"},
+       "structured dtypes are not supported (only little-endian f32, i32 and i64)"},
       {"{'descr': 4, 'fortran_order': False, 'shape': (4,), }",
        "unsupported value for 'descr' in header"},
       {"{'fortran_order': False, 'shape': (4,), }", "header has no 'descr' key"},

@@ -4,12 +4,14 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <memory>
 
 #include "lang/module.h"
 #include "lang/parser.h"
 #include "lang/sema.h"
+#include "pipeline/pipeline.h"
 #include "tensor/runtime.h"
 
 using namespace descent;
@@ -97,7 +99,7 @@ TEST_CASE("prelude: parses, checks, and defines the documented kernels") {
   std::vector<std::string> names;
   for (const auto& k : p.module.kernels) names.push_back(k.name);
   CHECK(names == std::vector<std::string>{"add", "mul", "relu", "bias_add", "matmul", "linear",
-                                          "linear_relu", "softmax"});
+                                          "linear_relu", "transpose", "softmax"});
   CHECK(p.kernel("linear_relu").stages.size() == 1);  // fused by hand: one statement
   CHECK(p.kernel("softmax").stages.size() == 4);
 }
@@ -146,6 +148,22 @@ TEST_CASE("prelude: matmul, linear and the hand-fused linear_relu against loops"
     CHECK(clipped > 0);
     CHECK(clipped < int(lr.data.size()));
   }
+}
+
+TEST_CASE("prelude: transpose against loops, and transposing twice is the identity") {
+  for (const std::string& dev : Session::devices()) {  // opencl too (PoCL here)
+    INFO("device ", dev);
+    Prelude p(dev);
+    Tensor a = random({3, 17}, 8);  // not square: a swapped extent would read out of range
+    Tensor t = p.call("transpose", {&a});
+    REQUIRE(t.shape == std::vector<int64_t>{17, 3});
+    check_close(t, make2(17, 3, [&](auto i, auto j) { return double(at(a, j, i)); }));
+    Tensor back = p.call("transpose", {&t});
+    CHECK(std::memcmp(back.data.data(), a.data.data(), a.data.size() * sizeof(float)) == 0);
+  }
+  Prelude p;
+  Tensor v = random({4}, 9);
+  CHECK(p.call_error("transpose", {&v}).find("'transpose'") != std::string::npos);
 }
 
 TEST_CASE("prelude: softmax is row-wise, sums to 1, and survives large inputs") {

@@ -35,6 +35,10 @@ def i32(values):
     return b''.join(struct.pack('<i', v) for v in values)
 
 
+def i64(values):
+    return b''.join(struct.pack('<q', v) for v in values)
+
+
 def numpy_header(descr, shape):
     dims = '(' + ', '.join(str(d) for d in shape) + (',)' if len(shape) == 1 else ')')
     return "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, dims)
@@ -46,6 +50,8 @@ files = {
     'f32_2x3.npy': npy(numpy_header('<f4', (2, 3)), f32([0.5, -0.25, 1.0, 2.0, 2.5, 3.0])),
     'f32_specials.npy': npy(numpy_header('<f4', (5,)), f32([nan, inf, -inf, -0.0, 1e-45])),
     'i32_3x2.npy': npy(numpy_header('<i4', (3, 2)), i32([-2, -1, 0, 1, 2, 16777216])),
+    # int64 class labels, as np.save writes sklearn's targets; 2^25 is exact in f32 too.
+    'i64_labels.npy': npy(numpy_header('<i8', (2, 3)), i64([3, 0, 9, 1, -7, 33554432])),
     'f32_v2.npy': npy(numpy_header('<f4', (2, 2)), f32([1, 2, 3, 4]), version=(2, 0)),
     'f32_v3.npy': npy(numpy_header('<f4', (1, 3)), f32([7, 8, 9]), version=(3, 0)),
     'f32_py2.npy': npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 2L), }",
@@ -65,6 +71,9 @@ files = {
                                 b''),
     'bad_short_data.npy': npy(numpy_header('<f4', (2, 3)), f32([1, 2, 3, 4, 5])),
     'bad_long_data.npy': npy(numpy_header('<f4', (2,)), f32([1, 2, 3])),
+    # Integers f32 cannot hold exactly (2^24 + 1; 2^53 + 1).
+    'bad_i32_inexact.npy': npy(numpy_header('<i4', (2, 2)), i32([1, 2, 3, 16777217])),
+    'bad_i64_inexact.npy': npy(numpy_header('<i8', (3,)), i64([0, 9007199254740993, 5])),
     'bad_header_len.npy': b'\x93NUMPY\x01\x00\xff\x00' + b"{'descr': '<f4'",
 }
 
