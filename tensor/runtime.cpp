@@ -469,18 +469,7 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
   if (!execute(g, &keys, error)) return fail(*error);
   last_.executed = g;
 
-  // Values go back to the table: every kernel that ran, and every constant folded on the
-  // way (even one a later fold made dead). A node fused away keeps no value: it never
-  // existed in memory.
-  auto store = [&](const Graph& from) {
-    for (const auto& n : from.nodes) {
-      Node& mine = nodes_[size_t(n.id)];
-      if (mine.value || !n.value || freed_[size_t(n.id)]) continue;
-      mine.value = n.value;
-      account(mine);
-      if (n.kind == NodeKind::Constant) mine.kind = NodeKind::Constant;
-    }
-  };
+  // Constants folded on the way are stored too, even one a later fold made dead.
   for (const auto& snap : last_.passes) store(snap.after);
   store(g);
   if (!nodes_[size_t(tensor)].value)
@@ -511,6 +500,18 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
   if (plans_.size() >= 256) plans_.clear();  // a program of ever-new shapes: start over
   plans_.emplace(std::move(key), std::move(plan));
   return true;
+}
+
+// Values go back to the table from an evaluated graph: every kernel that ran, and every
+// constant folded on the way. A node fused away keeps no value: it never existed in memory.
+void GraphRuntime::store(const Graph& from) {
+  for (const auto& n : from.nodes) {
+    Node& mine = nodes_[size_t(n.id)];
+    if (mine.value || !n.value || freed_[size_t(n.id)]) continue;
+    mine.value = n.value;
+    account(mine);
+    if (n.kind == NodeKind::Constant) mine.kind = NodeKind::Constant;
+  }
 }
 
 bool GraphRuntime::execute(Graph& g, std::vector<std::string>* keys, std::string* error) {
@@ -608,13 +609,7 @@ bool GraphRuntime::replay(const Plan& plan, const std::vector<int64_t>& all, int
     return false;
   }
   last_.executed = g;
-  for (const auto& n : g.nodes) {
-    Node& mine = nodes_[size_t(n.id)];
-    if (mine.value || !n.value || freed_[size_t(n.id)]) continue;
-    mine.value = n.value;
-    account(mine);
-    if (n.kind == NodeKind::Constant) mine.kind = NodeKind::Constant;
-  }
+  store(g);
   if (!nodes_[size_t(tensor)].value) {
     *error = last_.error = "internal error: the replayed plan did not compute the tensor";
     last_.ok = false;

@@ -175,6 +175,7 @@ class GraphRuntime : public TensorRuntime {
   // Runs the kernels of g in order (its leaves have values), storing each result in g.
   // keys: the compiled-kernel cache key of each node of g, when already known.
   bool execute(Graph& g, std::vector<std::string>* keys, std::string* error);
+  void store(const Graph& from);
   std::string kernel_key(const Node& n) const;
 
   // ---- Replayed graphs ----

@@ -6,30 +6,15 @@
 #include <string>
 
 #include "pipeline/pipeline.h"
+#include "session_util.h"
 #include "tensor/runtime.h"
 
 using namespace descent;
+using descent::testing::contains;
+using descent::testing::printed_by;
+using descent::testing::submit;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-Outcome submit(Session& s, const std::string& source, std::string* printed = nullptr) {
-  RunOptions opts;
-  opts.out = [printed](std::string_view t) {
-    if (printed) *printed += t;
-  };
-  return s.submit(source, "<test>", opts);
-}
-
-std::string printed_by(Session& s, const std::string& source) {
-  std::string printed;
-  Outcome o = submit(s, source, &printed);
-  CHECK_MESSAGE(o.status == Outcome::Ok, o.message);
-  return printed;
-}
 
 constexpr size_t kMiB = size_t(1) << 20;
 

@@ -7,26 +7,15 @@
 #include <string>
 
 #include "pipeline/pipeline.h"
+#include "session_util.h"
 #include "tensor/runtime.h"
 
 using namespace descent;
+using descent::testing::contains;
+using descent::testing::printed_by;
+using descent::testing::submit;
 
 namespace {
-
-Outcome submit(Session& s, const std::string& source, std::string* printed = nullptr) {
-  RunOptions opts;
-  opts.out = [printed](std::string_view t) {
-    if (printed) *printed += t;
-  };
-  return s.submit(source, "<test>", opts);
-}
-
-std::string printed_by(Session& s, const std::string& source) {
-  std::string printed;
-  Outcome o = submit(s, source, &printed);
-  CHECK_MESSAGE(o.status == Outcome::Ok, o.message);
-  return printed;
-}
 
 const char* kSetup = "x = rand([4, 16], 1)\n"
                      "w = rand([8, 16], 2)\n"

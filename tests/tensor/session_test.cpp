@@ -5,33 +5,15 @@
 #include <string>
 
 #include "pipeline/pipeline.h"
+#include "session_util.h"
 #include "tensor/runtime.h"
 
 using namespace descent;
+using descent::testing::contains;
+using descent::testing::printed_by;
+using descent::testing::submit;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-// What a scalar input that must succeed printed (or its error, which then fails the test).
-std::string printed_by(Session& s, const std::string& source);
-
-Outcome submit(Session& s, const std::string& source, std::string* printed = nullptr) {
-  RunOptions opts;
-  opts.out = [printed](std::string_view t) {
-    if (printed) *printed += t;
-  };
-  return s.submit(source, "<test>", opts);
-}
-
-std::string printed_by(Session& s, const std::string& source) {
-  std::string printed;
-  Outcome o = submit(s, source, &printed);
-  CHECK_MESSAGE(o.status == Outcome::Ok, o.message);
-  return printed;
-}
 
 const char* kOnAxesIJ = "kernel k(A: f32[n, m]) -> f32[n, m] {\n"
                         "  B[i, j] = A[i, j] * 2.0\n"
