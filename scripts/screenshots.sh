@@ -27,6 +27,7 @@ shot machine_compare examples/tour.ds --pane machine --do "machine view asm" \
   --do "machine function fib" --do "machine encodings off" --do "machine target x86-64" \
   --do "machine compare aarch64"
 shot graph   examples/mlp.ds    --pane graph --do "graph pass fuse_elementwise"
+shot digits  examples/mlp_digits/mlp_digits.ds --pane graph --do "graph pass fuse_elementwise"
 shot loops   examples/tour.ds   --pane loops --do "loops kernel matmul m=64 n=64 k=64" \
                                 --do "loops sched split i 16" --do "loops sched parallel i_0"
 shot bench   examples/tour.ds   --pane bench --do "bench run quick vector_add matmul_128"
