@@ -100,24 +100,25 @@ std::vector<int> called_functions(const Block& block) {
 
 IRModule generate_unit(const Program& program, const Module& module, const UnitSpec& spec,
                        std::string* error) {
-  // Tensor code runs on the ast engine only (the Session sends it there). Functions that use
-  // tensors can only be called from tensor code, so leaving them out breaks no call.
-  if (program.uses_tensors) {
-    if (error) *error = "tensor code runs on the ast engine only";
-    return IRModule{};
-  }
-  UnitSpec scalar = spec;
-  scalar.define.clear();
+  // A standalone program has no tensor runtime to call: `descent build` compiles scalar
+  // programs only (tensor code runs in the JIT, whose runtime has the TensorRuntime).
+  bool tensors = program.uses_tensors;
   for (int f : spec.define) {
     const FnDecl* d = module.functions[static_cast<size_t>(f)].decl;
-    if (!d || !d->uses_tensors) scalar.define.push_back(f);
+    tensors = tensors || (d && d->uses_tensors);
+  }
+  if (spec.runtime && tensors) {
+    if (error)
+      *error = "tensor code cannot be built into an object file (it needs the tensor "
+               "runtime): run it with `descent run`";
+    return IRModule{};
   }
   IRModule ir;
   ir.context = std::make_unique<llvm::LLVMContext>();
   std::string name = program.source ? program.source->name() : "descent";
   ir.module = std::make_unique<llvm::Module>(name, *ir.context);
   if (!set_target(*ir.module, spec.triple, error)) return IRModule{};
-  codegen_internal::Lowering lower(program, module, scalar, *ir.module);
+  codegen_internal::Lowering lower(program, module, spec, *ir.module);
   lower.run();
   if (spec.runtime) define_standalone_runtime(*ir.module, lower.sites, spec.entry);
   // Declarations after the definitions, as clang prints them.

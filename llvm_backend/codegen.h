@@ -10,6 +10,7 @@
 //                          (stack overflow; interrupts); then call with %depth + 1
 //   while / for            a poll of descent_rt_poll on the back-edge (interrupt, step limit)
 //   print(a, "s", b)       every argument evaluated first, then descent_rt_print_* calls
+//   relu(x), t[i, j]       tensor code: calls to the runtime's helpers (codegen_tensor.cpp)
 //
 // Names: Descent functions and globals get a "ds." prefix (so `fn printf` or a global
 // `stdout` can never collide with C's); locals are allocas named after the variable (%sum),

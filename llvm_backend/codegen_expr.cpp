@@ -19,10 +19,9 @@ llvm::Value* Lowering::expr(const Expr& e) {
     case ExprKind::FloatLit: return llvm::ConstantFP::get(b_.getDoubleTy(), e.float_value);
     case ExprKind::BoolLit: return b_.getInt1(e.bool_value);
     case ExprKind::StrLit: return nullptr;  // only ever a print argument
-    // Tensor code never gets here: generate_unit() refuses it.
-    case ExprKind::List: case ExprKind::Index: case ExprKind::Field: case ExprKind::Reduce:
-    case ExprKind::Axis:
-      return b_.getInt64(0);
+    case ExprKind::List: case ExprKind::Index: case ExprKind::Field: return tensor_expr(e);
+    // Only inside kernels, which the tensor runtime runs: sema keeps them out of code.
+    case ExprKind::Reduce: case ExprKind::Axis: return b_.getInt64(0);
     case ExprKind::Promote: return b_.CreateSIToFP(expr(*e.kids[0]), b_.getDoubleTy(), "tofloat");
     case ExprKind::Var:
       if (e.check_defined) {
@@ -127,6 +126,7 @@ llvm::Value* Lowering::divide(llvm::Value* a, llvm::Value* b, SourceLoc loc, boo
 }
 
 llvm::Value* Lowering::call(const Expr& e) {
+  if (e.kernel >= 0) return kernel_call(e);
   // One compare does both call checks: %depth >= descent_rt_call_limit, which is 10,000
   // unless the runtime watches every call (then 0). descent_rt_call_check ticks (interrupt,
   // step limit) and raises "stack overflow" at 10,000, in the walker's order; all before
@@ -145,14 +145,17 @@ llvm::Value* Lowering::call(const Expr& e) {
   add_site(RtError::StackOverflow, e.loc, "");
   std::vector<llvm::Value*> args;
   for (const auto& k : e.kids) args.push_back(expr(*k));
+  check_tensor_args(e, args);
   args.push_back(st_->depth_next);
   llvm::Function* f = function(e.slot);
   bool is_void = f->getReturnType()->isVoidTy();
   return b_.CreateCall(f, args, is_void ? "" : e.text);
 }
 
-void Lowering::print_value(llvm::Value* v, Type t) {
+void Lowering::print_value(llvm::Value* v, Type t, SourceLoc loc) {
   switch (t) {
+    case Type::Tensor: b_.CreateCall(tensor_helper(rt::kPrintTensor), {site(loc), v}); break;
+    case Type::Shape: b_.CreateCall(tensor_helper(rt::kPrintShape), {site(loc), v}); break;
     case Type::Int: b_.CreateCall(runtime(rt::kPrintInt), {v}); break;
     case Type::Float: b_.CreateCall(runtime(rt::kPrintFloat), {v}); break;
     case Type::Bool:
@@ -178,7 +181,7 @@ llvm::Value* Lowering::builtin(const Expr& e) {
         if (k.kind == ExprKind::StrLit)
           b_.CreateCall(runtime(rt::kPrintStr), {b_.CreateGlobalStringPtr(k.text, ".str")});
         else
-          print_value(vals[i], k.type);
+          print_value(vals[i], k.type, k.loc);
       }
       b_.CreateCall(runtime(rt::kPrintEnd));
       return nullptr;
@@ -224,10 +227,9 @@ llvm::Value* Lowering::builtin(const Expr& e) {
     case Builtin::Cos: return math(llvm::Intrinsic::cos, expr(*e.kids[0]), "cos");
     case Builtin::Floor: return math(llvm::Intrinsic::floor, expr(*e.kids[0]), "floor");
     case Builtin::None: break;
-    // Tensor builtins: tensor code never gets here (generate_unit() refuses it).
     case Builtin::Zeros: case Builtin::Ones: case Builtin::Rand: case Builtin::Arange:
     case Builtin::Load: case Builtin::Save: case Builtin::SumAll:
-      break;
+      return tensor_builtin(e);
   }
   return nullptr;
 }

@@ -147,8 +147,8 @@ Lowering::GlobalVars Lowering::global(int slot) {
 
 llvm::Value* Lowering::load_var(Storage storage, int slot, const std::string& name) {
   if (storage == Storage::Local) {
-    llvm::AllocaInst* a = st_->locals[static_cast<size_t>(slot)];
-    return b_.CreateLoad(a->getAllocatedType(), a, name);
+    auto i = static_cast<size_t>(slot);
+    return b_.CreateLoad(st_->local_types[i], st_->locals[i], name);
   }
   GlobalVars g = global(slot);
   llvm::Value* v = b_.CreateLoad(g.value->getValueType(), g.value, name);
@@ -190,8 +190,10 @@ void Lowering::emit_function(int index) {
   for (size_t i = 0; i < fn.local_names.size(); ++i) {
     Type t = i < fn.local_types.size() ? fn.local_types[i] : Type::Int;
     std::string name = fn.local_names[i] + (i < nparams ? ".addr" : "");
-    st.locals.push_back(b_.CreateAlloca(type(t), nullptr, name));
+    st.locals.push_back(t == Type::Tensor ? nullptr : b_.CreateAlloca(type(t), nullptr, name));
+    st.local_types.push_back(type(t));
   }
+  if (fn.uses_tensors) open_tensor_frame(fn);
   for (size_t i = 0; i < nparams; ++i) {
     llvm::Argument* a = f->getArg(static_cast<unsigned>(i));
     a->setName(fn.params[i].name);
@@ -208,7 +210,7 @@ void Lowering::emit_function(int index) {
   emit_block(fn.body);
   if (open()) {
     // Sema lets control reach the end only in functions that return nothing.
-    if (info.ret == Type::Void) b_.CreateRetVoid();
+    if (info.ret == Type::Void) leave_function(nullptr, nullptr);
     else b_.CreateUnreachable();
   }
   finish();
@@ -224,6 +226,7 @@ void Lowering::emit_entry() {
   st.source = prog_.source.get();
   st.depth = b_.getInt32(0);  // top-level code is not a frame
   st.depth_next = b_.getInt32(1);
+  st.safe_points = prog_.uses_tensors;
   st_ = &st;
   SourceLoc first;  // top-level code starts at its first statement
   for (const auto& s : prog_.body)
@@ -235,11 +238,12 @@ void Lowering::emit_entry() {
     if (!open()) break;
     if (spec_.echo && s->kind == StmtKind::Expr && s->expr->type != Type::Void) {
       llvm::Value* v = expr(*s->expr);
-      print_value(v, s->expr->type);
+      print_value(v, s->expr->type, s->expr->loc);
       b_.CreateCall(runtime(rt::kPrintEnd));
     } else {
       stmt(*s);
     }
+    if (s->kind != StmtKind::FnDecl && s->kind != StmtKind::KernelDecl) safe_point();
   }
   if (open()) b_.CreateRetVoid();
   finish();

@@ -7,6 +7,7 @@
 //   codegen_stmt.cpp       statements and control flow
 //   codegen_expr.cpp       expressions, calls and builtins
 //   codegen_runtime.cpp    the runtime's functions, runtime-error checks, loop ticks
+//   codegen_tensor.cpp     tensor code: calls to the runtime's tensor helpers, the collector
 #pragma once
 #include <map>
 #include <set>
@@ -31,7 +32,13 @@ struct FnState {
   llvm::Function* f = nullptr;
   const FnDecl* decl = nullptr;  // null: top-level code
   const SourceFile* source = nullptr;
-  std::vector<llvm::AllocaInst*> locals;  // by slot
+  // By slot: where each local lives (an alloca, or a slot of the tensor frame) and its type.
+  std::vector<llvm::Value*> locals;
+  std::vector<llvm::Type*> local_types;
+  // Functions that use tensors: the frame opened on entry (rt::kTensorFrameEnter), closed
+  // before every return. Null elsewhere (and in top-level code, which needs none).
+  llvm::Value* tensor_frame = nullptr;
+  bool safe_points = false;  // a collector safe point after every statement
   llvm::Value* depth = nullptr;       // i32: this frame's number (top level: 0)
   llvm::Value* depth_next = nullptr;  // i32: what a call passes on
   std::vector<std::pair<llvm::BasicBlock*, llvm::BasicBlock*>> loops;  // {break, continue}
@@ -94,6 +101,17 @@ class Lowering {
   void tick(SourceLoc loc, llvm::BasicBlock* next);
   void stack_guard(SourceLoc loc);
 
+  // codegen_tensor.cpp: tensor code
+  llvm::FunctionCallee tensor_helper(const char* name);
+  llvm::Constant* site(SourceLoc loc, const std::vector<SourceLoc>& parts = {});
+  llvm::Value* tensor_expr(const Expr& e);
+  llvm::Value* kernel_call(const Expr& e);
+  llvm::Value* tensor_builtin(const Expr& e);
+  void check_tensor_args(const Expr& call, const std::vector<llvm::Value*>& args);
+  void leave_function(const Stmt* ret, llvm::Value* v);
+  void open_tensor_frame(const FnDecl& fn);
+  void safe_point();
+
   // codegen_stmt.cpp: statements and control flow
   void emit_block(const Block& block);
   void stmt(const Stmt& s);
@@ -109,7 +127,7 @@ class Lowering {
   llvm::Value* arith(BinaryOp op, Type t, llvm::Value* a, llvm::Value* b, SourceLoc loc);
   llvm::Value* divide(llvm::Value* a, llvm::Value* b, SourceLoc loc, bool div);
   llvm::Value* call(const Expr& e);
-  void print_value(llvm::Value* v, Type t);
+  void print_value(llvm::Value* v, Type t, SourceLoc loc);
   llvm::Value* math(llvm::Intrinsic::ID id, llvm::Value* v, const char* name);
   llvm::Value* builtin(const Expr& e);
 
@@ -124,6 +142,7 @@ class Lowering {
   std::map<int, GlobalVars> globals_;
   std::map<const FnDecl*, const SourceFile*> source_of_;
   std::map<std::string, llvm::Constant*> names_;  // undefined-variable names as C strings
+  std::map<std::vector<int32_t>, llvm::Constant*> sites_;  // tensor helpers' loc tables
   std::unique_ptr<llvm::DIBuilder> di_;  // null without debug info
   llvm::DICompileUnit* cu_ = nullptr;
 };

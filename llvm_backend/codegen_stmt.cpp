@@ -13,6 +13,7 @@ void Lowering::emit_block(const Block& block) {
   for (const auto& s : block) {
     if (!open()) return;  // after return/break/continue: never runs
     stmt(*s);
+    safe_point();
   }
 }
 
@@ -26,12 +27,9 @@ void Lowering::stmt(const Stmt& s) {
     case StmtKind::For: for_stmt(s); return;
     case StmtKind::Break: b_.CreateBr(st_->loops.back().first); return;
     case StmtKind::Continue: b_.CreateBr(st_->loops.back().second); return;
-    case StmtKind::Return:
-      if (s.expr) b_.CreateRet(expr(*s.expr));
-      else b_.CreateRetVoid();
-      return;
+    case StmtKind::Return: leave_function(&s, s.expr ? expr(*s.expr) : nullptr); return;
     case StmtKind::FnDecl: return;
-    case StmtKind::KernelDecl: return;  // kernels run on the ast engine only
+    case StmtKind::KernelDecl: return;  // kernels run when called (rt::kTensorKernel)
   }
 }
 

@@ -74,6 +74,8 @@ class Jit final : public JitEngine {
   explicit Jit(int level) : level_(std::clamp(level, 0, 3)) {}
 
   const char* name() const override { return "jit"; }
+  // Tensor code calls the runtime's tensor helpers (codegen_tensor.cpp, tensor_runtime.cpp).
+  bool runs_tensors() const override { return true; }
   void set_opt_level(int level) override { level_ = std::clamp(level, 0, 3); }
   int opt_level() const override { return level_; }
   Stats last_stats() const override { return stats_; }
@@ -99,7 +101,15 @@ class Jit final : public JitEngine {
     std::vector<const SourceFile*> inputs;
     for (const auto& p : module.programs) inputs.push_back(p->source.get());
     inputs.push_back(program.source.get());
-    run_watched([&] { result = runtime_.run(entry, options, inputs); }, options.interrupt);
+    // The collector's roots outside frames: the tensor-typed globals, in their homes here.
+    TensorContext tensors;
+    tensors.module = &module;
+    tensors.global_roots = [&](std::vector<int64_t>& roots) {
+      for (size_t i = 0; i < module.globals.size(); ++i)
+        if (module.globals[i].type == Type::Tensor && defined_[i]) roots.push_back(values_[i].i);
+    };
+    run_watched([&] { result = runtime_.run(entry, options, inputs, &tensors); },
+                options.interrupt);
     stats_.run_seconds = seconds_since(start);
     for (size_t i = 0; i < module.globals.size(); ++i) {
       globals.values[i] = values_[i];

@@ -1,4 +1,5 @@
 #include "llvm_backend/runtime.h"
+#include "llvm_backend/runtime_state.h"
 
 #include <csetjmp>
 #include <cstdint>
@@ -16,27 +17,16 @@ std::string rt_error_message(RtError kind, const char* name) {
     case RtError::Interrupted: return "interrupted";
     case RtError::UndefinedVariable:
       return std::string("undefined variable '") + (name ? name : "?") + "'";
+    case RtError::Tensor: return name ? name : "tensor error";
   }
   return "runtime error";
 }
 
 // ---- [SECTION] the JIT's runtime: host functions ----
 
-namespace {
-
-// One run's state. The runtime functions reach it through `current`, a thread_local, because
-// JIT code passes them only what the program knows (values and source locations).
-struct RunState {
-  const RunOptions* opts = nullptr;
-  uint64_t steps = 0;          // ticks seen while watching
-  std::string line;            // the print line being built
-  sigjmp_buf jump;             // where descent_rt_error returns to
-  RtError kind = RtError::DivisionByZero;
-  int32_t err_input = 0, err_line = 0, err_col = 0;
-  const char* err_name = nullptr;  // a constant string in JIT code (never freed)
-};
-
 thread_local RunState* current = nullptr;
+
+namespace {
 
 // Kept out of line so that nothing of Runtime::run's frame lives between sigsetjmp and the
 // siglongjmp that may come back to it.
@@ -93,7 +83,8 @@ void descent_rt_call_check(int32_t depth, int32_t input, int32_t line, int32_t c
 }  // extern "C"
 
 std::vector<std::pair<std::string, void*>> Runtime::symbols() {
-  return {
+  std::vector<std::pair<std::string, void*>> out = tensor_symbols();
+  std::vector<std::pair<std::string, void*>> base = {
       {rt::kPrintInt, reinterpret_cast<void*>(&descent_rt_print_int)},
       {rt::kPrintFloat, reinterpret_cast<void*>(&descent_rt_print_float)},
       {rt::kPrintBool, reinterpret_cast<void*>(&descent_rt_print_bool)},
@@ -107,6 +98,8 @@ std::vector<std::pair<std::string, void*>> Runtime::symbols() {
       {rt::kCallLimit, static_cast<void*>(&call_limit_)},
       {rt::kStackLimit, static_cast<void*>(&stack_limit_)},
   };
+  out.insert(out.end(), base.begin(), base.end());
+  return out;
 }
 
 void Runtime::request_stop() {
@@ -115,10 +108,12 @@ void Runtime::request_stop() {
 }
 
 RunResult Runtime::run(void (*entry)(), const RunOptions& options,
-                       const std::vector<const SourceFile*>& inputs) {
+                       const std::vector<const SourceFile*>& inputs,
+                       const TensorContext* tensors) {
   static_assert(sizeof(std::atomic<uint8_t>) == 1 && sizeof(std::atomic<int32_t>) == 4);
   RunState s;
   s.opts = &options;
+  s.tensors = tensors;
   // A step limit is counted tick by tick; a flag set before the run stops it at the first
   // back-edge or call, as on the walker. Otherwise nobody watches.
   bool watch = options.step_limit ||
@@ -132,6 +127,7 @@ RunResult Runtime::run(void (*entry)(), const RunOptions& options,
   RunState* saved = current;
   current = &s;
   int failed = call_entry(&s, entry);
+  if (!failed) collect_at_end(s);
   current = saved;
   RunResult r;
   r.steps = s.steps;
@@ -141,7 +137,8 @@ RunResult Runtime::run(void (*entry)(), const RunOptions& options,
     SourceLoc loc{0, static_cast<uint32_t>(s.err_line), static_cast<uint32_t>(s.err_col),
                   input < inputs.size() ? inputs[input] : nullptr};
     r.error = Diagnostic{Severity::Error, ErrorKind::Runtime, loc,
-                         rt_error_message(s.kind, s.err_name)};
+                         rt_error_message(s.kind, s.kind == RtError::Tensor ? s.message.c_str()
+                                                                            : s.err_name)};
   }
   return r;
 }

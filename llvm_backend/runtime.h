@@ -31,6 +31,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,6 +62,41 @@ inline constexpr const char* kCallLimit = "descent_rt_call_limit";  // i32 globa
 // ptr global: functions too big for 10,000 frames to surely fit check their frame address
 // against it on entry ("stack overflow" at the function's name); null: no check.
 inline constexpr const char* kStackLimit = "descent_rt_stack_limit";
+
+// Tensor code (the JIT only; `descent build` refuses it). Tensor and Shape values are i64
+// handles into RunOptions::tensors; every operation is one call. `loc` points to a constant
+// i32 table {input, line, col, line1, col1, ...}: the expression, then its parts (the dims of
+// a shape literal, the indices of t[i, j], a call's arguments), so a helper that fails blames
+// the same place as the walker. `...` is i64 values, `n` of them.
+inline constexpr const char* kShape = "ds_shape";                  // i64 (loc, i64 n, ...)
+inline constexpr const char* kShapeElement = "ds_shape_element";   // i64 (loc, i64 s, i64 i)
+inline constexpr const char* kTensorShape = "ds_tensor_shape";     // i64 (loc, i64 t): t.shape
+// double (loc, ptr name, i64 t, i64 n, ...): t[i, j]; name: the variable, for the message
+inline constexpr const char* kTensorElement = "ds_tensor_element";
+inline constexpr const char* kTensorKernel = "ds_tensor_kernel";   // i64 (loc, i32 kernel, i64 n, ...)
+inline constexpr const char* kTensorZeros = "ds_tensor_zeros";     // i64 (loc, i64 shape)
+inline constexpr const char* kTensorOnes = "ds_tensor_ones";       // i64 (loc, i64 shape)
+inline constexpr const char* kTensorRand = "ds_tensor_rand";       // i64 (loc, i64 shape, i64 seed)
+inline constexpr const char* kTensorArange = "ds_tensor_arange";   // i64 (loc, i64 n)
+inline constexpr const char* kTensorLoad = "ds_tensor_load";       // i64 (loc, ptr path)
+inline constexpr const char* kTensorSave = "ds_tensor_save";       // void (loc, i64 t, ptr path)
+inline constexpr const char* kTensorSumAll = "ds_tensor_sum_all";  // double (loc, i64 t)
+inline constexpr const char* kPrintTensor = "ds_print_tensor";     // void (loc, i64 t)
+inline constexpr const char* kPrintShape = "ds_print_shape";       // void (loc, i64 s)
+// void (loc, i32 function, i64 n, ...): a call's arguments against the declared tensor
+// shapes (a non-tensor argument is passed as 0)
+inline constexpr const char* kTensorCheckArgs = "ds_tensor_check_args";
+// void (loc, i32 function, i64 result, i64 n, ...): the returned tensor against the declared
+// shape, with the named dims the arguments (all n of them, as passed) bind
+inline constexpr const char* kTensorCheckResult = "ds_tensor_check_result";
+// The collector (lang/tensor_api.h). A function that uses tensors opens a frame on entry:
+// ptr (i64 slots) gives it `slots` zeroed i64s where its tensor locals live, so the runtime
+// sees them; it closes the frame before it returns. A safe point (void ()) after every
+// statement of top-level code and of such functions collects when the runtime wants to,
+// with the globals and every open frame's slots as roots.
+inline constexpr const char* kTensorFrameEnter = "ds_tensor_frame_enter";
+inline constexpr const char* kTensorFrameLeave = "ds_tensor_frame_leave";  // void ()
+inline constexpr const char* kTensorSafePoint = "ds_tensor_safe_point";    // void ()
 }  // namespace rt
 
 // descent_rt_error's first argument.
@@ -70,9 +106,17 @@ enum class RtError : int32_t {
   StackOverflow = 3,      // "stack overflow"
   Interrupted = 4,        // "interrupted"
   UndefinedVariable = 5,  // "undefined variable 'NAME'" (name: the 4th argument)
+  Tensor = 6,             // a tensor helper's message (the JIT's runtime only)
 };
 // The message, exactly as the AST walker words it.
 std::string rt_error_message(RtError kind, const char* name);
+
+// What the tensor helpers need besides RunOptions::tensors: the Module (kernels and
+// functions by index) and the handles the tensor-typed globals hold now.
+struct TensorContext {
+  const Module* module = nullptr;
+  std::function<void(std::vector<int64_t>&)> global_roots;  // appends them
+};
 
 // The JIT's runtime. One per engine; one run at a time.
 class Runtime {
@@ -85,8 +129,10 @@ class Runtime {
   // options. A runtime error raised by JIT code comes back as {ok=false, error}; steps are
   // the ticks counted (only when a step limit is set). inputs[i] is the SourceFile that the
   // code's input number i stands for (the error's loc.file).
+  // tensors: what tensor code needs (null: it has no Module, and fails as without a runtime).
   RunResult run(void (*entry)(), const RunOptions& options,
-                const std::vector<const SourceFile*>& inputs = {});
+                const std::vector<const SourceFile*>& inputs = {},
+                const TensorContext* tensors = nullptr);
 
   // From any thread, while run() runs: look at the interrupt flag at the next tick.
   void request_stop();

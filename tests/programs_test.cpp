@@ -65,7 +65,7 @@ TEST_CASE("tensor programs print their # expect: lines on every device and engin
   auto files = ds_files("tensor_programs");
   REQUIRE(files.size() >= 8);
   for (const auto& f : files) {
-    for (const auto& device : Session::devices()) check_file(f, "ast", device);
+    for (const auto& device : Session::devices()) for (auto e : {"ast", "jit"}) check_file(f, e, device);
     for (const auto& engine : Session::engines())
       if (engine != "ast") check_file(f, engine, "ref");
   }

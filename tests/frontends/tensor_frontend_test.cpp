@@ -160,13 +160,23 @@ TEST_CASE("descent kernel: bad input is a clear error, never a crash") {
   CHECK(contains(view.err, "unknown kernel view 'nope'"));
 }
 
-TEST_CASE("descent run: tensor code on another engine runs on the walker, with a note") {
+TEST_CASE("descent run: tensor code on the jit runs there, with no note") {
   TempFile f("descent_fe_kernel6.ds", kProgram);
   ProcResult r = run_descent({"run", f.str(), "--engine", "jit"});
   INFO(describe(r));
   CHECK(r.exit_code == 0);
   CHECK(r.out == "[1, 20]\ntrue\n");
-  CHECK(contains(r.err, "note: tensor code runs on the ast engine"));
+  CHECK_FALSE(contains(r.err, "note: tensor code runs on the ast engine"));
+}
+
+TEST_CASE("descent build: tensor code is a clear error, not an object file") {
+  TempFile f("descent_fe_kernel7.ds", kProgram);
+  std::string out = (fs::temp_directory_path() / "descent_fe_kernel7.o").string();
+  ProcResult r = run_descent({"build", f.str(), "-o", out});
+  INFO(describe(r));
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "error: tensor code cannot be built into an object file"));
+  CHECK_FALSE(fs::exists(out));
 }
 
 TEST_CASE("REPL: select a kernel, schedule it step by step, undo, redo, run") {
