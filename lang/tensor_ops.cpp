@@ -206,10 +206,10 @@ void global_tensor_roots(const Module& m, const GlobalStore& g, std::vector<int6
 
 namespace descent {
 
-std::string tensor_site_text(const TensorSite& s, const Module& m) {
+std::string tensor_site_text(const TensorSite& s, const Module* m) {
   auto fn_name = [&](int32_t f) {
-    return f >= 0 && static_cast<size_t>(f) < m.functions.size() ? m.functions[f].name
-                                                                 : "f" + std::to_string(f);
+    return m && f >= 0 && static_cast<size_t>(f) < m->functions.size() ? m->functions[f].name
+                                                                       : "f" + std::to_string(f);
   };
   const Expr& e = *s.expr;
   std::string n = std::to_string(s.operands);

@@ -81,6 +81,6 @@ struct TensorSite {
 };
 // How a listing shows a site: "kernel linear 2", "zeros", "shape 2", "index t 2",
 // "check args mlp 1".
-std::string tensor_site_text(const TensorSite& s, const Module& m);
+std::string tensor_site_text(const TensorSite& s, const Module* m);
 
 }  // namespace descent

@@ -94,7 +94,7 @@ std::string disassemble_instruction(const Chunk& chunk, size_t offset, const Mod
       case Operand::Builtin: r = builtin_name(static_cast<Builtin>(v)); break;
       case Operand::Type: r = type_name(static_cast<Type>(v)); break;
       case Operand::Site:
-        r = v < chunk.tensor_sites.size() ? tensor_site_text(chunk.tensor_sites[v], module)
+        r = v < chunk.tensor_sites.size() ? tensor_site_text(chunk.tensor_sites[v], &module)
                                           : "s" + std::to_string(v) + "?";
         w = "s" + std::to_string(v);
         break;
