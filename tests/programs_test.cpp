@@ -59,8 +59,8 @@ TEST_CASE("must-fail programs give their # exit: code and # error: lines on ever
 }
 
 // Tensor programs: kernels run on every tensor device (the reference interpreter and the
-// LLVM-compiled CPU code) and must print the same lines. Scalar engines other than ast hand
-// tensor code to the walker, so every engine must give the same output too.
+// LLVM-compiled CPU code) and must print the same lines. The stack and reg VMs run tensor code
+// themselves (the jit still hands it to the walker), and every engine must agree.
 TEST_CASE("tensor programs print their # expect: lines on every device and engine") {
   auto files = ds_files("tensor_programs");
   REQUIRE(files.size() >= 8);

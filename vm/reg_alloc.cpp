@@ -302,8 +302,7 @@ std::vector<LiveInterval> allocate_registers(RegFunction& f, int num_registers) 
     }
     for (int k = 0; k < 3; ++k)
       if (roles[k] == Arg::Def) *fields[k] = def(*fields[k], scratch[0]);
-    if (in.op == Op::CALL) {
-      uint16_t* l = &f.lists[in.c];
+    if (uint16_t* l = location_list(f, in)) {
       for (int k = 0; k < l[0]; ++k) l[1 + k] = location(l[1 + k]);
     } else if (in.op == Op::PRINT) {
       uint16_t* l = &f.lists[in.a];

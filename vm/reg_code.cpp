@@ -60,6 +60,14 @@ bool returns_value(Op op) {
   }
 }
 
+const uint16_t* location_list(const RegFunction& f, const Instr& in) {
+  switch (in.op) {
+    case Op::CALL: case Op::TENSOR: case Op::TCHECK: return &f.lists[in.c];
+    case Op::SAFEPOINT: return &f.lists[in.a];
+    default: return nullptr;
+  }
+}
+
 void instr_uses(const RegFunction& f, int pc, std::vector<int>& out) {
   const Instr& in = f.code[static_cast<size_t>(pc)];
   const OpInfo& info = op_info(in.op);
@@ -70,8 +78,7 @@ void instr_uses(const RegFunction& f, int pc, std::vector<int>& out) {
   field(info.a, in.a);
   field(info.b, in.b);
   field(info.c, in.c);
-  if (in.op == Op::CALL) {
-    const uint16_t* l = &f.lists[in.c];
+  if (const uint16_t* l = location_list(f, in)) {
     for (int i = 0; i < l[0]; ++i) out.push_back(l[1 + i]);
   } else if (in.op == Op::PRINT) {
     const uint16_t* l = &f.lists[in.a];

@@ -22,8 +22,10 @@
 //   K[x]  constant x of the function's constant table (printed k0, ...).
 //   G[x]  global x of the Module (GlobalStore::values[x]).
 //   F[x]  function x of the Module.
-//   L[x]  an operand list in the function's `lists` table: L[x] = n, then n entries. CALL's
-//         entries are the argument locations, PRINT's are (type, location-or-string) pairs.
+//   L[x]  an operand list in the function's `lists` table: L[x] = n, then n entries. CALL's,
+//         TENSOR's, TCHECK's and SAFEPOINT's entries are locations, PRINT's are (type,
+//         location-or-string) pairs.
+//   S[x]  a tensor site: entry x of the function's tensor_sites (lang/tensor_ops.h).
 //         Lists name frame locations, registers or spill slots alike: a call copies its
 //         arguments into the callee's frame like a memory move, so a call with many
 //         spilled arguments needs no reloads.
@@ -45,6 +47,7 @@
 #include <vector>
 
 #include "lang/ast.h"
+#include "lang/tensor_ops.h"
 #include "lang/value.h"
 
 namespace descent {
@@ -65,10 +68,11 @@ enum class Arg : uint8_t {
   UseImm,   // a register read (low 8 bits) and an unsigned immediate (high 8 bits): R[C.r] and C.i
   Type,     // a Type (ECHO)
   Builtin,  // a Builtin (MATH)
+  Site,     // a tensor_sites index (TENSOR, TCHECK)
 };
 
 // What type the Def field holds afterwards (for the trace, which prints registers typed).
-enum class Res : uint8_t { None, Int, Float, Bool, CopyB, KType, GType, Ret, Spill };
+enum class Res : uint8_t { None, Int, Float, Bool, CopyB, KType, GType, Ret, Spill, Site };
 
 // X(NAME, A, B, C, result, semantics)  -- the semantics column is the specification.
 // "jump" means pc := C. Comparisons in J* ops are on the two operands' static type.
@@ -198,7 +202,13 @@ enum class Res : uint8_t { None, Int, Float, Bool, CopyB, KType, GType, Ret, Spi
   X(RETURN0, None, None, None, None, "return (no value)")                                          \
   X(HALT, None, None, None, None, "end of top-level code")                                         \
   X(PRINT, List, None, None, None, "print the items of L[A] separated by spaces, then newline")    \
-  X(ECHO, Use, Type, None, None, "REPL: print R[A] as type B, then newline")
+  X(ECHO, Use, Type, None, None, "REPL: print R[A] as type B, then newline")                     \
+  X(TENSOR, Def, Site, List, Site,                                                                 \
+    "R[A] := tensor operation S[B] on the values of L[C]   (a handle, an element, a dim)")        \
+  X(TCHECK, None, Site, List, None,                                                                \
+    "check S[B] on the values of L[C]: a shape dim, a call's tensor arguments, a result")         \
+  X(SAFEPOINT, List, None, None, None,                                                             \
+    "if the runtime wants it, collect tensors; roots: tensor globals and L[A]")
 
 enum class Op : uint16_t {
 #define DESCENT_REG_ENUM(name, a, b, c, res, doc) name,
@@ -238,6 +248,9 @@ struct RegFunction {
   std::vector<Type> k_types;    // each constant's type (for printing)
   std::vector<uint16_t> lists;  // operand lists of CALL and PRINT: count, then entries
   std::vector<std::string> strings;  // print's string literals
+  std::vector<SourceLoc> list_locs;  // per lists entry: a printed tensor's errors point here
+  std::vector<TensorSite> tensor_sites;  // S: the tensor operations
+  bool uses_tensors = false;  // CALL notes the tensor handle count for it (the collector)
 
   // Virtual form (the compiler's output). Locals are v0.. (parameters first), then temps.
   int num_vregs = 0;
@@ -257,6 +270,13 @@ struct RegFunction {
 
 // What a print list item holds: an int/float/bool location, or a string literal index.
 constexpr uint16_t kPrintStr = static_cast<uint16_t>(Type::Str);
+
+// The operand list of an instruction whose list holds plain locations (CALL, TENSOR, TCHECK,
+// SAFEPOINT): a pointer to its count, followed by the entries; null for any other.
+const uint16_t* location_list(const RegFunction& f, const Instr& in);
+inline uint16_t* location_list(RegFunction& f, const Instr& in) {
+  return const_cast<uint16_t*>(location_list(static_cast<const RegFunction&>(f), in));
+}
 
 // Control flow of an instruction, for the allocator's CFG and the disassembler.
 bool is_jump(Op op);          // has a Target field

@@ -157,6 +157,9 @@ bool as_const(const Expr& e, Value* v) {
 // Whether evaluating e can fail or have an effect (output, a call). Arguments like that
 // are preceded by PRECALL so that the depth check comes first, as in the walker.
 bool may_fail(const Expr& e) {
+  // Tensor operations (but .shape) can fail: a dimension below 1, an index out of range, a
+  // kernel's shapes, memory.
+  if (is_tensor_expr(e) && e.kind != ExprKind::Field) return true;
   if (e.kind == ExprKind::Call && (e.builtin == Builtin::None ||
                                    (e.builtin == Builtin::ToInt && e.kids[0]->type == Type::Float)))
     return true;
@@ -189,29 +192,28 @@ class RegCompiler {
     f_.fn_index = fn.index;
     for (const auto& p : fn.params) f_.param_types.push_back(p.type);
     f_.ret = fn.return_type;
-    // Tensor code runs on the ast engine only, and only tensor code can call a function that
-    // uses tensors: such a function becomes a stub that keeps the function table whole.
-    bool stub = fn.uses_tensors;
+    f_.uses_tensors = fn.uses_tensors;
+    fn_ = &fn;
+    // Tensor and Shape values are handles: ints to the registers (and the trace).
     for (size_t i = 0; i < fn.local_names.size(); ++i) {
       Type t = fn.local_types[i];
+      if (t == Type::Tensor) tensor_locals_.push_back(field(static_cast<int>(i)));
       if (t == Type::Tensor || t == Type::Shape) t = Type::Int;
       new_vreg(t, fn.local_names[i]);
     }
     for (size_t i = 0; i < fn.params.size(); ++i) f_.param_locs.push_back(static_cast<uint16_t>(i));
-    if (stub) {
-      emit(Op::RETURN0, 0, 0, 0, fn.loc);
-      return;
-    }
     block(fn.body);
     if (end_reachable()) emit(Op::RETURN0, 0, 0, 0, fn.loc);
   }
 
   void toplevel(const Program& p, bool echo) {
     f_.name = "<top>";
+    f_.uses_tensors = p.uses_tensors;
     echo_ = echo;
     SourceLoc end;
     for (const auto& s : p.body) {
       stmt(*s);
+      safe_point(*s);
       end = s->loc;
     }
     emit(Op::HALT, 0, 0, 0, end);
@@ -268,7 +270,65 @@ class RegCompiler {
     int at = static_cast<int>(f_.lists.size());
     f_.lists.push_back(field(static_cast<int>(entries.size())));
     f_.lists.insert(f_.lists.end(), entries.begin(), entries.end());
+    f_.list_locs.resize(f_.lists.size(), cur_loc_);
     return field(at);
+  }
+
+  // ---- tensors ----
+  int site(TensorSite t) {
+    f_.tensor_sites.push_back(t);
+    return field(static_cast<int>(f_.tensor_sites.size()) - 1);
+  }
+  void check(TensorSite t, const std::vector<uint16_t>& regs, SourceLoc loc) {
+    int s = site(t);
+    emit(Op::TCHECK, 0, s, list(regs), loc);
+  }
+
+  // The operands left to right, then one TENSOR; a shape literal checks a dimension at once
+  // when a later one could fail first (the walker checks each as it evaluates it).
+  int tensor(const Expr& e, int dest) {
+    std::vector<uint16_t> in;
+    if (e.kind == ExprKind::Index) {  // the variable, then the indices
+      if (e.storage == Storage::Local) {
+        in.push_back(field(e.slot));
+      } else {
+        int g = temp(Type::Int);
+        emit(e.check_defined ? Op::GETGLOBALCHK : Op::GETGLOBAL, g, e.slot, 0, e.loc);
+        in.push_back(field(g));
+      }
+    }
+    for (size_t i = 0; i < e.kids.size(); ++i) {
+      const Expr& k = *e.kids[i];
+      if (k.kind == ExprKind::StrLit) continue;  // load and save's file names
+      int r = expr(k);
+      in.push_back(field(r));
+      if (e.kind != ExprKind::List || k.kind == ExprKind::IntLit) continue;
+      bool later_may_fail = false;
+      for (size_t j = i + 1; j < e.kids.size(); ++j) later_may_fail |= may_fail(*e.kids[j]);
+      if (later_may_fail) check(TensorSite{TensorStep::Dim, &k, -1, 1, false}, {field(r)}, k.loc);
+    }
+    Type t = e.type == Type::Tensor || e.type == Type::Shape || e.type == Type::Void ? Type::Int
+                                                                                       : e.type;
+    int r = target(dest, t);
+    int s = site(TensorSite{TensorStep::Expr, &e, -1, static_cast<uint32_t>(in.size()),
+                            e.type != Type::Void});
+    emit(Op::TENSOR, r, s, list(in), e.loc);
+    return r;
+  }
+
+  // After each statement of code that uses tensors (the walker's safe points): the roots
+  // are the tensor globals and the frame's tensor locals, which the list names (as uses, so
+  // each keeps its location from its definition on).
+  void safe_point(const Stmt& s) {
+    if (!f_.uses_tensors) return;
+    switch (s.kind) {
+      case StmtKind::Return: case StmtKind::Break: case StmtKind::Continue:
+      case StmtKind::FnDecl: case StmtKind::KernelDecl:
+        return;
+      default: break;
+    }
+    if (!end_reachable()) return;
+    emit(Op::SAFEPOINT, list(tensor_locals_), 0, 0, s.loc);
   }
 
   // ---- expressions ----
@@ -328,6 +388,7 @@ class RegCompiler {
       }
       case ExprKind::Binary: return binary(e, dest);
       case ExprKind::Call: return call(e, dest);
+      case ExprKind::List: case ExprKind::Index: case ExprKind::Field: return tensor(e, dest);
       default: return target(dest, e.type);  // StrLit: only in print, handled there
     }
   }
@@ -393,6 +454,7 @@ class RegCompiler {
   }
 
   int call(const Expr& e, int dest) {
+    if (is_tensor_expr(e)) return tensor(e, dest);
     switch (e.builtin) {
       case Builtin::None: return user_call(e, dest);
       case Builtin::Print: print(e); return dest >= 0 ? dest : 0;  // void: never read
@@ -431,11 +493,17 @@ class RegCompiler {
   }
 
   int user_call(const Expr& e, int dest) {
-    bool effects = false;
+    const FnDecl* callee = m_.functions[static_cast<size_t>(e.slot)].decl;
+    // Tensor parameters are checked after the arguments, so the depth check comes first.
+    bool checked = callee && has_tensor_signature(*callee);
+    bool effects = checked;
     for (const auto& k : e.kids) effects = effects || may_fail(*k);
     if (effects) emit(Op::PRECALL, 0, e.slot, 0, e.loc);
     std::vector<uint16_t> args;
     for (const auto& k : e.kids) args.push_back(field(expr(*k)));
+    if (checked)
+      check(TensorSite{TensorStep::Args, &e, e.slot, static_cast<uint32_t>(args.size()), false},
+            args, e.loc);
     int r = target(dest, e.type == Type::Void ? Type::Int : e.type);
     if (args.empty())
       emit(Op::CALL0, r, e.slot, 0, e.loc);
@@ -461,6 +529,8 @@ class RegCompiler {
     // L[A] counts items, not entries: each item is a (type, operand) pair.
     int l = list(items);
     f_.lists[static_cast<size_t>(l)] = field(static_cast<int>(items.size() / 2));
+    for (size_t i = 0; i < e.kids.size(); ++i)  // showing a tensor fails at its argument
+      f_.list_locs[static_cast<size_t>(l) + 2 + 2 * i] = e.kids[i]->loc;
     emit(Op::PRINT, l, 0, 0, e.loc);
   }
 
@@ -526,7 +596,10 @@ class RegCompiler {
 
   // ---- statements ----
   void block(const Block& b) {
-    for (const auto& s : b) stmt(*s);
+    for (const auto& s : b) {
+      stmt(*s);
+      safe_point(*s);
+    }
   }
 
   void stmt(const Stmt& s) {
@@ -549,13 +622,17 @@ class RegCompiler {
         loops_.back().continues.push_back(emit(Op::JMP, 0, 0, 0, s.loc));
         break;
       case StmtKind::Return:
-        if (s.expr)
-          emit(Op::RETURN, expr(*s.expr), 0, 0, s.loc);
-        else
+        if (s.expr) {
+          int r = expr(*s.expr);
+          if (fn_ && fn_->declared_return == Type::Tensor)
+            check(TensorSite{TensorStep::Result, s.expr.get(), fn_->index, 1, false},
+                  {field(r)}, s.expr->loc);
+          emit(Op::RETURN, r, 0, 0, s.loc);
+        } else
           emit(Op::RETURN0, 0, 0, 0, s.loc);
         break;
       case StmtKind::FnDecl: break;
-      case StmtKind::KernelDecl: break;  // kernels run on the ast engine only
+      case StmtKind::KernelDecl: break;  // kernels run when called
     }
   }
 
@@ -671,6 +748,8 @@ class RegCompiler {
 
   const Module& m_;
   RegFunction& f_;
+  const FnDecl* fn_ = nullptr;          // the function being compiled (null: top-level code)
+  std::vector<uint16_t> tensor_locals_;  // its Tensor-typed locals: the safe points' roots
   bool echo_ = false;
   int last_label_ = -1;
   SourceLoc cur_loc_;
@@ -698,15 +777,6 @@ std::unique_ptr<RegFunction> compile_reg_function(const FnDecl& fn, const Module
 
 std::unique_ptr<RegFunction> compile_reg_toplevel(const Program& program, const Module& module,
                                                   bool echo, Diagnostic* error) {
-  if (program.uses_tensors) {
-    // The Session runs tensor code on the ast engine; asked directly, say so.
-    SourceLoc loc;
-    if (!program.body.empty()) loc = program.body.front()->loc;
-    if (error)
-      *error = Diagnostic{Severity::Error, ErrorKind::Runtime, loc,
-                          "tensor code runs on the ast engine only"};
-    return nullptr;
-  }
   auto f = std::make_unique<RegFunction>();
   try {
     RegCompiler(module, *f).toplevel(program, echo);

@@ -95,7 +95,11 @@ std::string disassemble_instr(const RegFunction& f, int pc, const Module* m) {
         break;
       case Arg::Type: ops.push_back(type_name(static_cast<Type>(v))); break;
       case Arg::Builtin: ops.push_back(builtin_name(static_cast<Builtin>(v))); break;
-      case Arg::List: break;  // CALL and PRINT print their lists themselves
+      case Arg::List: break;  // the instructions with lists print them themselves
+      case Arg::Site:
+        ops.push_back(v < f.tensor_sites.size() ? tensor_site_text(f.tensor_sites[v], m)
+                                                : "t" + std::to_string(v));
+        break;
     }
   };
   if (in.op == Op::CALL) {
@@ -113,6 +117,19 @@ std::string disassemble_instr(const RegFunction& f, int pc, const Module* m) {
     ops.push_back(function_name(m, in.b) + "(" + location_name(f, imm_reg(in.c)) +
                   (in.op == Op::CALL1_ADDI ? " + " : " - ") + std::to_string(imm_value(in.c)) +
                   ")");
+  } else if (in.op == Op::TENSOR || in.op == Op::TCHECK || in.op == Op::SAFEPOINT) {
+    // tensor v3, kernel linear 2 (v1, v2)
+    operand(info.a, in.a);
+    operand(info.b, in.b);
+    const uint16_t* l = location_list(f, in);
+    std::string args;
+    for (int i = 0; i < l[0]; ++i) args += (i ? ", " : "(") + location_name(f, l[1 + i]);
+    if (!args.empty()) args += ")";
+    if (in.op == Op::SAFEPOINT) {
+      if (!args.empty()) ops.push_back(args);
+    } else if (!args.empty()) {
+      ops.back() += " " + args;
+    }
   } else if (in.op == Op::PRINT) {
     const uint16_t* l = &f.lists[in.a];
     for (int i = 0; i < l[0]; ++i) {

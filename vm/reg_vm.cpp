@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "lang/tensor_api.h"
+#include "lang/tensor_ops.h"
 #include "vm/reg_compiler.h"
 #include "vm/reg_disasm.h"
 #include "vm/reg_fuse.h"
@@ -40,6 +42,7 @@ struct FnRt {
   uint32_t nparams = 0;
   uint32_t frame_size = 0;
   uint32_t param0 = 0;  // param_locs[0]: one load less for CALL1 and its fused forms
+  bool uses_tensors = false;
   const RegFunction* src = nullptr;
 };
 
@@ -52,6 +55,7 @@ FnRt runtime_of(const RegFunction& f) {
   r.nparams = static_cast<uint32_t>(f.param_locs.size());
   r.frame_size = static_cast<uint32_t>(f.frame_size());
   r.param0 = f.param_locs.empty() ? 0 : f.param_locs[0];
+  r.uses_tensors = f.uses_tensors;
   r.src = &f;
   return r;
 }
@@ -62,6 +66,9 @@ struct CallFrame {
   Value* base;
   const FnRt* fn;
   Value* result;  // the caller's register that RETURN writes (the CALL's A)
+  // The tensor handle count when this call began (callees that use tensors only): the
+  // collector's `from` while it is the innermost call.
+  int64_t first_handle;
 };
 
 // A compiled function, valid while the Module's entry has the same decl and version. It
@@ -87,6 +94,7 @@ class RegVM final : public Engine {
   explicit RegVM(int num_registers) : num_registers_(num_registers) {}
   ~RegVM() override { std::free(stack_); }
   const char* name() const override { return "reg"; }
+  bool runs_tensors() const override { return true; }
 
   RunResult run(const Program& program, const Module& module, GlobalStore& globals,
                 const RunOptions& options) override {
@@ -172,19 +180,25 @@ class RegVM final : public Engine {
   Value* stack_ = nullptr;
   size_t stack_cap_ = 0;
   std::vector<CallFrame> frames_;
+  // The named dims each active call of a function returning a tensor bound (TCHECK's
+  // "check args"), for its "check result".
+  std::vector<DimBindings> bounds_;
   std::vector<Type> shadow_;  // trace: the type of the value in each stack slot
   // Trace: what the running instruction printed, held until its trace line is out so that
   // the output never comes ahead of the line that explains it.
   std::string held_;
 };
 
-// Appends one print item's text.
-void print_item(std::string& line, uint16_t type, uint16_t v, const RegFunction& f,
-                const Value* base) {
-  if (type == kPrintStr)
-    line += f.strings[v];
-  else
-    line += format_value(base[v], static_cast<Type>(type));
+// A safe point: roots are the tensor globals and the tensor locals of the current frame.
+// The callers' frames need not be scanned: everything they hold was made before the current
+// call began, below `from`, which the collector never frees.
+void collect(TensorRuntime& rt, const Module& m, const GlobalStore& g, const uint16_t* locals,
+             const Value* base, int64_t from) {
+  std::vector<int64_t> roots;
+  global_tensor_roots(m, g, &roots);
+  if (locals)
+    for (int i = 0; i < locals[0]; ++i) roots.push_back(base[locals[1 + i]].i);
+  rt.collect(roots, from);
 }
 
 // Fields of the instruction being executed (pc already points past it), each read from
@@ -221,6 +235,11 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
   std::string line;
   const char* error = nullptr;
   std::string error_text;
+  SourceLoc error_loc;  // with located: where the error points, not the instruction's source
+  bool located = false;
+  TensorFailure tfail;
+  TensorRuntime* const trt = options.tensors;
+  bounds_.clear();
   // Trace: the instruction being executed and its function.
   [[maybe_unused]] const Instr* ran = nullptr;
   [[maybe_unused]] const FnRt* ran_in = fn;
@@ -248,6 +267,15 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
   do {               \
     error = msg;     \
     goto fail;       \
+  } while (0)
+  // A tensor operation's failure, which says where it points (an argument, an index).
+#define vmfail(f)                         \
+  do {                                    \
+    error_text = std::move((f).message);  \
+    error = error_text.c_str();           \
+    error_loc = (f).loc;                  \
+    located = true;                       \
+    goto fail;                            \
   } while (0)
   // Loop back-edges and calls: where a program can spend unbounded time.
   // One compare on the fast path: the interrupt flag is read at the first check and then
@@ -557,6 +585,8 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
   cf->base = base;                                           \
   cf->fn = fn;                                               \
   cf->result = base + ARG_A;                                 \
+  if (callee->uses_tensors && trt)                           \
+    cf->first_handle = trt->next_handle();                   \
   ++cf;                                                      \
   base = callee_base;                                        \
   vmenter(callee);                                           \
@@ -633,6 +663,9 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
         vmbreak;
       }
       vmcase(HALT) {
+        // The end of a run is a safe point with nothing held but globals: what none of them
+        // holds now is garbage, whichever input made it.
+        if (trt) collect(*trt, module, globals, nullptr, base, 0);
         if constexpr (kTrace)
           trace_step(*ran_in, ran, *fn, base, pc, module, options,
                      static_cast<int>(cf - frames_.data()));
@@ -641,9 +674,19 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
       vmcase(PRINT) {
         const uint16_t* l = fn->lists + ARG_A;
         line.clear();
+        std::string text;
         for (int n = 0; n < l[0]; ++n) {
           if (n) line += ' ';
-          print_item(line, l[1 + 2 * n], l[2 + 2 * n], *fn->src, base);
+          uint16_t type = l[1 + 2 * n], v = l[2 + 2 * n];
+          if (type == kPrintStr) {
+            line += fn->src->strings[v];
+          } else {
+            size_t at = static_cast<size_t>(l + 2 + 2 * n - fn->lists);
+            if (!show_value(trt, R(v), static_cast<Type>(type), fn->src->list_locs[at], &text,
+                            &tfail))
+              vmfail(tfail);
+            line += text;
+          }
         }
         line += '\n';
         if constexpr (kTrace) held_ += line;  // written after the instruction's trace line
@@ -651,10 +694,61 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
         vmbreak;
       }
       vmcase(ECHO) {
-        line = format_value(R(ARG_A), static_cast<Type>(ARG_B));
+        if (!show_value(trt, R(ARG_A), static_cast<Type>(ARG_B),
+                        fn->src->locs[static_cast<size_t>(pc - 1 - fn->code)], &line, &tfail))
+          vmfail(tfail);
         line += '\n';
         if constexpr (kTrace) held_ += line;
         else if (options.out) options.out(line);
+        vmbreak;
+      }
+      // ---- tensors: handles flow through registers; lang/tensor_ops.h does the work ----
+      vmcase(TENSOR) {
+        const TensorSite& t = fn->src->tensor_sites[ARG_B];
+        const uint16_t* l = fn->lists + ARG_C;
+        Value in[16];
+        std::vector<Value> many;
+        Value* args = in;
+        if (l[0] > 16) many.resize(l[0]), args = many.data();
+        for (int i = 0; i < l[0]; ++i) args[i] = R(l[1 + i]);
+        Value v;
+        if (!tensor_expr(trt, module, *t.expr, args, &v, &tfail)) vmfail(tfail);
+        R(ARG_A) = v;
+        vmbreak;
+      }
+      vmcase(TCHECK) {
+        const TensorSite& t = fn->src->tensor_sites[ARG_B];
+        const uint16_t* l = fn->lists + ARG_C;
+        std::vector<Value> args(l[0]);
+        for (int i = 0; i < l[0]; ++i) args[static_cast<size_t>(i)] = R(l[1 + i]);
+        switch (t.step) {
+          case TensorStep::Dim:
+            if (!check_shape_dim(*t.expr, args[0].i, &tfail)) vmfail(tfail);
+            break;
+          case TensorStep::Args: {
+            const FnDecl& callee = *module.functions[static_cast<size_t>(t.fn)].decl;
+            DimBindings bound;
+            if (!check_tensor_args(trt, *t.expr, callee, args.data(), &bound, &tfail))
+              vmfail(tfail);
+            if (callee.declared_return == Type::Tensor) bounds_.push_back(std::move(bound));
+            break;
+          }
+          case TensorStep::Result: {
+            const FnDecl& self = *module.functions[static_cast<size_t>(t.fn)].decl;
+            DimBindings bound;
+            if (!bounds_.empty()) bound = std::move(bounds_.back()), bounds_.pop_back();
+            if (!check_tensor_result(trt, self, args[0], t.expr->loc, std::move(bound), &tfail))
+              vmfail(tfail);
+            break;
+          }
+          case TensorStep::Expr: break;  // TENSOR's
+        }
+        vmbreak;
+      }
+      vmcase(SAFEPOINT) {
+        if (trt && trt->wants_collect())
+          collect(*trt, module, globals, fn->lists + ARG_A, base,
+                  cf == frames_.data() ? 0 : cf[-1].first_handle);
         vmbreak;
       }
 #if !DESCENT_REG_GOTO
@@ -670,7 +764,8 @@ fail : {
   // Both traces end with the failing instruction, before the caller reports the error.
   if constexpr (kTrace)
     trace_fail(*fn, pc - 1, base, module, options, static_cast<int>(cf - frames_.data()), error);
-  r.error = Diagnostic{Severity::Error, ErrorKind::Runtime, fn->src->locs[at], error};
+  r.error =
+      Diagnostic{Severity::Error, ErrorKind::Runtime, located ? error_loc : fn->src->locs[at], error};
   r.steps = steps;
   return r;
 }
@@ -726,6 +821,11 @@ void RegVM::trace_step(const FnRt& ran_in, const Instr* ran, const FnRt& now, Va
       case Res::KType: types[in.a] = ran_in.src->k_types[in.b]; break;
       case Res::GType: types[in.a] = module.globals[in.b].type; break;
       case Res::Spill: types[in.b] = types[in.a]; break;
+      case Res::Site: {  // handles show as the numbers they are
+        Type t = ran_in.src->tensor_sites[in.b].expr->type;
+        types[in.a] = t == Type::Float ? t : Type::Int;
+        break;
+      }
       default: break;
     }
   }

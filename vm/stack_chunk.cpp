@@ -46,6 +46,7 @@ Operand operand_kind(Format f, int i) {
     case Format::B: return Operand::Builtin;
     case Format::P: return Operand::Print;
     case Format::T: return Operand::Type;
+    case Format::S: return Operand::Site;
     case Format::NONE: break;
   }
   return Operand::Count;

@@ -16,6 +16,7 @@
 //   LK    l, k                     LJ  l, j                 LKJ  l, k, j
 //   FN    f: function index, n: argument count             B    b: builtin (Builtin enum)
 //   P     p: print format (P[p], the chunk's print table)   T    t: a Type (for ECHO)
+//   S     s: tensor site (S[s], the chunk's table of tensor operations, lang/tensor_ops.h)
 //
 // Machine model. One value stack holds every active frame: a frame is the function's locals
 // L[0..num_locals) (parameters first, then the other locals, then hidden for-loop slots)
@@ -39,6 +40,7 @@
 
 #include "lang/ast.h"
 #include "lang/source.h"
+#include "lang/tensor_ops.h"
 #include "lang/value.h"
 
 namespace descent::stack {
@@ -104,6 +106,9 @@ namespace descent::stack {
   X(MAX_FLOAT,            NONE, "a, b := pop2; push b > a ? b : a")                               \
   X(PRINT,                P,    "pop a value per non-string item of P[p]; print the items and a newline") \
   X(ECHO,                 T,    "a := pop; print a as a t and a newline (REPL echo)")             \
+  /* tensors: values are int64 handles into RunOptions::tensors (lang/tensor_api.h) */            \
+  X(TENSOR,               S,    "S[s] reads the top S[s].n values: an operation pops them and pushes its value (if any); a check leaves them") \
+  X(SAFEPOINT,            NONE, "a statement ended: if the runtime wants it, collect tensors no variable holds") \
   /* jumps */                                                                                     \
   X(JUMP,                 J,    "pc += j")                                                        \
   X(JUMP_IF_FALSE,        J,    "if !pop: pc += j")                                               \
@@ -162,8 +167,10 @@ constexpr int kOpCount = 0 DESCENT_STACK_OPCODES(DESCENT_X);
 #undef DESCENT_X
 
 // Operand layouts (the format column above) and what each operand names.
-enum class Format : uint8_t { NONE, K, L, G, J, LK, LJ, LKJ, FN, B, P, T };
-enum class Operand : uint8_t { Const, Local, Global, Jump, Function, Count, Builtin, Print, Type };
+enum class Format : uint8_t { NONE, K, L, G, J, LK, LJ, LKJ, FN, B, P, T, S };
+enum class Operand : uint8_t {
+  Const, Local, Global, Jump, Function, Count, Builtin, Print, Type, Site
+};
 
 constexpr int kOperandBytes = 4;
 
@@ -188,6 +195,7 @@ inline int32_t read_i32(const uint8_t* p) { return static_cast<int32_t>(read_u32
 struct PrintItem {
   Type type = Type::Int;
   std::string text;
+  SourceLoc loc;  // a tensor that cannot be evaluated is an error here
 };
 using PrintFormat = std::vector<PrintItem>;
 
@@ -200,12 +208,14 @@ struct Chunk {
   std::vector<Value> constants;          // K: the constant pool
   std::vector<Type> constant_types;      // the type of each constant (for printing)
   std::vector<PrintFormat> prints;       // P: the print statements' layouts
+  std::vector<TensorSite> tensor_sites;  // S: the tensor operations
   std::vector<std::string> local_names;  // L: slot names; hidden for-loop slots are ".for1" ...
   std::vector<Type> local_types;
   uint32_t num_params = 0;
   uint32_t max_stack = 0;          // the deepest the operand stack gets above the locals
   Type return_type = Type::Void;   // functions: what RETURN hands back
   int32_t fn_index = -1;           // functions: index in the Module (-1 for the script)
+  bool uses_tensors = false;       // it has SAFEPOINTs; CALL notes the handle count for it
 
   uint32_t num_locals() const { return static_cast<uint32_t>(local_names.size()); }
   uint32_t frame_size() const { return num_locals() + max_stack; }

@@ -16,8 +16,13 @@ bool is_int_literal(const Expr& e) { return e.kind == ExprKind::IntLit; }
 bool may_fail(const Expr& e) {
   switch (e.kind) {
     case ExprKind::Var: return e.check_defined;
+    case ExprKind::Index: return true;  // out of range
+    case ExprKind::List:                // a dimension below 1
+      for (const auto& k : e.kids)
+        if (!is_int_literal(*k) || k->int_value < 1) return true;
+      break;
     case ExprKind::Call:
-      if (e.builtin == Builtin::None) return true;
+      if (e.builtin == Builtin::None || is_tensor_expr(e)) return true;
       if (e.builtin == Builtin::ToInt && e.kids[0]->type == Type::Float) return true;
       break;
     case ExprKind::Binary:
@@ -75,18 +80,20 @@ class Compiler {
     c_.name = "<script>";
     hidden_base_ = next_hidden_ = 0;
     SourceLoc last{0, 1, 1};
-    // Tensor code runs on the ast engine only (the Session sends it there); this VM has no
-    // tensor values, so such a script compiles to nothing rather than to wrong code.
+    c_.uses_tensors = program.uses_tensors;
     for (const auto& s : program.body) {
-      if (program.uses_tensors) break;
       if (s->kind == StmtKind::FnDecl || s->kind == StmtKind::KernelDecl) continue;
       last = s->loc;
       if (echo && s->kind == StmtKind::Expr && s->expr->type != Type::Void) {
         expr(*s->expr);
-        emit(Op::ECHO, s->loc, {static_cast<uint32_t>(s->expr->type)});
+        Type t = s->expr->type;
+        // Showing a tensor evaluates it: a failure points at the expression, as in the walker.
+        bool tensor = t == Type::Tensor || t == Type::Shape;
+        emit(Op::ECHO, tensor ? s->expr->loc : s->loc, {static_cast<uint32_t>(t)});
       } else {
         stmt(*s);
       }
+      safe_point(*s);
     }
     emit(Op::HALT, last);
     finish();
@@ -99,20 +106,9 @@ class Compiler {
     c_.num_params = static_cast<uint32_t>(fn.params.size());
     c_.return_type = fn.return_type;
     c_.fn_index = fn.index;
+    c_.uses_tensors = fn.uses_tensors;
+    fn_ = &fn;
     hidden_base_ = next_hidden_ = static_cast<uint32_t>(fn.local_names.size());
-    if (fn.uses_tensors) {
-      // Only tensor code can call a function that uses tensors, and tensor code never runs
-      // here: a stub keeps the function table whole without compiling tensor operations.
-      SourceLoc at = fn.loc;
-      if (fn.return_type == Type::Void) {
-        emit(Op::RETURN_VOID, at);
-      } else {
-        emit_const(Value{}, Type::Int, at);
-        emit(Op::RETURN, at);
-      }
-      finish();
-      return;
-    }
     block(fn.body);
     if (!ends_in_return(fn.body)) {
       SourceLoc end = fn.body.empty() ? fn.loc : fn.body.back()->loc;
@@ -160,6 +156,12 @@ class Compiler {
       case Op::FOR_LOOP: case Op::PRECALL: case Op::RETURN_VOID: case Op::HALT:
         d = 0;
         break;
+      case Op::SAFEPOINT: d = 0; break;
+      case Op::TENSOR: {
+        const TensorSite& t = c_.tensor_sites[a];
+        d = t.step != TensorStep::Expr ? 0 : t.has_value - static_cast<int>(t.operands);
+        break;
+      }
       case Op::PRINT:
         d = 0;
         for (const auto& item : c_.prints[a]) d -= item.type != Type::Str;
@@ -213,7 +215,43 @@ class Compiler {
 
   // ---- statements ----
   void block(const Block& b) {
-    for (const auto& s : b) stmt(*s);
+    for (const auto& s : b) {
+      stmt(*s);
+      safe_point(*s);
+    }
+  }
+
+  // ---- tensors ----
+  // After each statement of code that uses tensors (where the walker has its safe points):
+  // every tensor the frame holds is then in a variable.
+  void safe_point(const Stmt& s) {
+    if (c_.uses_tensors && s.kind != StmtKind::Return && s.kind != StmtKind::Break &&
+        s.kind != StmtKind::Continue && s.kind != StmtKind::FnDecl &&
+        s.kind != StmtKind::KernelDecl)
+      emit(Op::SAFEPOINT, s.loc);
+  }
+
+  void site(TensorSite t, SourceLoc loc) {
+    c_.tensor_sites.push_back(t);
+    emit(Op::TENSOR, loc, {static_cast<uint32_t>(c_.tensor_sites.size() - 1)});
+  }
+
+  // Operands left to right, then one TENSOR; a shape literal checks a dimension at once when
+  // a later one could fail first (the walker checks each as it evaluates it).
+  void tensor(const Expr& e) {
+    if (e.kind == ExprKind::Index) load(e);  // the variable, then the indices
+    for (size_t i = 0; i < e.kids.size(); ++i) {
+      const Expr& k = *e.kids[i];
+      if (k.kind == ExprKind::StrLit) continue;  // load and save's file names
+      expr(k);
+      if (e.kind != ExprKind::List || is_int_literal(k)) continue;
+      bool later_may_fail = false;
+      for (size_t j = i + 1; j < e.kids.size(); ++j) later_may_fail |= may_fail(*e.kids[j]);
+      if (later_may_fail) site(TensorSite{TensorStep::Dim, &k, -1, 1, false}, k.loc);
+    }
+    site(TensorSite{TensorStep::Expr, &e, -1, static_cast<uint32_t>(tensor_operand_count(e)),
+                    e.type != Type::Void},
+         e.loc);
   }
 
   void stmt(const Stmt& s) {
@@ -233,13 +271,15 @@ class Compiler {
       case StmtKind::Return:
         if (s.expr) {
           expr(*s.expr);
+          if (fn_ && fn_->declared_return == Type::Tensor)
+            site(TensorSite{TensorStep::Result, s.expr.get(), fn_->index, 1, false}, s.expr->loc);
           emit(Op::RETURN, s.loc);
         } else {
           emit(Op::RETURN_VOID, s.loc);
         }
         break;
       case StmtKind::FnDecl: break;  // compiled on its own
-      case StmtKind::KernelDecl: break;  // kernels run on the ast engine only
+      case StmtKind::KernelDecl: break;  // kernels run when called
     }
   }
 
@@ -367,12 +407,10 @@ class Compiler {
         break;
       case ExprKind::BoolLit: emit_const(Value::of_bool(e.bool_value), Type::Bool, e.loc); break;
       case ExprKind::StrLit: break;  // only ever a print argument, handled there
-      // Tensor code is never compiled here (script() and function() skip it); a constant
-      // keeps the one-value-per-expression rule should that ever change.
-      case ExprKind::List: case ExprKind::Index: case ExprKind::Field: case ExprKind::Reduce:
-      case ExprKind::Axis:
-        emit_const(Value{}, Type::Int, e.loc);
-        break;
+      case ExprKind::List: case ExprKind::Index: case ExprKind::Field: tensor(e); break;
+      // Kernel bodies only (sema): never in code that runs; a constant keeps the
+      // one-value-per-expression rule.
+      case ExprKind::Reduce: case ExprKind::Axis: emit_const(Value{}, Type::Int, e.loc); break;
       case ExprKind::Promote: {
         const Expr& k = *e.kids[0];
         if (is_int_literal(k)) {  // convert literals now rather than at every run
@@ -430,13 +468,18 @@ class Compiler {
   }
 
   void call(const Expr& e) {
+    if (is_tensor_expr(e)) return tensor(e);
     switch (e.builtin) {
       case Builtin::None: {
         uint32_t f = static_cast<uint32_t>(e.slot), n = static_cast<uint32_t>(e.kids.size());
-        bool risky = false;
+        const FnDecl* callee = m_.functions[f].decl;
+        // Tensor parameters are checked after the arguments, so the depth check comes first.
+        bool checked = callee && has_tensor_signature(*callee);
+        bool risky = checked;
         for (const auto& k : e.kids) risky = risky || may_fail(*k);
         if (risky) emit(Op::PRECALL, e.loc, {f, n});
         for (const auto& k : e.kids) expr(*k);
+        if (checked) site(TensorSite{TensorStep::Args, &e, static_cast<int32_t>(f), n, false}, e.loc);
         emit(Op::CALL, e.loc, {f, n});
         return;
       }
@@ -444,10 +487,10 @@ class Compiler {
         PrintFormat fmt;
         for (const auto& k : e.kids) {
           if (k->kind == ExprKind::StrLit) {
-            fmt.push_back(PrintItem{Type::Str, k->text});
+            fmt.push_back(PrintItem{Type::Str, k->text, k->loc});
           } else {
             expr(*k);
-            fmt.push_back(PrintItem{k->type, ""});
+            fmt.push_back(PrintItem{k->type, "", k->loc});
           }
         }
         c_.prints.push_back(std::move(fmt));
@@ -487,6 +530,7 @@ class Compiler {
   Chunk& c_;
   std::vector<Loop> loops_;
   std::map<std::pair<int, int64_t>, uint32_t> const_index_;
+  const FnDecl* fn_ = nullptr;  // the function being compiled (null: the script)
   uint32_t hidden_base_ = 0, next_hidden_ = 0;
   int depth_ = 0, max_depth_ = 0;
 };

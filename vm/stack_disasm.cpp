@@ -93,6 +93,11 @@ std::string disassemble_instruction(const Chunk& chunk, size_t offset, const Mod
       case Operand::Count: r = std::to_string(v); break;
       case Operand::Builtin: r = builtin_name(static_cast<Builtin>(v)); break;
       case Operand::Type: r = type_name(static_cast<Type>(v)); break;
+      case Operand::Site:
+        r = v < chunk.tensor_sites.size() ? tensor_site_text(chunk.tensor_sites[v], &module)
+                                          : "s" + std::to_string(v) + "?";
+        w = "s" + std::to_string(v);
+        break;
       case Operand::Print: {
         w = "p" + std::to_string(v);
         if (v >= chunk.prints.size()) break;

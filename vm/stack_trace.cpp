@@ -72,6 +72,13 @@ void Tracer::simulate(const Chunk& c, size_t off, bool fell_through) {
       pop(n);
       break;
     }
+    case Op::TENSOR: {
+      const TensorSite& t = c.tensor_sites[a];
+      if (t.step != TensorStep::Expr) break;  // checks leave the stack as it is
+      pop(t.operands);
+      if (t.has_value) push(t.expr->type);
+      break;
+    }
     case Op::FOR_PREP:
       pop(2);
       if (fell_through) push(Type::Int);

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "lang/tensor_api.h"
+#include "lang/tensor_ops.h"
 #include "vm/stack_compiler.h"
 #include "vm/stack_fuse.h"
 #include "vm/stack_trace.h"
@@ -59,6 +61,14 @@ using stack::read_u32;
 #define vmerror(msg)                                                                     \
   do {                                                                                   \
     err = (msg);                                                                         \
+    goto on_error;                                                                       \
+  } while (0)
+// A tensor operation's failure, which says where it points (an argument, an index).
+#define vmfail(f)                                                                        \
+  do {                                                                                   \
+    err = std::move((f).message);                                                        \
+    err_loc = (f).loc;                                                                   \
+    located = true;                                                                      \
     goto on_error;                                                                       \
   } while (0)
 // The check every back-edge and call makes.
@@ -122,6 +132,9 @@ struct Frame {
   const Chunk* chunk;
   const uint8_t* ip;
   Value* bp;
+  // The handle count when the call this record was saved for began (callees that use
+  // tensors only): the collector's `from` while that call is the innermost.
+  int64_t first_handle;
 };
 
 constexpr size_t kInitialStack = 256 * 1024;  // values: 10,000 frames of 25 slots, grows if needed
@@ -133,6 +146,7 @@ class StackVM final : public Engine {
   }
 
   const char* name() const override { return "stack"; }
+  bool runs_tensors() const override { return true; }
 
   RunResult run(const Program& program, const Module& module, GlobalStore& globals,
                 const RunOptions& options) override {
@@ -186,6 +200,21 @@ class StackVM final : public Engine {
     return stack_.get();
   }
 
+  // A safe point: the roots are the tensor globals and the tensor locals of every active
+  // frame (the callers' saved in frames_[0, fp), the current one in ch/bp).
+  void collect(TensorRuntime& rt, const Module& m, const GlobalStore& g, const Frame* fp,
+               const Chunk* ch, const Value* bp) {
+    std::vector<int64_t> roots;
+    global_tensor_roots(m, g, &roots);
+    auto frame_roots = [&](const Chunk* c, const Value* base) {
+      for (size_t i = 0; i < c->local_types.size(); ++i)
+        if (c->local_types[i] == Type::Tensor) roots.push_back(base[i].i);
+    };
+    for (const Frame* fr = frames_.data() + 1; fr <= fp; ++fr) frame_roots(fr[-1].chunk, fr[-1].bp);
+    frame_roots(ch, bp);
+    rt.collect(roots, fp == frames_.data() ? 0 : fp[-1].first_handle);
+  }
+
   template <bool kTrace>
   RunResult execute(const Chunk& script, const Module& module, GlobalStore& globals,
                     const RunOptions& options);
@@ -202,6 +231,9 @@ class StackVM final : public Engine {
   std::unique_ptr<Value[]> stack_, retired_;
   size_t capacity_ = 0;
   std::vector<Frame> frames_;             // one per active call, kMaxCallDepth at most
+  // The named dims each active call of a function returning a tensor bound (TENSOR's
+  // "check args"), for its "check result".
+  std::vector<DimBindings> bounds_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -213,6 +245,11 @@ RunResult StackVM::execute(const Chunk& script, const Module& module, GlobalStor
   static const std::atomic<bool> kNever{false};
   RunResult result;
   std::string err;
+  SourceLoc err_loc;     // with located: where the error points, not the instruction's source
+  bool located = false;
+  TensorFailure tfail;
+  TensorRuntime* const trt = options.tensors;
+  bounds_.clear();
   stack::Tracer tracer(module, options.trace, options.trace_steps, options.out);
   // Traced, PRINT and ECHO write through the tracer, which holds the text until the
   // instruction's trace line is out.
@@ -340,22 +377,73 @@ RunResult StackVM::execute(const Chunk& script, const Module& module, GlobalStor
         size_t n = 0;
         for (const auto& item : fmt) n += item.type != Type::Str;
         sp -= n;
-        if (out) {
-          std::string line;
-          const Value* v = sp;
-          for (size_t i = 0; i < fmt.size(); ++i) {
-            if (i) line += ' ';
-            line += fmt[i].type == Type::Str ? fmt[i].text : format_value(*v++, fmt[i].type);
-          }
-          out(line + "\n");
-        }
         ip += 4;
+        // A tensor is shown (so evaluated) even when the output goes nowhere, as in the
+        // walker: whether it fails must not depend on where the output goes.
+        std::string line, text;
+        const Value* v = sp;
+        for (size_t i = 0; i < fmt.size(); ++i) {
+          Type t = fmt[i].type;
+          if (t == Type::Str) {
+            line += (i ? " " : "") + fmt[i].text;
+          } else if (t == Type::Tensor || t == Type::Shape) {
+            if (!show_value(trt, *v++, t, fmt[i].loc, &text, &tfail)) vmfail(tfail);
+            line += (i ? " " : "") + text;
+          } else {
+            if (out) line += (i ? " " : "") + format_value(*v, t);
+            ++v;
+          }
+        }
+        if (out) out(line + "\n");
         vmbreak;
       }
       vmcase(ECHO) {
-        --sp;
-        if (out) out(format_value(*sp, static_cast<Type>(ARG(0))) + "\n");
+        Type t = static_cast<Type>(ARG(0));
         ip += 4;
+        std::string text;
+        // ECHO of a tensor sits at the expression's source (the compiler put it there).
+        if (!show_value(trt, *--sp, t, ch->locs[static_cast<size_t>(ip - 5 - ch->code.data())],
+                        &text, &tfail))
+          vmfail(tfail);
+        if (out) out(text + "\n");
+        vmbreak;
+      }
+      // ---- tensors ----
+      vmcase(TENSOR) {
+        const TensorSite& t = ch->tensor_sites[ARG(0)];
+        ip += 4;
+        Value* in = sp - t.operands;
+        switch (t.step) {
+          case TensorStep::Expr: {
+            Value v;
+            if (!tensor_expr(trt, module, *t.expr, in, &v, &tfail)) vmfail(tfail);
+            sp = in;
+            if (t.has_value) *sp++ = v;
+            break;
+          }
+          case TensorStep::Dim:
+            if (!check_shape_dim(*t.expr, in[0].i, &tfail)) vmfail(tfail);
+            break;
+          case TensorStep::Args: {
+            const FnDecl& fn = *module.functions[static_cast<size_t>(t.fn)].decl;
+            DimBindings bound;
+            if (!check_tensor_args(trt, *t.expr, fn, in, &bound, &tfail)) vmfail(tfail);
+            if (fn.declared_return == Type::Tensor) bounds_.push_back(std::move(bound));
+            break;
+          }
+          case TensorStep::Result: {
+            const FnDecl& fn = *module.functions[static_cast<size_t>(t.fn)].decl;
+            DimBindings bound;
+            if (!bounds_.empty()) bound = std::move(bounds_.back()), bounds_.pop_back();
+            if (!check_tensor_result(trt, fn, in[0], t.expr->loc, std::move(bound), &tfail))
+              vmfail(tfail);
+            break;
+          }
+        }
+        vmbreak;
+      }
+      vmcase(SAFEPOINT) {
+        if (trt && trt->wants_collect()) collect(*trt, module, globals, fp, ch, bp);
         vmbreak;
       }
       // ---- jumps ----
@@ -476,6 +564,7 @@ RunResult StackVM::execute(const Chunk& script, const Module& module, GlobalStor
         fp->chunk = ch;
         fp->ip = ip;
         fp->bp = bp;
+        if (callee->uses_tensors && trt) fp->first_handle = trt->next_handle();
         ++fp;
         ch = callee;
         k = ch->constants.data();
@@ -505,6 +594,9 @@ RunResult StackVM::execute(const Chunk& script, const Module& module, GlobalStor
         vmbreak;
       }
       vmcase(HALT) {
+        // The end of a run is a safe point with nothing on the stack: what no global holds
+        // now is garbage, whichever input made it.
+        if (trt) collect(*trt, module, globals, fp, ch, bp);
         if constexpr (kTrace)
           tracer.step(*tch, static_cast<size_t>(tip - tch->code.data()), true,
                       bp + ch->num_locals(), sp);
@@ -525,7 +617,8 @@ on_error: {
                   sp);
   }
   result.ok = false;
-  result.error = Diagnostic{Severity::Error, ErrorKind::Runtime, ch->locs[at], err};
+  result.error =
+      Diagnostic{Severity::Error, ErrorKind::Runtime, located ? err_loc : ch->locs[at], err};
   result.steps = steps;
   return result;
 }

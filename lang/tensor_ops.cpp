@@ -1,0 +1,236 @@
+#include "lang/tensor_ops.h"
+
+#include <algorithm>
+
+namespace descent {
+namespace {
+
+bool is_tensor_builtin(Builtin b) { return b >= Builtin::Zeros && b <= Builtin::SumAll; }
+
+bool failed(TensorFailure* fail, SourceLoc loc, std::string message) {
+  *fail = TensorFailure{loc, std::move(message)};
+  return false;
+}
+
+// Does a tensor of shape `dims` have the declared shape? Named dims take the size `bound`
+// gave them, or bind it there.
+bool fits(const TensorType& declared, const std::vector<int64_t>& dims, DimBindings& bound) {
+  if (dims.size() != declared.dims.size()) return false;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const Dim& want = declared.dims[d];
+    if (want.name.empty()) {
+      if (want.value != dims[d]) return false;
+      continue;
+    }
+    auto it = std::find_if(bound.begin(), bound.end(),
+                           [&](const auto& b) { return b.first == want.name; });
+    if (it == bound.end()) bound.emplace_back(want.name, dims[d]);
+    else if (it->second != dims[d]) return false;
+  }
+  return true;
+}
+
+std::string declared_shape(const TensorType& t) {
+  std::string out = "[";
+  for (size_t i = 0; i < t.dims.size(); ++i) {
+    if (i) out += ", ";
+    out += t.dims[i].name.empty() ? std::to_string(t.dims[i].value) : t.dims[i].name;
+  }
+  return out + "]";
+}
+
+// t[i, j] (a float) or s[i] (an int): rank and bounds are checked before asking the runtime.
+bool element(TensorRuntime& r, const Expr& e, const Value* in, Value* out, TensorFailure* fail) {
+  int64_t h = in[0].i;
+  std::vector<int64_t> index;
+  for (size_t i = 0; i < e.kids.size(); ++i) index.push_back(in[1 + i].i);
+  const std::vector<int64_t>& dims = e.type == Type::Int ? r.shape_dims(h) : r.tensor_dims(h);
+  if (e.type == Type::Int) {
+    if (index[0] < 0 || static_cast<size_t>(index[0]) >= dims.size())
+      return failed(fail, e.kids[0]->loc,
+                    "index " + std::to_string(index[0]) + " out of range for a shape of " +
+                        std::to_string(dims.size()) + " dimensions");
+    *out = Value::of_int(dims[static_cast<size_t>(index[0])]);
+    return true;
+  }
+  if (index.size() != dims.size())
+    return failed(fail, e.loc,
+                  "'" + e.text + "' has " + std::to_string(dims.size()) +
+                      " dimensions, but is indexed with " + std::to_string(index.size()));
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (index[d] < 0 || index[d] >= dims[d])
+      return failed(fail, e.kids[d]->loc,
+                    "index " + std::to_string(index[d]) + " out of range for dim " +
+                        std::to_string(d) + " of size " + std::to_string(dims[d]));
+  double v;
+  std::string err;
+  if (!r.element(h, index, &v, &err)) return failed(fail, e.loc, err);
+  *out = Value::of_float(v);
+  return true;
+}
+
+bool builtin(TensorRuntime& r, const Expr& e, const Value* in, Value* out, TensorFailure* fail) {
+  int64_t t = 0;
+  std::string err;
+  bool ok = true;
+  switch (e.builtin) {
+    case Builtin::Zeros:
+    case Builtin::Ones: ok = r.create(e.builtin, r.shape_dims(in[0].i), {}, &t, &err); break;
+    case Builtin::Rand: ok = r.create(e.builtin, r.shape_dims(in[0].i), {in[1].i}, &t, &err); break;
+    case Builtin::Arange:
+      if (in[0].i < 1)
+        return failed(fail, e.loc, "arange(n) needs n >= 1, got " + std::to_string(in[0].i));
+      ok = r.create(e.builtin, {in[0].i}, {}, &t, &err);
+      break;
+    case Builtin::Load: ok = r.load(e.kids[0]->text, &t, &err); break;
+    case Builtin::Save: ok = r.save(in[0].i, e.kids[1]->text, &err); break;
+    default: {  // sum_all
+      double sum = 0;
+      if (!r.sum_all(in[0].i, &sum, &err)) return failed(fail, e.loc, err);
+      *out = Value::of_float(sum);
+      return true;
+    }
+  }
+  if (!ok) return failed(fail, e.loc, err);
+  *out = Value::of_int(t);
+  return true;
+}
+
+}  // namespace
+
+bool is_tensor_expr(const Expr& e) {
+  switch (e.kind) {
+    case ExprKind::List: case ExprKind::Index: case ExprKind::Field: return true;
+    case ExprKind::Call: return e.kernel >= 0 || is_tensor_builtin(e.builtin);
+    default: return false;
+  }
+}
+
+size_t tensor_operand_count(const Expr& e) {
+  if (e.kind == ExprKind::Index) return 1 + e.kids.size();
+  if (e.kind == ExprKind::Call && e.builtin == Builtin::Load) return 0;
+  if (e.kind == ExprKind::Call && e.builtin == Builtin::Save) return 1;
+  return e.kids.size();
+}
+
+bool check_shape_dim(const Expr& dim, int64_t d, TensorFailure* fail) {
+  if (d >= 1) return true;
+  return failed(fail, dim.loc, "shape dimensions must be at least 1, got " + std::to_string(d));
+}
+
+bool tensor_expr(TensorRuntime* rt, const Module& m, const Expr& e, const Value* in, Value* out,
+                 TensorFailure* fail) {
+  if (!rt) return failed(fail, e.loc, "tensor code needs a tensor runtime");
+  TensorRuntime& r = *rt;
+  switch (e.kind) {
+    case ExprKind::List: {
+      std::vector<int64_t> dims;
+      for (size_t i = 0; i < e.kids.size(); ++i) {
+        if (!check_shape_dim(*e.kids[i], in[i].i, fail)) return false;
+        dims.push_back(in[i].i);
+      }
+      *out = Value::of_int(r.make_shape(dims));
+      return true;
+    }
+    case ExprKind::Index: return element(r, e, in, out, fail);
+    case ExprKind::Field: *out = Value::of_int(r.make_shape(r.tensor_dims(in[0].i))); return true;
+    default: break;
+  }
+  if (e.kernel < 0) return builtin(r, e, in, out, fail);
+  std::vector<int64_t> args;
+  for (size_t i = 0; i < e.kids.size(); ++i) args.push_back(in[i].i);
+  int64_t t;
+  std::string err;
+  if (!r.call_kernel(*m.kernels[static_cast<size_t>(e.kernel)].decl, args, &t, &err))
+    return failed(fail, e.loc, err);
+  *out = Value::of_int(t);
+  return true;
+}
+
+bool show_value(TensorRuntime* rt, Value v, Type t, SourceLoc loc, std::string* out,
+                TensorFailure* fail) {
+  if (t != Type::Shape && t != Type::Tensor) {
+    *out = format_value(v, t);
+    return true;
+  }
+  if (!rt) return failed(fail, loc, "tensor code needs a tensor runtime");
+  if (t == Type::Shape) {
+    *out = format_shape(rt->shape_dims(v.i));
+    return true;
+  }
+  std::string err;
+  if (!rt->format(v.i, out, &err)) return failed(fail, loc, err);
+  return true;
+}
+
+bool has_tensor_signature(const FnDecl& fn) {
+  if (fn.declared_return == Type::Tensor) return true;
+  for (const Param& p : fn.params)
+    if (p.type == Type::Tensor) return true;
+  return false;
+}
+
+bool check_tensor_args(TensorRuntime* rt, const Expr& call, const FnDecl& fn, const Value* args,
+                       DimBindings* bound, TensorFailure* fail) {
+  bound->clear();
+  for (size_t i = 0; i < fn.params.size() && i < call.kids.size(); ++i) {
+    const Param& p = fn.params[i];
+    if (p.type != Type::Tensor) continue;
+    if (!rt) return failed(fail, call.loc, "tensor code needs a tensor runtime");
+    const std::vector<int64_t>& dims = rt->tensor_dims(args[i].i);
+    if (!fits(p.tensor, dims, *bound))
+      return failed(fail, call.kids[i]->loc,
+                    "argument '" + p.name + "' of '" + fn.name + "' must have shape " +
+                        declared_shape(p.tensor) + ", got " + format_shape(dims));
+  }
+  return true;
+}
+
+bool check_tensor_result(TensorRuntime* rt, const FnDecl& fn, Value ret, SourceLoc ret_loc,
+                         DimBindings bound, TensorFailure* fail) {
+  if (!rt) return failed(fail, ret_loc, "tensor code needs a tensor runtime");
+  const std::vector<int64_t>& dims = rt->tensor_dims(ret.i);
+  if (!fits(fn.return_tensor, dims, bound))
+    return failed(fail, ret_loc,
+                  "'" + fn.name + "' must return a tensor of shape " +
+                      declared_shape(fn.return_tensor) + ", got " + format_shape(dims));
+  return true;
+}
+
+void global_tensor_roots(const Module& m, const GlobalStore& g, std::vector<int64_t>* roots) {
+  for (size_t i = 0; i < m.globals.size() && i < g.values.size(); ++i)
+    if (m.globals[i].type == Type::Tensor && g.defined[i]) roots->push_back(g.values[i].i);
+}
+
+}  // namespace descent
+
+namespace descent {
+
+std::string tensor_site_text(const TensorSite& s, const Module* m) {
+  auto fn_name = [&](int32_t f) {
+    return m && f >= 0 && static_cast<size_t>(f) < m->functions.size() ? m->functions[f].name
+                                                                       : "f" + std::to_string(f);
+  };
+  const Expr& e = *s.expr;
+  std::string n = std::to_string(s.operands);
+  switch (s.step) {
+    case TensorStep::Dim: return "check dim";
+    case TensorStep::Args: return "check args " + fn_name(s.fn) + " " + n;
+    case TensorStep::Result: return "check result " + fn_name(s.fn);
+    case TensorStep::Expr: break;
+  }
+  switch (e.kind) {
+    case ExprKind::List: return "shape " + n;
+    case ExprKind::Index: return (e.type == Type::Int ? "dim " : "index ") + e.text + " " +
+                                 std::to_string(e.kids.size());
+    case ExprKind::Field: return "." + e.text;
+    default: break;
+  }
+  if (e.kernel >= 0) return "kernel " + e.text + " " + n;
+  std::string b = builtin_name(e.builtin);
+  if (e.builtin == Builtin::Load) return b + " \"" + e.kids[0]->text + "\"";
+  if (e.builtin == Builtin::Save) return b + " \"" + e.kids[1]->text + "\"";
+  return b;
+}
+
+}  // namespace descent
