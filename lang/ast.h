@@ -205,7 +205,7 @@ struct FnDecl {
   // Filled in by sema:
   int32_t index = -1;  // position in the Module's function table
   Type return_type = Type::Unknown;
-  bool uses_tensors = false;  // it, or a function it calls, touches tensors (ast engine only)
+  bool uses_tensors = false;  // it, or a function it calls, touches tensors
   std::vector<std::string> local_names;  // params first, then every other local
   std::vector<Type> local_types;
 };

@@ -59,7 +59,7 @@ struct RunOptions {
   OutputSink trace;         // VMs: one line per executed instruction (state after it); null: off
   // VMs: the same, as data (the stack or registers after each instruction); null: off.
   std::function<void(const TraceStep&)> trace_steps;
-  // Where Tensor and Shape values live (the ast engine only). Null: tensor code fails with
+  // Where Tensor and Shape values live (engines whose runs_tensors() is true). Null: tensor code fails with
   // the runtime error "tensor code needs a tensor runtime".
   TensorRuntime* tensors = nullptr;
 };

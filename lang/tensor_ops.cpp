@@ -84,10 +84,25 @@ bool builtin(TensorRuntime& r, const Expr& e, const Value* in, Value* out, Tenso
       break;
     case Builtin::Load: ok = r.load(e.kids[0]->text, &t, &err); break;
     case Builtin::Save: ok = r.save(in[0].i, e.kids[1]->text, &err); break;
-    default: {  // sum_all
-      double sum = 0;
-      if (!r.sum_all(in[0].i, &sum, &err)) return failed(fail, e.loc, err);
-      *out = Value::of_float(sum);
+    case Builtin::Argmax: case Builtin::Reshape: case Builtin::Flatten: case Builtin::Rows:
+    case Builtin::Eq: {
+      // Tensors and ints apart, as TensorRuntime::host_op takes them (a shape: its dims).
+      std::vector<int64_t> tensors, ints;
+      for (size_t i = 0; i < e.kids.size(); ++i) {
+        Type k = e.kids[i]->type;
+        if (k == Type::Tensor) tensors.push_back(in[i].i);
+        else if (k == Type::Shape) ints = r.shape_dims(in[i].i);
+        else ints.push_back(in[i].i);
+      }
+      if (e.builtin == Builtin::Argmax && ints.empty()) ints.push_back(-1);  // the last axis
+      ok = r.host_op(e.builtin, tensors, ints, &t, &err);
+      break;
+    }
+    default: {  // mean, sum_all
+      double v = 0;
+      if (!(e.builtin == Builtin::Mean ? r.mean(in[0].i, &v, &err) : r.sum_all(in[0].i, &v, &err)))
+        return failed(fail, e.loc, err);
+      *out = Value::of_float(v);
       return true;
     }
   }

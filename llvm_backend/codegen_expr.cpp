@@ -228,7 +228,9 @@ llvm::Value* Lowering::builtin(const Expr& e) {
     case Builtin::Floor: return math(llvm::Intrinsic::floor, expr(*e.kids[0]), "floor");
     case Builtin::None: break;
     case Builtin::Zeros: case Builtin::Ones: case Builtin::Rand: case Builtin::Arange:
-    case Builtin::Load: case Builtin::Save: case Builtin::SumAll:
+    case Builtin::Load: case Builtin::Save: case Builtin::SumAll: case Builtin::Argmax:
+    case Builtin::Reshape: case Builtin::Flatten: case Builtin::Rows: case Builtin::Eq:
+    case Builtin::Mean:
       return tensor_builtin(e);
   }
   return nullptr;

@@ -45,6 +45,8 @@ llvm::FunctionCallee Lowering::tensor_helper(const char* name) {
       {rt::kTensorLoad, i64, {ptr, ptr}, false},
       {rt::kTensorSave, void_, {ptr, i64, ptr}, false},
       {rt::kTensorSumAll, f64, {ptr, i64}, false},
+      {rt::kTensorMean, f64, {ptr, i64}, false},
+      {rt::kTensorHostOp, i64, {ptr, i32, i64}, true},
       {rt::kPrintTensor, void_, {ptr, i64}, false},
       {rt::kPrintShape, void_, {ptr, i64}, false},
       {rt::kTensorCheckArgs, void_, {ptr, i32, i64}, true},
@@ -162,6 +164,19 @@ llvm::Value* Lowering::tensor_builtin(const Expr& e) {
       b_.CreateCall(tensor_helper(rt::kTensorSave), {site(e.loc), t, path(*e.kids[1])});
       return nullptr;
     }
+    case Builtin::Argmax: case Builtin::Reshape: case Builtin::Flatten: case Builtin::Rows:
+    case Builtin::Eq: {
+      std::vector<llvm::Value*> args = {site(e.loc), b_.getInt32(static_cast<uint32_t>(e.builtin)),
+                                        b_.getInt64(e.kids.size())};
+      for (const auto& k : e.kids) {
+        int kind = k->type == Type::Tensor ? 0 : k->type == Type::Shape ? 2 : 1;
+        args.push_back(b_.getInt64(kind));
+        args.push_back(expr(*k));
+      }
+      return b_.CreateCall(tensor_helper(rt::kTensorHostOp), args, builtin_name(e.builtin));
+    }
+    case Builtin::Mean:
+      return b_.CreateCall(tensor_helper(rt::kTensorMean), {site(e.loc), expr(*e.kids[0])}, "mean");
     default:  // sum_all
       return b_.CreateCall(tensor_helper(rt::kTensorSumAll), {site(e.loc), expr(*e.kids[0])},
                            "sum");

@@ -81,6 +81,10 @@ inline constexpr const char* kTensorArange = "ds_tensor_arange";   // i64 (loc, 
 inline constexpr const char* kTensorLoad = "ds_tensor_load";       // i64 (loc, ptr path)
 inline constexpr const char* kTensorSave = "ds_tensor_save";       // void (loc, i64 t, ptr path)
 inline constexpr const char* kTensorSumAll = "ds_tensor_sum_all";  // double (loc, i64 t)
+inline constexpr const char* kTensorMean = "ds_tensor_mean";       // double (loc, i64 t)
+// i64 (loc, i32 builtin, i64 n, ...): argmax reshape flatten rows eq (TensorRuntime::host_op);
+// `...` is n pairs (kind, value), kind 0 a tensor, 1 an int, 2 a shape
+inline constexpr const char* kTensorHostOp = "ds_tensor_host_op";
 inline constexpr const char* kPrintTensor = "ds_print_tensor";     // void (loc, i64 t)
 inline constexpr const char* kPrintShape = "ds_print_shape";       // void (loc, i64 s)
 // void (loc, i32 function, i64 n, ...): a call's arguments against the declared tensor

@@ -151,6 +151,31 @@ bool sum_all(Site site, int64_t t, double* out) {
   return true;
 }
 
+bool mean(Site site, int64_t t, double* out) {
+  TensorRuntime* r = runtime_at(site);
+  if (!r) return false;
+  std::string message;
+  if (!r->mean(t, out, &message)) return failed(site, 0, message);
+  return true;
+}
+
+// pairs: (kind, value) per argument, as ds_tensor_host_op documents.
+bool host_op(Site site, int32_t which, std::vector<int64_t> pairs, int64_t* out) {
+  TensorRuntime* r = runtime_at(site);
+  if (!r) return false;
+  std::vector<int64_t> tensors, ints;
+  for (size_t i = 0; i + 1 < pairs.size(); i += 2) {
+    if (pairs[i] == 0) tensors.push_back(pairs[i + 1]);
+    else if (pairs[i] == 2) ints = r->shape_dims(pairs[i + 1]);
+    else ints.push_back(pairs[i + 1]);
+  }
+  Builtin b = static_cast<Builtin>(which);
+  if (b == Builtin::Argmax && ints.empty()) ints.push_back(-1);  // the last axis
+  std::string message;
+  if (!r->host_op(b, tensors, ints, out, &message)) return failed(site, 0, message);
+  return true;
+}
+
 bool print_tensor(Site site, int64_t t) {
   TensorRuntime* r = runtime_at(site);
   if (!r) return false;
@@ -287,6 +312,18 @@ double ds_tensor_sum_all(const int32_t* loc, int64_t t) {
   return out;
 }
 
+double ds_tensor_mean(const int32_t* loc, int64_t t) {
+  double out = 0;
+  if (!mean({loc}, t, &out)) raise();
+  return out;
+}
+
+int64_t ds_tensor_host_op(const int32_t* loc, int32_t which, int64_t n, ...) {
+  int64_t out = 0;
+  DS_VARIADIC(n, host_op({loc}, which, take(2 * n, ap), &out));
+  return out;
+}
+
 void ds_print_tensor(const int32_t* loc, int64_t t) {
   if (!print_tensor({loc}, t)) raise();
 }
@@ -338,6 +375,8 @@ std::vector<std::pair<std::string, void*>> tensor_symbols() {
       {rt::kTensorLoad, at(&ds_tensor_load)},
       {rt::kTensorSave, at(&ds_tensor_save)},
       {rt::kTensorSumAll, at(&ds_tensor_sum_all)},
+      {rt::kTensorMean, at(&ds_tensor_mean)},
+      {rt::kTensorHostOp, at(&ds_tensor_host_op)},
       {rt::kPrintTensor, at(&ds_print_tensor)},
       {rt::kPrintShape, at(&ds_print_shape)},
       {rt::kTensorCheckArgs, at(&ds_tensor_check_args)},

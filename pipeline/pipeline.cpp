@@ -302,7 +302,7 @@ std::vector<Comparison> Session::compare(const RunOptions& options) {
     c.engine = name;
     if (last_->program->uses_tensors && !engine_for(name).runs_tensors()) {
       // run() would run it on the walker again: that is not this engine's result.
-      c.not_run = "tensor code (runs on the ast engine only)";
+      c.not_run = "tensor code (this engine runs scalar code only)";
       out.push_back(std::move(c));
       continue;
     }

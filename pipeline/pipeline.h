@@ -120,7 +120,7 @@ struct Comparison {
   std::string engine;
   std::string output;
   Outcome outcome;  // steps: statements for ast, instructions for the VMs
-  // Why this engine did not run the input (tensor code runs on the ast engine only), or ""
+  // Why this engine did not run the input (tensor code on an engine that does not run it), or ""
   // when it ran: its output and outcome are then empty, not a result.
   std::string not_run;
 };
@@ -245,7 +245,7 @@ class Session {
   std::vector<LiveFunction> live_ranges(std::string_view function = {}) const;
   // Runs the last input again on "stack" or "reg" from the globals it started from, and
   // records every instruction (at most max_steps; then `truncated`). The session's globals
-  // are left as they were. Tensor code cannot be recorded (it runs on the ast engine).
+  // are left as they were. Tensor code is recorded where the engine runs it.
   // Steps name the code the VM runs: their (function, pc) are rows of listing("stack-fused")
   // for "stack" and of listing("reg-fused") for "reg".
   Recording record(std::string_view engine, size_t max_steps = 100000);

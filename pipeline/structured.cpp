@@ -90,7 +90,7 @@ Recording Session::record(std::string_view engine, size_t max_steps) {
       return r;
     }
     if (program->uses_tensors && !engine_for(r.engine).runs_tensors()) {
-      r.error = "tensor code runs on the ast engine only, so it cannot be stepped on the VMs";
+      r.error = "the '" + r.engine + "' engine does not run tensor code, so it cannot step it";
       return r;
     }
     max_steps = std::max<size_t>(max_steps, 1);
