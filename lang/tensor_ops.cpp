@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "lang/tensor_checks.h"
+
 namespace descent {
 namespace {
 
@@ -12,58 +14,23 @@ bool failed(TensorFailure* fail, SourceLoc loc, std::string message) {
   return false;
 }
 
-// Does a tensor of shape `dims` have the declared shape? Named dims take the size `bound`
-// gave them, or bind it there.
-bool fits(const TensorType& declared, const std::vector<int64_t>& dims, DimBindings& bound) {
-  if (dims.size() != declared.dims.size()) return false;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    const Dim& want = declared.dims[d];
-    if (want.name.empty()) {
-      if (want.value != dims[d]) return false;
-      continue;
-    }
-    auto it = std::find_if(bound.begin(), bound.end(),
-                           [&](const auto& b) { return b.first == want.name; });
-    if (it == bound.end()) bound.emplace_back(want.name, dims[d]);
-    else if (it->second != dims[d]) return false;
-  }
-  return true;
-}
-
-std::string declared_shape(const TensorType& t) {
-  std::string out = "[";
-  for (size_t i = 0; i < t.dims.size(); ++i) {
-    if (i) out += ", ";
-    out += t.dims[i].name.empty() ? std::to_string(t.dims[i].value) : t.dims[i].name;
-  }
-  return out + "]";
-}
-
 // t[i, j] (a float) or s[i] (an int): rank and bounds are checked before asking the runtime.
 bool element(TensorRuntime& r, const Expr& e, const Value* in, Value* out, TensorFailure* fail) {
   int64_t h = in[0].i;
   std::vector<int64_t> index;
   for (size_t i = 0; i < e.kids.size(); ++i) index.push_back(in[1 + i].i);
   const std::vector<int64_t>& dims = e.type == Type::Int ? r.shape_dims(h) : r.tensor_dims(h);
+  std::string err;
   if (e.type == Type::Int) {
-    if (index[0] < 0 || static_cast<size_t>(index[0]) >= dims.size())
-      return failed(fail, e.kids[0]->loc,
-                    "index " + std::to_string(index[0]) + " out of range for a shape of " +
-                        std::to_string(dims.size()) + " dimensions");
+    err = check_shape_index(index[0], dims.size());
+    if (!err.empty()) return failed(fail, e.kids[0]->loc, err);
     *out = Value::of_int(dims[static_cast<size_t>(index[0])]);
     return true;
   }
-  if (index.size() != dims.size())
-    return failed(fail, e.loc,
-                  "'" + e.text + "' has " + std::to_string(dims.size()) +
-                      " dimensions, but is indexed with " + std::to_string(index.size()));
-  for (size_t d = 0; d < dims.size(); ++d)
-    if (index[d] < 0 || index[d] >= dims[d])
-      return failed(fail, e.kids[d]->loc,
-                    "index " + std::to_string(index[d]) + " out of range for dim " +
-                        std::to_string(d) + " of size " + std::to_string(dims[d]));
+  int blame = check_element_index(dims, index, e.text, &err);
+  if (blame == 0) return failed(fail, e.loc, err);
+  if (blame > 0) return failed(fail, e.kids[size_t(blame - 1)]->loc, err);
   double v;
-  std::string err;
   if (!r.element(h, index, &v, &err)) return failed(fail, e.loc, err);
   *out = Value::of_float(v);
   return true;
@@ -78,8 +45,7 @@ bool builtin(TensorRuntime& r, const Expr& e, const Value* in, Value* out, Tenso
     case Builtin::Ones: ok = r.create(e.builtin, r.shape_dims(in[0].i), {}, &t, &err); break;
     case Builtin::Rand: ok = r.create(e.builtin, r.shape_dims(in[0].i), {in[1].i}, &t, &err); break;
     case Builtin::Arange:
-      if (in[0].i < 1)
-        return failed(fail, e.loc, "arange(n) needs n >= 1, got " + std::to_string(in[0].i));
+      if (in[0].i < 1) return failed(fail, e.loc, check_arange(in[0].i));
       ok = r.create(e.builtin, {in[0].i}, {}, &t, &err);
       break;
     case Builtin::Load: ok = r.load(e.kids[0]->text, &t, &err); break;
@@ -129,8 +95,8 @@ size_t tensor_operand_count(const Expr& e) {
 }
 
 bool check_shape_dim(const Expr& dim, int64_t d, TensorFailure* fail) {
-  if (d >= 1) return true;
-  return failed(fail, dim.loc, "shape dimensions must be at least 1, got " + std::to_string(d));
+  std::string why = check_shape_dim(d);
+  return why.empty() || failed(fail, dim.loc, why);
 }
 
 bool tensor_expr(TensorRuntime* rt, const Module& m, const Expr& e, const Value* in, Value* out,
@@ -193,7 +159,7 @@ bool check_tensor_args(TensorRuntime* rt, const Expr& call, const FnDecl& fn, co
     if (p.type != Type::Tensor) continue;
     if (!rt) return failed(fail, call.loc, "tensor code needs a tensor runtime");
     const std::vector<int64_t>& dims = rt->tensor_dims(args[i].i);
-    if (!fits(p.tensor, dims, *bound))
+    if (!fits_declared(p.tensor, dims, *bound))
       return failed(fail, call.kids[i]->loc,
                     "argument '" + p.name + "' of '" + fn.name + "' must have shape " +
                         declared_shape(p.tensor) + ", got " + format_shape(dims));
@@ -205,7 +171,7 @@ bool check_tensor_result(TensorRuntime* rt, const FnDecl& fn, Value ret, SourceL
                          DimBindings bound, TensorFailure* fail) {
   if (!rt) return failed(fail, ret_loc, "tensor code needs a tensor runtime");
   const std::vector<int64_t>& dims = rt->tensor_dims(ret.i);
-  if (!fits(fn.return_tensor, dims, bound))
+  if (!fits_declared(fn.return_tensor, dims, bound))
     return failed(fail, ret_loc,
                   "'" + fn.name + "' must return a tensor of shape " +
                       declared_shape(fn.return_tensor) + ", got " + format_shape(dims));

@@ -1,8 +1,8 @@
 // Tensor operations of ordinary code, shared by the engines that compile it (the stack and
 // register VMs): each takes the operand values an engine has already evaluated, left to
 // right, calls the TensorRuntime, and on failure says what went wrong and where, with the
-// walker's messages and locations. (lang/walker.cpp still has its own copy of these checks;
-// it interleaves them with evaluation.)
+// walker's messages and locations. The checks themselves (declared shapes, indices, dims)
+// are lang/tensor_checks.h's, which the walker and the JIT's helpers use too.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "lang/tensor_api.h"
+#include "lang/tensor_checks.h"
 
 namespace descent {
 namespace {
@@ -315,7 +316,7 @@ class Walker final : public Engine {
     std::vector<int64_t> dims;
     for (const auto& k : e.kids) {
       int64_t d = eval(*k).i;
-      if (d < 1) fail(k->loc, "shape dimensions must be at least 1, got " + std::to_string(d));
+      if (d < 1) fail(k->loc, check_shape_dim(d));
       dims.push_back(d);
     }
     return Value::of_int(rt(e.loc).make_shape(dims));
@@ -331,21 +332,16 @@ class Walker final : public Engine {
     TensorRuntime& r = rt(e.loc);
     const std::vector<int64_t>& dims =
         e.type == Type::Int ? r.shape_dims(h) : r.tensor_dims(h);
+    std::string err;
     if (e.type == Type::Int) {
-      if (index[0] < 0 || static_cast<size_t>(index[0]) >= dims.size())
-        fail(e.kids[0]->loc, "index " + std::to_string(index[0]) + " out of range for a shape of " +
-                                 std::to_string(dims.size()) + " dimensions");
+      err = check_shape_index(index[0], dims.size());
+      if (!err.empty()) fail(e.kids[0]->loc, err);
       return Value::of_int(dims[static_cast<size_t>(index[0])]);
     }
-    if (index.size() != dims.size())
-      fail(e.loc, "'" + e.text + "' has " + std::to_string(dims.size()) +
-                      " dimensions, but is indexed with " + std::to_string(index.size()));
-    for (size_t d = 0; d < dims.size(); ++d)
-      if (index[d] < 0 || index[d] >= dims[d])
-        fail(e.kids[d]->loc, "index " + std::to_string(index[d]) + " out of range for dim " +
-                                 std::to_string(d) + " of size " + std::to_string(dims[d]));
+    int blame = check_element_index(dims, index, e.text, &err);
+    if (blame == 0) fail(e.loc, err);
+    if (blame > 0) fail(e.kids[size_t(blame - 1)]->loc, err);
     double out;
-    std::string err;
     if (!r.element(h, index, &out, &err)) fail(e.loc, err);
     return Value::of_float(out);
   }
@@ -380,7 +376,7 @@ class Walker final : public Engine {
       }
       case Builtin::Arange: {
         int64_t n = eval(*e.kids[0]).i;
-        if (n < 1) fail(e.loc, "arange(n) needs n >= 1, got " + std::to_string(n));
+        if (n < 1) fail(e.loc, check_arange(n));
         ok = r.create(e.builtin, {n}, {}, &out, &err);
         break;
       }
@@ -426,7 +422,7 @@ class Walker final : public Engine {
       const Param& p = fn.params[i];
       if (p.type != Type::Tensor) continue;
       const std::vector<int64_t>& dims = rt(call.loc).tensor_dims(args[i].i);
-      if (!fits(p.tensor, dims, bound))
+      if (!fits_declared(p.tensor, dims, bound))
         fail(call.kids[i]->loc, "argument '" + p.name + "' of '" + fn.name + "' must have shape " +
                                     declared_shape(p.tensor) + ", got " + format_shape(dims));
     }
@@ -438,37 +434,9 @@ class Walker final : public Engine {
   // sema rejects it at compile time where the shapes are known there, this is the rest.
   void check_tensor_result(const FnDecl& fn, std::vector<std::pair<std::string, int64_t>> bound) {
     const std::vector<int64_t>& dims = rt(ret_loc_).tensor_dims(ret_.i);
-    if (!fits(fn.return_tensor, dims, bound))
+    if (!fits_declared(fn.return_tensor, dims, bound))
       fail(ret_loc_, "'" + fn.name + "' must return a tensor of shape " +
                          declared_shape(fn.return_tensor) + ", got " + format_shape(dims));
-  }
-
-  // Does a tensor of shape `dims` have the declared shape? Named dims take the size `bound`
-  // gave them, or bind it there.
-  static bool fits(const TensorType& declared, const std::vector<int64_t>& dims,
-                   std::vector<std::pair<std::string, int64_t>>& bound) {
-    if (dims.size() != declared.dims.size()) return false;
-    for (size_t d = 0; d < dims.size(); ++d) {
-      const Dim& want = declared.dims[d];
-      if (want.name.empty()) {
-        if (want.value != dims[d]) return false;
-        continue;
-      }
-      auto it = std::find_if(bound.begin(), bound.end(),
-                             [&](const auto& b) { return b.first == want.name; });
-      if (it == bound.end()) bound.emplace_back(want.name, dims[d]);
-      else if (it->second != dims[d]) return false;
-    }
-    return true;
-  }
-
-  static std::string declared_shape(const TensorType& t) {
-    std::string out = "[";
-    for (size_t i = 0; i < t.dims.size(); ++i) {
-      if (i) out += ", ";
-      out += t.dims[i].name.empty() ? std::to_string(t.dims[i].value) : t.dims[i].name;
-    }
-    return out + "]";
   }
 
   const Module* module_ = nullptr;
