@@ -671,24 +671,30 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
                      static_cast<int>(cf - frames_.data()));
         goto done;
       }
+      // The bodies that need objects with destructors (strings, vectors) run in a lambda:
+      // an indirect goto (vmbreak with computed goto) may not leave the scope of one.
       vmcase(PRINT) {
-        const uint16_t* l = fn->lists + ARG_A;
-        line.clear();
-        std::string text;
-        for (int n = 0; n < l[0]; ++n) {
-          if (n) line += ' ';
-          uint16_t type = l[1 + 2 * n], v = l[2 + 2 * n];
-          if (type == kPrintStr) {
-            line += fn->src->strings[v];
-          } else {
-            size_t at = static_cast<size_t>(l + 2 + 2 * n - fn->lists);
-            if (!show_value(trt, R(v), static_cast<Type>(type), fn->src->list_locs[at], &text,
-                            &tfail))
-              vmfail(tfail);
-            line += text;
+        bool shown = [&] {
+          const uint16_t* l = fn->lists + ARG_A;
+          line.clear();
+          std::string text;
+          for (int n = 0; n < l[0]; ++n) {
+            if (n) line += ' ';
+            uint16_t type = l[1 + 2 * n], v = l[2 + 2 * n];
+            if (type == kPrintStr) {
+              line += fn->src->strings[v];
+            } else {
+              size_t at = static_cast<size_t>(l + 2 + 2 * n - fn->lists);
+              if (!show_value(trt, R(v), static_cast<Type>(type), fn->src->list_locs[at], &text,
+                              &tfail))
+                return false;
+              line += text;
+            }
           }
-        }
-        line += '\n';
+          line += '\n';
+          return true;
+        }();
+        if (!shown) vmfail(tfail);
         if constexpr (kTrace) held_ += line;  // written after the instruction's trace line
         else if (options.out) options.out(line);
         vmbreak;
@@ -704,45 +710,48 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
       }
       // ---- tensors: handles flow through registers; lang/tensor_ops.h does the work ----
       vmcase(TENSOR) {
-        const TensorSite& t = fn->src->tensor_sites[ARG_B];
-        const uint16_t* l = fn->lists + ARG_C;
-        Value in[16];
-        std::vector<Value> many;
-        Value* args = in;
-        if (l[0] > 16) many.resize(l[0]), args = many.data();
-        for (int i = 0; i < l[0]; ++i) args[i] = R(l[1 + i]);
         Value v;
-        if (!tensor_expr(trt, module, *t.expr, args, &v, &tfail)) vmfail(tfail);
+        bool ok = [&] {
+          const TensorSite& t = fn->src->tensor_sites[ARG_B];
+          const uint16_t* l = fn->lists + ARG_C;
+          Value in[16];
+          std::vector<Value> many;
+          Value* args = in;
+          if (l[0] > 16) many.resize(l[0]), args = many.data();
+          for (int i = 0; i < l[0]; ++i) args[i] = R(l[1 + i]);
+          return tensor_expr(trt, module, *t.expr, args, &v, &tfail);
+        }();
+        if (!ok) vmfail(tfail);
         R(ARG_A) = v;
         vmbreak;
       }
       vmcase(TCHECK) {
-        const TensorSite& t = fn->src->tensor_sites[ARG_B];
-        const uint16_t* l = fn->lists + ARG_C;
-        std::vector<Value> args(l[0]);
-        for (int i = 0; i < l[0]; ++i) args[static_cast<size_t>(i)] = R(l[1 + i]);
-        switch (t.step) {
-          case TensorStep::Dim:
-            if (!check_shape_dim(*t.expr, args[0].i, &tfail)) vmfail(tfail);
-            break;
-          case TensorStep::Args: {
-            const FnDecl& callee = *module.functions[static_cast<size_t>(t.fn)].decl;
-            DimBindings bound;
-            if (!check_tensor_args(trt, *t.expr, callee, args.data(), &bound, &tfail))
-              vmfail(tfail);
-            if (callee.declared_return == Type::Tensor) bounds_.push_back(std::move(bound));
-            break;
+        bool ok = [&] {
+          const TensorSite& t = fn->src->tensor_sites[ARG_B];
+          const uint16_t* l = fn->lists + ARG_C;
+          std::vector<Value> args(l[0]);
+          for (int i = 0; i < l[0]; ++i) args[static_cast<size_t>(i)] = R(l[1 + i]);
+          switch (t.step) {
+            case TensorStep::Dim: return check_shape_dim(*t.expr, args[0].i, &tfail);
+            case TensorStep::Args: {
+              const FnDecl& callee = *module.functions[static_cast<size_t>(t.fn)].decl;
+              DimBindings bound;
+              if (!check_tensor_args(trt, *t.expr, callee, args.data(), &bound, &tfail))
+                return false;
+              if (callee.declared_return == Type::Tensor) bounds_.push_back(std::move(bound));
+              return true;
+            }
+            case TensorStep::Result: {
+              const FnDecl& self = *module.functions[static_cast<size_t>(t.fn)].decl;
+              DimBindings bound;
+              if (!bounds_.empty()) bound = std::move(bounds_.back()), bounds_.pop_back();
+              return check_tensor_result(trt, self, args[0], t.expr->loc, std::move(bound), &tfail);
+            }
+            case TensorStep::Expr: return true;  // TENSOR's
           }
-          case TensorStep::Result: {
-            const FnDecl& self = *module.functions[static_cast<size_t>(t.fn)].decl;
-            DimBindings bound;
-            if (!bounds_.empty()) bound = std::move(bounds_.back()), bounds_.pop_back();
-            if (!check_tensor_result(trt, self, args[0], t.expr->loc, std::move(bound), &tfail))
-              vmfail(tfail);
-            break;
-          }
-          case TensorStep::Expr: break;  // TENSOR's
-        }
+          return true;
+        }();
+        if (!ok) vmfail(tfail);
         vmbreak;
       }
       vmcase(SAFEPOINT) {

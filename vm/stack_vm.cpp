@@ -379,33 +379,42 @@ RunResult StackVM::execute(const Chunk& script, const Module& module, GlobalStor
         sp -= n;
         ip += 4;
         // A tensor is shown (so evaluated) even when the output goes nowhere, as in the
-        // walker: whether it fails must not depend on where the output goes.
-        std::string line, text;
-        const Value* v = sp;
-        for (size_t i = 0; i < fmt.size(); ++i) {
-          Type t = fmt[i].type;
-          if (t == Type::Str) {
-            line += (i ? " " : "") + fmt[i].text;
-          } else if (t == Type::Tensor || t == Type::Shape) {
-            if (!show_value(trt, *v++, t, fmt[i].loc, &text, &tfail)) vmfail(tfail);
-            line += (i ? " " : "") + text;
-          } else {
-            if (out) line += (i ? " " : "") + format_value(*v, t);
-            ++v;
+        // walker: whether it fails must not depend on where the output goes. The strings
+        // live in a lambda: an indirect goto (vmbreak) may not leave the scope of one.
+        bool shown = [&] {
+          std::string line, text;
+          const Value* v = sp;
+          for (size_t i = 0; i < fmt.size(); ++i) {
+            Type t = fmt[i].type;
+            if (t == Type::Str) {
+              line += (i ? " " : "") + fmt[i].text;
+            } else if (t == Type::Tensor || t == Type::Shape) {
+              if (!show_value(trt, *v++, t, fmt[i].loc, &text, &tfail)) return false;
+              line += (i ? " " : "") + text;
+            } else {
+              if (out) line += (i ? " " : "") + format_value(*v, t);
+              ++v;
+            }
           }
-        }
-        if (out) out(line + "\n");
+          if (out) out(line + "\n");
+          return true;
+        }();
+        if (!shown) vmfail(tfail);
         vmbreak;
       }
       vmcase(ECHO) {
         Type t = static_cast<Type>(ARG(0));
         ip += 4;
-        std::string text;
         // ECHO of a tensor sits at the expression's source (the compiler put it there).
-        if (!show_value(trt, *--sp, t, ch->locs[static_cast<size_t>(ip - 5 - ch->code.data())],
-                        &text, &tfail))
-          vmfail(tfail);
-        if (out) out(text + "\n");
+        bool shown = [&] {
+          std::string text;
+          if (!show_value(trt, *--sp, t, ch->locs[static_cast<size_t>(ip - 5 - ch->code.data())],
+                          &text, &tfail))
+            return false;
+          if (out) out(text + "\n");
+          return true;
+        }();
+        if (!shown) vmfail(tfail);
         vmbreak;
       }
       // ---- tensors ----
