@@ -18,6 +18,7 @@
 #include "lang/text.h"
 #include "bench/bench.h"
 #include "bench/plot.h"
+#include "importer/onnx_import.h"
 
 // libedit's readline-compatible interface; it is a C header.
 #include <editline/readline.h>
@@ -288,6 +289,16 @@ int main(int argc, char** argv) {
   benchcmd->add_option("--workload", bopts.workloads, "only these workloads (repeatable)");
   benchcmd->add_flag("--quick", quick, "small sizes that finish in seconds");
 
+  // descent import model.onnx -o DIR: a Descent program and .npy weights from an ONNX file.
+  importer::ImportOptions iopts;
+  std::string onnx_file;
+  auto* importcmd = app.add_subcommand(
+      "import", "turn an ONNX model (torch.onnx.export) into a Descent program and .npy weights");
+  importcmd->add_option("MODEL", onnx_file, "the .onnx file")->required();
+  importcmd->add_option("-o", iopts.out_dir, "the folder to write model.ds and the weights to")->required();
+  importcmd->add_option("--input", iopts.input_npy, "a .npy input for the program to run the model on (default: random)");
+  importcmd->add_option("--batch", iopts.batch, "the random input's batch size when the model's batch is symbolic (default 1)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -392,6 +403,17 @@ int main(int argc, char** argv) {
   }
   if (*kernelcmd) return kernel_command(session, file, kernel_name, schedule_file, backend,
                                          kernel_dump, dim_args, check, threads, kernel_repeats, seed);
+  if (*importcmd) {
+    importer::ImportResult r;
+    std::string error;
+    if (!importer::import_onnx_file(onnx_file, iopts, &r, &error)) {
+      fmt::print(stderr, "error: {}\n", error);
+      return 1;
+    }
+    fmt::print("{}", importer::format_import_summary(r));
+    fmt::print("run it: descent run {} --device cpu\n", r.files.back());
+    return 0;
+  }
   if (*benchcmd) {
     bopts.quick = quick;
     bopts.interrupt = &session.interrupt_flag();

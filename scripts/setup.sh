@@ -18,6 +18,7 @@ PACKAGES=(
   xvfb xauth libgl1-mesa-dri             # headless GUI tests
   libopenblas-dev lua5.4 python3         # benchmark references only
   graphviz                               # `dot` draws the DOT views (AST, graphs)
+  libonnx-dev libprotobuf-dev            # `descent import`: reading ONNX models (importer/)
 )
 
 missing=()

@@ -1,0 +1,1008 @@
+// ONNX -> Descent (see onnx_import.h). One pass over the nodes in the file's order (ONNX
+// requires topological order), keeping for every ONNX value the Descent variable that holds
+// it and its inferred shape; each node appends one line to the model's body. Weights are
+// loaded as globals the first time a node uses them, after any folding the node needs
+// (Gemm's alpha and beta, a [1, N] bias seen as [N]), so the program only holds what runs.
+#include "importer/onnx_import.h"
+
+#include <fmt/format.h>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "lang/ast.h"
+#include "lang/text.h"
+#include "lang/token.h"
+
+namespace descent::importer {
+namespace {
+
+// A dim of an inferred shape: a number, or the model's one symbolic dim (the batch), which
+// the program calls `n`.
+struct Dim {
+  int64_t value = 0;
+  bool symbolic = false;
+  bool operator==(const Dim& o) const { return symbolic == o.symbolic && (symbolic || value == o.value); }
+};
+using Shape = std::vector<Dim>;
+
+std::string dim_text(const Dim& d) { return d.symbolic ? "n" : std::to_string(d.value); }
+std::string shape_str(const Shape& s) {
+  std::vector<std::string> parts;
+  for (const Dim& d : s) parts.push_back(dim_text(d));
+  return "[" + join(parts) + "]";
+}
+bool concrete(const Shape& s) {
+  return std::none_of(s.begin(), s.end(), [](const Dim& d) { return d.symbolic; });
+}
+Shape concrete_shape(const std::vector<int64_t>& dims) {
+  Shape s;
+  for (int64_t d : dims) s.push_back({d, false});
+  return s;
+}
+
+// A constant of the file: an initializer or a Constant node's value.
+struct Constant {
+  std::string onnx_name;
+  bool is_float = true;          // float32 data (a weight); else int64 (a shape)
+  tensor::Tensor data;           // float32: shape and values (a scalar has shape [1])
+  bool scalar = false;           // rank 0 in the file
+  std::vector<int64_t> ints;     // int64 values
+  std::vector<int64_t> dims;     // int64 constants' dims
+};
+
+// An ONNX value during the import.
+struct Value {
+  std::string var;               // the Descent variable that holds it ("" for a constant
+                                 // not yet loaded)
+  Shape shape;
+  const Constant* constant = nullptr;  // set for initializers and Constant outputs
+};
+
+const std::vector<std::string>& reserved_names() {
+  // Names a generated variable must not take: keywords, builtins, the prelude's kernels,
+  // and the names the program's own scaffolding uses.
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n = {"add",      "mul",    "relu",   "bias_add", "matmul",
+                                  "linear",   "linear_relu", "transpose", "softmax",
+                                  "model",    "n",      "batch",  "out"};
+    for (auto k : keywords()) n.emplace_back(k);
+    for (const auto& b : builtin_names()) n.push_back(b);
+    return n;
+  }();
+  return names;
+}
+
+// Identifiers from ONNX names ("/fc1/Gemm_output_0", "0.weight", "input.1"): every run of
+// characters an identifier cannot hold becomes one '_', a leading digit gets a letter, and a
+// name already taken or reserved gets a number.
+class Names {
+ public:
+  // `global`: the name is a top-level variable, which must not be the run section's x or y
+  // (a local may: inside `model` it hides nothing the model reads).
+  std::string make(std::string_view hint, std::string_view fallback, bool global = false) {
+    std::string s;
+    for (char c : hint) {
+      bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+      if (ok) s += c;
+      else if (!s.empty() && s.back() != '_') s += '_';
+    }
+    while (!s.empty() && s.back() == '_') s.pop_back();
+    if (s.empty()) s = fallback;
+    if (s[0] >= '0' && s[0] <= '9') s = std::string(fallback.substr(0, 1)) + s;
+    const auto& r = reserved_names();
+    std::string name = s;
+    auto clash = [&](const std::string& v) {
+      return taken_.count(v) || std::find(r.begin(), r.end(), v) != r.end() ||
+             (global && (v == "x" || v == "y"));
+    };
+    for (int k = 2; clash(name); ++k)
+      name = s + "_" + std::to_string(k);
+    taken_.insert(name);
+    return name;
+  }
+
+ private:
+  std::set<std::string> taken_;
+};
+
+// A variable name for a node's output: the graph's output keeps its ONNX name ("logits");
+// others are named after the node, whose name exporters make from the module path
+// ("/fc1/Gemm" -> fc1_gemm; nn.Sequential's "/0/Gemm" -> layer0_gemm).
+std::string friendly(std::string_view name) {
+  std::string s;
+  size_t start = 0;
+  while (start < name.size() && !std::isalnum(static_cast<unsigned char>(name[start]))) ++start;
+  if (start < name.size() && std::isdigit(static_cast<unsigned char>(name[start]))) s = "layer";
+  for (size_t i = start; i < name.size(); ++i) s += static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+  return s;
+}
+
+std::string op_list() {
+  return "Gemm, MatMul, Add, Relu, Sigmoid, Tanh, Softmax, Flatten, Reshape, Conv, Constant, "
+         "Identity, Dropout";
+}
+
+class Importer {
+ public:
+  Importer(const std::string& source, const ImportOptions& o, ImportResult* out, std::string* error)
+      : source_(source), options_(o), out_(out), error_(error) {}
+
+  bool run(const onnx::ModelProto& model);
+
+ private:
+  // ---- errors -------------------------------------------------------------------------------
+  bool fail(const std::string& message) {
+    *error_ = source_ + ": " + message;
+    return false;
+  }
+  std::string label(const onnx::NodeProto& node) const {
+    std::string name = node.name().empty() ? "#" + std::to_string(node_index_ + 1) : node.name();
+    return fmt::format("node '{}' ({})", name, node.op_type());
+  }
+  bool node_fail(const onnx::NodeProto& node, const std::string& message) {
+    return fail(label(node) + ": " + message);
+  }
+
+  // ---- constants ----------------------------------------------------------------------------
+  bool read_tensor(const onnx::TensorProto& t, const std::string& what, Constant* c);
+  const Constant* add_constant(Constant c) {
+    constants_.push_back(std::make_unique<Constant>(std::move(c)));
+    return constants_.back().get();
+  }
+  // The Descent global holding a float constant (loaded on first use); `data` replaces the
+  // file's values when the node folded something into them, under a new variable.
+  // `suffix` names the folded variant ("_scaled"), `note` says what was folded.
+  std::string weight(const Constant& c, const tensor::Tensor* folded = nullptr,
+                     std::string_view suffix = "", std::string_view note = "");
+
+  // ---- nodes --------------------------------------------------------------------------------
+  bool node(const onnx::NodeProto& n);
+  bool input(const onnx::NodeProto& n, int i, Value* v);
+  // The Descent expression of a value: its variable, or a constant's global.
+  std::string expr(const Value& v) { return v.constant ? weight(*v.constant) : v.var; }
+  void emit(const onnx::NodeProto& n, const Shape& shape, const std::string& code);
+  std::string elementwise_kernel(const std::string& op, size_t rank);
+  bool gemm(const onnx::NodeProto& n);
+  bool matmul(const onnx::NodeProto& n);
+  bool add(const onnx::NodeProto& n);
+  bool unary(const onnx::NodeProto& n);
+  bool softmax(const onnx::NodeProto& n);
+  bool flatten(const onnx::NodeProto& n);
+  bool reshape(const onnx::NodeProto& n);
+  bool conv(const onnx::NodeProto& n);
+  bool constant(const onnx::NodeProto& n);
+
+  std::string source_;
+  const ImportOptions& options_;
+  ImportResult* out_;
+  std::string* error_;
+  int node_index_ = 0;
+  int64_t opset_ = 0;
+  Names names_;
+  std::map<std::string, Value> values_;           // ONNX value name -> what holds it
+  std::vector<std::unique_ptr<Constant>> constants_;
+  std::map<std::string, std::string> loaded_;     // constant name + suffix -> global variable
+  std::vector<std::string> kernels_;              // generated kernel definitions, in order
+  std::set<std::string> kernel_names_;
+  std::vector<std::string> globals_;              // load lines
+  std::vector<std::string> body_;                 // the model's lines
+  std::string symbol_source_;                     // how the body gets n ("x.shape[0]")
+  bool body_uses_batch_ = false;
+  int conv_count_ = 0;
+  const onnx::GraphProto* graph_ = nullptr;
+};
+
+// ---- attributes ----------------------------------------------------------------------------
+
+const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, std::string_view name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+int64_t attr_int(const onnx::NodeProto& n, std::string_view name, int64_t fallback) {
+  const auto* a = find_attr(n, name);
+  return a ? a->i() : fallback;
+}
+float attr_float(const onnx::NodeProto& n, std::string_view name, float fallback) {
+  const auto* a = find_attr(n, name);
+  return a ? a->f() : fallback;
+}
+std::vector<int64_t> attr_ints(const onnx::NodeProto& n, std::string_view name) {
+  const auto* a = find_attr(n, name);
+  if (!a) return {};
+  return {a->ints().begin(), a->ints().end()};
+}
+
+const char* type_name(int t) {
+  switch (t) {
+    case onnx::TensorProto::FLOAT: return "float32";
+    case onnx::TensorProto::DOUBLE: return "float64";
+    case onnx::TensorProto::FLOAT16: return "float16";
+    case onnx::TensorProto::BFLOAT16: return "bfloat16";
+    case onnx::TensorProto::INT8: return "int8";
+    case onnx::TensorProto::UINT8: return "uint8";
+    case onnx::TensorProto::INT32: return "int32";
+    case onnx::TensorProto::INT64: return "int64";
+    case onnx::TensorProto::BOOL: return "bool";
+    case onnx::TensorProto::STRING: return "string";
+    default: return "an unknown type";
+  }
+}
+
+bool Importer::read_tensor(const onnx::TensorProto& t, const std::string& what, Constant* c) {
+  c->onnx_name = t.name();
+  if (t.data_location() == onnx::TensorProto::EXTERNAL)
+    return fail(what + " keeps its data in an external file; save the model as one file "
+                       "(onnx.save_model(m, path, save_as_external_data=False))");
+  int64_t count = 1;
+  std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+  for (int64_t d : dims) {
+    if (d < 0 || (d > 0 && count > tensor::kMaxElements / d))
+      return fail(what + " has an invalid shape");
+    count *= d;
+  }
+  if (count == 0) return fail(what + " is empty (a dim is 0); Descent tensors have no empty dims");
+  const std::string& raw = t.raw_data();
+  if (t.data_type() == onnx::TensorProto::FLOAT) {
+    c->is_float = true;
+    c->scalar = dims.empty();
+    std::vector<int64_t> shape = dims.empty() ? std::vector<int64_t>{1} : dims;
+    std::string why;
+    if (!tensor::zeros(shape, &c->data, &why)) return fail(what + ": " + why);
+    if (!raw.empty()) {
+      if (static_cast<int64_t>(raw.size()) != count * 4)
+        return fail(fmt::format("{} has {} bytes of data but its shape {} needs {}", what,
+                                raw.size(), tensor::shape_text(shape), count * 4));
+      std::memcpy(c->data.data.data(), raw.data(), raw.size());  // little-endian, as x86
+    } else {
+      if (t.float_data_size() != count)
+        return fail(fmt::format("{} has {} values but its shape {} needs {}", what,
+                                t.float_data_size(), tensor::shape_text(shape), count));
+      std::copy(t.float_data().begin(), t.float_data().end(), c->data.data.data());
+    }
+    return true;
+  }
+  if (t.data_type() == onnx::TensorProto::INT64) {
+    c->is_float = false;
+    c->dims = dims;
+    if (!raw.empty()) {
+      if (static_cast<int64_t>(raw.size()) != count * 8)
+        return fail(fmt::format("{} has {} bytes of data but needs {}", what, raw.size(), count * 8));
+      c->ints.resize(count);
+      std::memcpy(c->ints.data(), raw.data(), raw.size());
+    } else {
+      if (t.int64_data_size() != count)
+        return fail(fmt::format("{} has {} values but needs {}", what, t.int64_data_size(), count));
+      c->ints.assign(t.int64_data().begin(), t.int64_data().end());
+    }
+    return true;
+  }
+  return fail(fmt::format("{} holds {} data; Descent imports float32 weights (and int64 shapes)",
+                          what, type_name(t.data_type())));
+}
+
+std::string Importer::weight(const Constant& c, const tensor::Tensor* folded, std::string_view suffix,
+                             std::string_view folded_note) {
+  std::string key = c.onnx_name + "\n" + std::string(suffix);
+  auto it = loaded_.find(key);
+  if (it != loaded_.end()) return it->second;
+  std::string var = names_.make(friendly(c.onnx_name + std::string(suffix)), "w", true);
+  const tensor::Tensor& data = folded ? *folded : c.data;
+  Weight w;
+  w.file = var + ".npy";
+  w.onnx_name = c.onnx_name;
+  w.data.shape = data.shape;
+  w.data.data = data.data;
+  std::string dir = options_.load_dir.empty() ? options_.out_dir : options_.load_dir;
+  std::string path = dir.empty() ? w.file : (std::filesystem::path(dir) / w.file).string();
+  std::string note = c.onnx_name.empty() ? "" : fmt::format(" \"{}\"", c.onnx_name);
+  if (!folded_note.empty()) note += ", " + std::string(folded_note);
+  globals_.push_back(fmt::format("{} = load(\"{}\")|# {}{}", var, path,
+                                 tensor::shape_text(data.shape), note));
+  out_->weights.push_back(std::move(w));
+  loaded_[key] = var;
+  return var;
+}
+
+// ---- the graph ------------------------------------------------------------------------------
+
+bool Importer::input(const onnx::NodeProto& n, int i, Value* v) {
+  if (i >= n.input_size() || n.input(i).empty())
+    return node_fail(n, fmt::format("input {} is missing", i + 1));
+  auto it = values_.find(n.input(i));
+  if (it == values_.end())
+    return node_fail(n, fmt::format("uses '{}' before any node makes it (the nodes must be in "
+                                    "topological order)", n.input(i)));
+  *v = it->second;
+  return true;
+}
+
+void Importer::emit(const onnx::NodeProto& n, const Shape& shape, const std::string& code) {
+  bool graph_output = false;
+  for (const auto& o : graph_->output()) graph_output = graph_output || o.name() == n.output(0);
+  std::string hint = graph_output || n.name().empty() ? n.output(0) : friendly(n.name());
+  std::string var = names_.make(hint, "t");
+  body_.push_back(fmt::format("  {} = {}|# {} {}", var, code,
+                              label(n).substr(5), shape_str(shape)));  // drop "node "
+  values_[n.output(0)] = Value{var, shape, nullptr};
+  out_->nodes.push_back({n.name().empty() ? "#" + std::to_string(node_index_ + 1) : n.name(),
+                         n.op_type(), code, shape_str(shape)});
+}
+
+// A kernel for an elementwise op at a rank the prelude does not cover (the prelude's are
+// for matrices), generated once per (op, rank).
+std::string Importer::elementwise_kernel(const std::string& op, size_t rank) {
+  std::string name = fmt::format("{}_{}d", op, rank);
+  if (kernel_names_.count(name)) return name;
+  kernel_names_.insert(name);
+  std::vector<std::string> dims, idx;
+  for (size_t i = 0; i < rank; ++i) {
+    dims.push_back("d" + std::to_string(i));
+    idx.push_back("i" + std::to_string(i));
+  }
+  std::string d = join(dims), ix = "[" + join(idx) + "]";
+  std::string doc, params = fmt::format("x: f32[{}]", d), body;
+  if (op == "relu") {
+    doc = "relu(x) = max(x, 0), element by element";
+    body = fmt::format("max(x{}, 0.0)", ix);
+  } else if (op == "sigmoid") {
+    doc = "sigmoid(x) = 1 / (1 + exp(-x)), element by element (ONNX Sigmoid). For x below\n"
+          "# about -88, exp(-x) is inf in f32 and the result is 0, as it should be";
+    body = fmt::format("1.0 / (1.0 + exp(-x{}))", ix);
+  } else if (op == "tanh") {
+    doc = "tanh(x) = 1 - 2 / (exp(2x) + 1), element by element (ONNX Tanh). Written this way\n"
+          "# rather than (e^2x - 1) / (e^2x + 1), which is inf / inf = nan for x above about 44";
+    body = fmt::format("1.0 - 2.0 / (exp(2.0 * x{}) + 1.0)", ix);
+  } else {  // add
+    doc = "a + b, element by element; both must have the same shape";
+    params = fmt::format("a: f32[{0}], b: f32[{0}]", d);
+    body = fmt::format("a{0} + b{0}", ix);
+  }
+  kernels_.push_back(fmt::format("# {}.\nkernel {}({}) -> f32[{}] {{\n  out{} = {}\n  return out\n}}\n",
+                                 doc, name, params, d, ix, body));
+  return name;
+}
+
+bool Importer::unary(const onnx::NodeProto& n) {
+  Value x;
+  if (!input(n, 0, &x)) return false;
+  std::string op = n.op_type() == "Relu" ? "relu" : n.op_type() == "Sigmoid" ? "sigmoid" : "tanh";
+  std::string k = (op == "relu" && x.shape.size() == 2) ? "relu" : elementwise_kernel(op, x.shape.size());
+  emit(n, x.shape, fmt::format("{}({})", k, expr(x)));
+  return true;
+}
+
+bool Importer::gemm(const onnx::NodeProto& n) {
+  // Y = alpha * A' B' + beta * C, where A' is A or its transpose (transA), B' likewise.
+  Value a, b;
+  if (!input(n, 0, &a) || !input(n, 1, &b)) return false;
+  if (a.shape.size() != 2 || b.shape.size() != 2)
+    return node_fail(n, fmt::format("A and B must be matrices; they are {} and {}",
+                                    shape_str(a.shape), shape_str(b.shape)));
+  bool trans_a = attr_int(n, "transA", 0) != 0, trans_b = attr_int(n, "transB", 0) != 0;
+  float alpha = attr_float(n, "alpha", 1.0f), beta = attr_float(n, "beta", 1.0f);
+  Dim m = trans_a ? a.shape[1] : a.shape[0], ka = trans_a ? a.shape[0] : a.shape[1];
+  Dim kb = trans_b ? b.shape[1] : b.shape[0], nn = trans_b ? b.shape[0] : b.shape[1];
+  if (!(ka == kb))
+    return node_fail(n, fmt::format("A' is [{}, {}] and B' is [{}, {}]: the inner dims differ",
+                                    dim_text(m), dim_text(ka), dim_text(kb), dim_text(nn)));
+  std::string ea = expr(a);
+  if (trans_a) ea = fmt::format("transpose({})", ea);
+  std::string eb;
+  if (alpha != 1.0f) {
+    // alpha folds into B's values at import time when B is a weight: the kernels stay plain.
+    if (!b.constant)
+      return node_fail(n, fmt::format("alpha = {} needs B to be a weight (an initializer); here "
+                                      "B is computed", alpha));
+    tensor::Tensor scaled = b.constant->data;
+    for (size_t i = 0; i < scaled.data.size(); ++i) scaled.data[i] *= alpha;
+    eb = weight(*b.constant, &scaled, "_scaled", fmt::format("times alpha = {}", tensor::format_f32(alpha)));
+  } else {
+    eb = expr(b);
+  }
+  // nn.Linear's layout (B is [out, in], transB = 1) is the prelude's linear; otherwise matmul.
+  std::string code = trans_b ? fmt::format("linear({}, {})", ea, eb) : fmt::format("matmul({}, {})", ea, eb);
+  Shape y = {m, nn};
+  if (n.input_size() > 2 && !n.input(2).empty()) {
+    Value c;
+    if (!input(n, 2, &c)) return false;
+    if (c.constant) {
+      // beta folds into C, and C broadcasts the ONNX way: a scalar, [N] or [1, N] is one
+      // bias per column (bias_add), [M, N] a whole matrix (add).
+      tensor::Tensor cv = c.constant->data;
+      for (size_t i = 0; i < cv.data.size(); ++i) cv.data[i] *= beta;
+      std::string suffix = beta != 1.0f ? "_scaled" : "";
+      std::string note = beta != 1.0f ? fmt::format("times beta = {}", tensor::format_f32(beta)) : "";
+      const std::vector<int64_t> cs = cv.shape;  // a copy: cv.shape changes below
+      bool row = (cs.size() == 1 && !nn.symbolic && cs[0] == nn.value) ||
+                 (cs.size() == 2 && cs[0] == 1 && !nn.symbolic && cs[1] == nn.value);
+      bool one = cv.data.size() == 1 && !nn.symbolic;
+      if (one && !row) {
+        // A scalar bias: the same value for every column.
+        tensor::Tensor full;
+        std::string why;
+        if (!tensor::full({nn.value}, cv.data[0], &full, &why)) return node_fail(n, why);
+        code = fmt::format("bias_add({}, {})", code,
+                           weight(*c.constant, &full, suffix + "_row", note + (note.empty() ? "" : ", ") + "one per column"));
+      } else if (row) {
+        cv.shape = {nn.value};
+        code = fmt::format("bias_add({}, {})", code,
+                           weight(*c.constant, &cv, cs.size() == 2 ? suffix + "_row" : suffix,
+                                  note + (cs.size() == 2 ? std::string(note.empty() ? "" : ", ") + "as [N]" : "")));
+      } else if (concrete_shape(cs) == y) {
+        code = fmt::format("add({}, {})", code, weight(*c.constant, &cv, suffix, note));
+      } else {
+        return node_fail(n, fmt::format("C of shape {} does not broadcast to Y {} the ways "
+                                        "Descent imports (a scalar, [N], [1, N] or [M, N])",
+                                        tensor::shape_text(cs), shape_str(y)));
+      }
+    } else {
+      if (beta != 1.0f)
+        return node_fail(n, fmt::format("beta = {} needs C to be a weight (an initializer)", beta));
+      if (c.shape.size() == 1 && c.shape[0] == nn) code = fmt::format("bias_add({}, {})", code, c.var);
+      else if (c.shape == y) code = fmt::format("add({}, {})", code, c.var);
+      else
+        return node_fail(n, fmt::format("a computed C must be [N] or [M, N] ({} or {}); it is {}",
+                                        shape_str({nn}), shape_str(y), shape_str(c.shape)));
+    }
+  }
+  emit(n, y, code);
+  return true;
+}
+
+bool Importer::matmul(const onnx::NodeProto& n) {
+  Value a, b;
+  if (!input(n, 0, &a) || !input(n, 1, &b)) return false;
+  if (a.shape.size() != 2 || b.shape.size() != 2)
+    return node_fail(n, fmt::format("only matrices (2-D) are supported; the inputs are {} and {} "
+                                    "(a batched MatMul has no Descent kernel yet)",
+                                    shape_str(a.shape), shape_str(b.shape)));
+  if (!(a.shape[1] == b.shape[0]))
+    return node_fail(n, fmt::format("{} times {}: the inner dims differ", shape_str(a.shape),
+                                    shape_str(b.shape)));
+  emit(n, {a.shape[0], b.shape[1]}, fmt::format("matmul({}, {})", expr(a), expr(b)));
+  return true;
+}
+
+bool Importer::add(const onnx::NodeProto& n) {
+  Value a, b;
+  if (!input(n, 0, &a) || !input(n, 1, &b)) return false;
+  if (a.shape == b.shape) {
+    std::string k = a.shape.size() == 2 ? "add" : elementwise_kernel("add", a.shape.size());
+    emit(n, a.shape, fmt::format("{}({}, {})", k, expr(a), expr(b)));
+    return true;
+  }
+  // A row vector added to every row of a matrix (a bias), in either order.
+  if (b.shape.size() == 2 && a.shape.size() != 2) std::swap(a, b);
+  if (a.shape.size() == 2) {
+    Dim cols = a.shape[1];
+    bool vec = b.shape.size() == 1 && b.shape[0] == cols;
+    bool row = b.shape.size() == 2 && b.shape[0] == Dim{1, false} && b.shape[1] == cols;
+    if (vec || (row && !cols.symbolic)) {
+      std::string eb;
+      if (vec) {
+        eb = expr(b);
+      } else if (b.constant) {
+        tensor::Tensor v = b.constant->data;
+        v.shape = {cols.value};
+        eb = weight(*b.constant, &v, "_row", "as [N]");
+      } else {
+        eb = fmt::format("reshape({}, [{}])", b.var, cols.value);
+      }
+      emit(n, a.shape, fmt::format("bias_add({}, {})", expr(a), eb));
+      return true;
+    }
+  }
+  return node_fail(n, fmt::format("adding {} and {} needs broadcasting Descent does not import "
+                                  "(same shapes, or a row vector [N] or [1, N] added to every "
+                                  "row of an [M, N] matrix)", shape_str(a.shape), shape_str(b.shape)));
+}
+
+bool Importer::softmax(const onnx::NodeProto& n) {
+  Value x;
+  if (!input(n, 0, &x)) return false;
+  // Before opset 13 the default axis was 1 and the input was seen as 2-D around it; from 13
+  // the default is -1. For a matrix and the rows' axis both mean the prelude's softmax.
+  int64_t axis = attr_int(n, "axis", opset_ < 13 ? 1 : -1);
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  if (rank != 2 || (axis != 1 && axis != -1))
+    return node_fail(n, fmt::format("only a softmax along the rows of a matrix is supported "
+                                    "(input {}, axis {})", shape_str(x.shape), axis));
+  emit(n, x.shape, fmt::format("softmax({})", expr(x)));
+  return true;
+}
+
+bool Importer::flatten(const onnx::NodeProto& n) {
+  Value x;
+  if (!input(n, 0, &x)) return false;
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  int64_t axis = attr_int(n, "axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank)
+    return node_fail(n, fmt::format("axis {} is out of range for {}", attr_int(n, "axis", 1), shape_str(x.shape)));
+  Shape outer(x.shape.begin(), x.shape.begin() + axis), inner(x.shape.begin() + axis, x.shape.end());
+  if (!concrete(inner))
+    return node_fail(n, "the batch dim must stay first (it cannot be flattened into the rows)");
+  int64_t cols = 1;
+  for (const Dim& d : inner) cols *= d.value;
+  if (axis == 1) {
+    // Keep the first dim (the batch), merge the rest: the flatten builtin, which needs no
+    // sizes, so a symbolic batch stays symbolic.
+    Shape y = {x.shape[0], {cols, false}};
+    emit(n, y, rank == 2 ? expr(x) : fmt::format("flatten({})", expr(x)));
+    return true;
+  }
+  if (!concrete(outer))
+    return node_fail(n, "flattening the batch dim together with others needs a fixed batch size");
+  int64_t rows = 1;
+  for (const Dim& d : outer) rows *= d.value;
+  emit(n, {{rows, false}, {cols, false}}, fmt::format("reshape({}, [{}, {}])", expr(x), rows, cols));
+  return true;
+}
+
+bool Importer::reshape(const onnx::NodeProto& n) {
+  Value x, s;
+  if (!input(n, 0, &x) || !input(n, 1, &s)) return false;
+  if (!s.constant || s.constant->is_float || s.constant->dims.size() != 1)
+    return node_fail(n, fmt::format("the shape '{}' must be a constant 1-D int64 tensor (an "
+                                    "initializer or a Constant node)", n.input(1)));
+  const std::vector<int64_t>& want = s.constant->ints;
+  bool allow_zero = attr_int(n, "allowzero", 0) != 0;
+  // numel(x) = (n or 1) * known; the result's dims are filled in below, -1 last.
+  bool x_symbolic = !concrete(x.shape);
+  int64_t known = 1;
+  for (const Dim& d : x.shape)
+    if (!d.symbolic) known *= d.value;
+  Shape y;
+  int infer = -1;
+  bool y_symbolic = false;
+  int64_t y_known = 1;
+  for (size_t i = 0; i < want.size(); ++i) {
+    int64_t w = want[i];
+    if (w == 0 && !allow_zero) {
+      if (i >= x.shape.size())
+        return node_fail(n, fmt::format("shape entry {} is 0 (copy the input's dim) but the "
+                                        "input {} has no dim {}", i, shape_str(x.shape), i));
+      y.push_back(x.shape[i]);
+    } else if (w == -1) {
+      if (infer >= 0) return node_fail(n, "the shape has more than one -1");
+      infer = static_cast<int>(i);
+      y.push_back({0, false});
+      continue;
+    } else if (w <= 0) {
+      return node_fail(n, fmt::format("shape entry {} is {}", i, w));
+    } else {
+      y.push_back({w, false});
+    }
+    if (y.back().symbolic) y_symbolic = true;
+    else y_known *= y.back().value;
+  }
+  if (infer >= 0) {
+    if (known % y_known != 0)
+      return node_fail(n, fmt::format("cannot reshape {} into {}", shape_str(x.shape),
+                                      tensor::shape_text(want)));
+    int64_t v = known / y_known;
+    if (x_symbolic && !y_symbolic) {
+      if (v != 1)
+        return node_fail(n, fmt::format("the -1 would be n * {}: Descent keeps the batch as a "
+                                        "dim of its own", v));
+      y[infer] = {0, true};
+      y_symbolic = true;
+    } else {
+      y[infer] = {v, false};
+      y_known *= v;
+    }
+  }
+  if (x_symbolic != y_symbolic || y_known != known)
+    return node_fail(n, fmt::format("cannot reshape {} into {}", shape_str(x.shape), shape_str(y)));
+  std::vector<std::string> dims;
+  for (const Dim& d : y) dims.push_back(d.symbolic ? "batch" : std::to_string(d.value));
+  if (y_symbolic) body_uses_batch_ = true;
+  emit(n, y, fmt::format("reshape({}, [{}])", expr(x), join(dims)));
+  return true;
+}
+
+bool Importer::conv(const onnx::NodeProto& n) {
+  Value x, w;
+  if (!input(n, 0, &x) || !input(n, 1, &w)) return false;
+  if (x.shape.size() != 4 || w.shape.size() != 4)
+    return node_fail(n, fmt::format("only 2-D convolutions are supported (X [N, C, H, W], W [M, "
+                                    "C, kH, kW]); here X is {} and W is {}",
+                                    shape_str(x.shape), shape_str(w.shape)));
+  if (attr_int(n, "group", 1) != 1) return node_fail(n, "grouped convolutions (group > 1) are not supported");
+  for (const char* a : {"strides", "dilations"})
+    for (int64_t v : attr_ints(n, a))
+      if (v != 1) return node_fail(n, fmt::format("{} other than 1 are not supported ({} = {})", a, a,
+                                                  tensor::shape_text(attr_ints(n, a))));
+  for (int64_t v : attr_ints(n, "pads"))
+    if (v != 0) return node_fail(n, fmt::format("padding is not supported (pads = {}); only 'valid' "
+                                                "convolutions", tensor::shape_text(attr_ints(n, "pads"))));
+  if (const auto* ap = find_attr(n, "auto_pad"); ap && ap->s() != "NOTSET" && ap->s() != "VALID")
+    return node_fail(n, fmt::format("auto_pad = {} pads the input, which is not supported", ap->s()));
+  if (!concrete(w.shape) || !concrete({x.shape[1], x.shape[2], x.shape[3]}))
+    return node_fail(n, "only the batch dim may be symbolic");
+  if (!(x.shape[1] == w.shape[1]))
+    return node_fail(n, fmt::format("X has {} channels but W expects {}", dim_text(x.shape[1]),
+                                    dim_text(w.shape[1])));
+  int64_t oh = x.shape[2].value - w.shape[2].value + 1, ow = x.shape[3].value - w.shape[3].value + 1;
+  if (oh < 1 || ow < 1)
+    return node_fail(n, fmt::format("the kernel {} is larger than the image {}", shape_str(w.shape),
+                                    shape_str(x.shape)));
+  Shape y = {x.shape[0], w.shape[0], {oh, false}, {ow, false}};
+  bool bias = n.input_size() > 2 && !n.input(2).empty();
+  Value b;
+  if (bias) {
+    if (!input(n, 2, &b)) return false;
+    if (b.shape.size() != 1 || !(b.shape[0] == w.shape[0]))
+      return node_fail(n, fmt::format("the bias is {}; it must be {}", shape_str(b.shape), shape_str({w.shape[0]})));
+  }
+  // One kernel per convolution: its shapes are fixed by the weights (the output size is
+  // H - kH + 1, which a kernel's signature cannot compute), the batch stays a named dim.
+  std::string name = fmt::format("conv2d_{}", ++conv_count_);
+  kernel_names_.insert(name);
+  std::string body = "sum(c, r, s) x[b, c, i + r, j + s] * k[m, c, r, s]";
+  kernels_.push_back(fmt::format(
+      "# ONNX Conv {}: output channel m at (i, j) is the sum over the input channels c\n"
+      "# and the {}x{} window (r, s) of x times the filter{}.\n"
+      "# No padding, stride 1: only the 'valid' positions, where the window fits.\n"
+      "kernel {}(x: f32{}, k: f32{}{}) -> f32{} {{\n  out[b, m, i, j] = {}{}\n  return out\n}}\n",
+      label(n).substr(5), w.shape[2].value, w.shape[3].value, bias ? ", plus the channel's bias" : "",
+      name, shape_str(x.shape), shape_str(w.shape), bias ? fmt::format(", bias: f32{}", shape_str(b.shape)) : "",
+      shape_str(y), bias ? "bias[m] + " : "", body));
+  emit(n, y, bias ? fmt::format("{}({}, {}, {})", name, expr(x), expr(w), expr(b))
+                  : fmt::format("{}({}, {})", name, expr(x), expr(w)));
+  return true;
+}
+
+bool Importer::constant(const onnx::NodeProto& n) {
+  Constant c;
+  if (const auto* a = find_attr(n, "value")) {
+    if (!read_tensor(a->t(), label(n) + ": its value", &c)) return false;
+  } else if (const auto* ints = find_attr(n, "value_ints")) {
+    c.is_float = false;
+    c.ints.assign(ints->ints().begin(), ints->ints().end());
+    c.dims = {static_cast<int64_t>(c.ints.size())};
+  } else if (const auto* f = find_attr(n, "value_float")) {
+    std::string why;
+    if (!tensor::full({1}, f->f(), &c.data, &why)) return node_fail(n, why);
+    c.scalar = true;
+  } else {
+    return node_fail(n, "only 'value', 'value_ints' and 'value_float' constants are supported");
+  }
+  c.onnx_name = n.output(0);
+  const Constant* k = add_constant(std::move(c));
+  Shape s = k->is_float ? (k->scalar ? Shape{} : concrete_shape(k->data.shape)) : concrete_shape(k->dims);
+  values_[n.output(0)] = Value{"", s, k};
+  out_->nodes.push_back({n.name().empty() ? "#" + std::to_string(node_index_ + 1) : n.name(),
+                         n.op_type(), "(a constant, used by later nodes)", shape_str(s)});
+  return true;
+}
+
+bool Importer::node(const onnx::NodeProto& n) {
+  if (!n.domain().empty() && n.domain() != "ai.onnx")
+    return node_fail(n, fmt::format("ops of domain '{}' are not supported (only the default ONNX "
+                                    "domain)", n.domain()));
+  if (n.output_size() < 1 || n.output(0).empty()) return node_fail(n, "it has no output");
+  const std::string& op = n.op_type();
+  if (op == "Dropout" || op == "Identity") {
+    // Inference: Dropout passes its input through (its optional mask output is unused).
+    Value x;
+    if (!input(n, 0, &x)) return false;
+    values_[n.output(0)] = x;
+    out_->nodes.push_back({n.name().empty() ? "#" + std::to_string(node_index_ + 1) : n.name(), op,
+                           "(no code: the same tensor)", shape_str(x.shape)});
+    return true;
+  }
+  if (n.output_size() > 1)
+    for (int i = 1; i < n.output_size(); ++i)
+      if (!n.output(i).empty()) return node_fail(n, "nodes with several outputs are not supported");
+  if (op == "Gemm") return gemm(n);
+  if (op == "MatMul") return matmul(n);
+  if (op == "Add") return add(n);
+  if (op == "Relu" || op == "Sigmoid" || op == "Tanh") return unary(n);
+  if (op == "Softmax") return softmax(n);
+  if (op == "Flatten") return flatten(n);
+  if (op == "Reshape") return reshape(n);
+  if (op == "Conv") return conv(n);
+  if (op == "Constant") return constant(n);
+  return node_fail(n, fmt::format("the op is not supported; Descent imports {}", op_list()));
+}
+
+bool Importer::run(const onnx::ModelProto& model) {
+  if (!model.has_graph() || model.graph().node_size() == 0)
+    return fail("not an ONNX model (no graph with nodes in it)");
+  for (const auto& o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
+  out_->opset = opset_;
+  out_->producer = model.producer_name();
+  if (!model.producer_version().empty()) out_->producer += " " + model.producer_version();
+  const onnx::GraphProto& g = model.graph();
+  graph_ = &g;
+
+  // Weights. Older exporters also list every initializer among the graph's inputs.
+  std::set<std::string> initializers;
+  for (const auto& t : g.initializer()) {
+    Constant c;
+    if (!read_tensor(t, fmt::format("initializer '{}'", t.name()), &c)) return false;
+    initializers.insert(t.name());
+    const Constant* k = add_constant(std::move(c));
+    Shape s = k->is_float ? (k->scalar ? Shape{} : concrete_shape(k->data.shape)) : concrete_shape(k->dims);
+    values_[t.name()] = Value{"", s, k};
+  }
+
+  // The one input: float32, with at most one symbolic dim (the batch).
+  std::vector<const onnx::ValueInfoProto*> inputs;
+  for (const auto& in : g.input())
+    if (!initializers.count(in.name())) inputs.push_back(&in);
+  if (inputs.size() != 1) {
+    std::vector<std::string> names;
+    for (const auto* in : inputs) names.push_back("'" + in->name() + "'");
+    return fail(fmt::format("the graph has {} inputs ({}); Descent imports models with exactly one",
+                            inputs.size(), names.empty() ? "none" : join(names)));
+  }
+  const onnx::ValueInfoProto& in = *inputs[0];
+  if (!in.type().has_tensor_type())
+    return fail(fmt::format("input '{}' is not a tensor", in.name()));
+  const auto& tt = in.type().tensor_type();
+  if (tt.elem_type() != onnx::TensorProto::FLOAT)
+    return fail(fmt::format("input '{}' is {}; Descent imports float32 inputs", in.name(),
+                            type_name(tt.elem_type())));
+  if (!tt.has_shape() || tt.shape().dim_size() == 0)
+    return fail(fmt::format("input '{}' has no shape; export the model with its input's shape",
+                            in.name()));
+  Shape in_shape;
+  int symbolic = 0;
+  for (const auto& d : tt.shape().dim()) {
+    if (d.has_dim_value() && d.dim_value() > 0) {
+      in_shape.push_back({d.dim_value(), false});
+    } else {
+      in_shape.push_back({0, true});
+      ++symbolic;
+    }
+  }
+  if (symbolic > 1)
+    return fail(fmt::format("input '{}' has {} dims of unknown size; Descent allows one (the "
+                            "batch)", in.name(), symbolic));
+  std::string param = names_.make(in.name(), "x");  // a local of model: may be "x"
+  values_[in.name()] = Value{param, in_shape, nullptr};
+  out_->input_name = in.name();
+  out_->input_shape = shape_str(in_shape);
+  for (size_t i = 0; i < in_shape.size(); ++i)
+    if (in_shape[i].symbolic) symbol_source_ = fmt::format("{}.shape[{}]", param, i);
+
+  for (node_index_ = 0; node_index_ < g.node_size(); ++node_index_)
+    if (!node(g.node(node_index_))) return false;
+
+  if (g.output_size() != 1)
+    return fail(fmt::format("the graph has {} outputs; Descent imports models with exactly one",
+                            g.output_size()));
+  auto it = values_.find(g.output(0).name());
+  if (it == values_.end())
+    return fail(fmt::format("no node makes the graph's output '{}'", g.output(0).name()));
+  Value result = it->second;
+  if (result.constant || result.var == param)
+    return fail("the model's output does not depend on computation Descent imports");
+  out_->output_name = g.output(0).name();
+  out_->output_shape = shape_str(result.shape);
+
+  // ---- the program ----
+  auto aligned = [](const std::vector<std::string>& lines) {
+    // "code|# comment" -> the comments in one column, as a person would align them.
+    size_t width = 0;
+    for (const auto& l : lines) width = std::max(width, l.find('|'));
+    std::string s;
+    for (const auto& l : lines) {
+      size_t bar = l.find('|');
+      s += fmt::format("{:<{}}  {}\n", l.substr(0, bar), width, l.substr(bar + 1));
+    }
+    return s;
+  };
+  std::string dir = options_.load_dir.empty() ? options_.out_dir : options_.load_dir;
+  auto path_in_dir = [&](const std::string& file) {
+    return dir.empty() ? file : (std::filesystem::path(dir) / file).string();
+  };
+  std::string p;
+  p += fmt::format("# {}: the ONNX model {}, imported by `descent import`.\n", options_.program_file, source_);
+  p += fmt::format("# ONNX opset {}{}.\n", opset_, out_->producer.empty() ? "" : ", made by " + out_->producer);
+  p += "# One line of `model` per ONNX node; its comment names the node, its op and its shape.\n";
+  p += "# The load paths are relative to the folder `descent import` ran in: run it from there,\n";
+  p += fmt::format("#   descent run {} --device cpu\n", path_in_dir(options_.program_file));
+  if (!kernels_.empty()) {
+    p += "\n# ---- Kernels for what the prelude does not have ----------------------------------\n";
+    for (const auto& k : kernels_) p += "\n" + k;
+  }
+  p += "\n# ---- Weights (the model's initializers), one .npy file each ----------------------\n";
+  p += aligned(globals_);
+  p += "\n# ---- The model ---------------------------------------------------------------------\n";
+  std::string in_type = shape_str(in_shape);
+  p += fmt::format("fn model({}: f32{}) -> f32{} {{\n", param, in_type, shape_str(result.shape));
+  if (body_uses_batch_) p += fmt::format("  batch = {}\n", symbol_source_);
+  p += aligned(body_);
+  p += fmt::format("  return {}\n}}\n", result.var);
+  p += "\n# ---- Run it --------------------------------------------------------------------------\n";
+  if (!options_.input_npy.empty()) {
+    p += fmt::format("x = load(\"{}\")\n", path_in_dir("input.npy"));
+  } else {
+    std::vector<std::string> dims;
+    for (const Dim& d : in_shape) dims.push_back(d.symbolic ? std::to_string(options_.batch) : std::to_string(d.value));
+    p += fmt::format("x = rand([{}], 1)   # a random input; `descent import --input FILE.npy` loads one\n",
+                     join(dims));
+  }
+  p += "y = model(x)\nprint(\"output\", y.shape)\nprint(y)\n";
+  if (result.shape.size() == 2) p += "print(\"argmax\", argmax(y))\n";
+  out_->program = std::move(p);
+  return true;
+}
+
+}  // namespace
+
+bool translate_onnx(const std::string& bytes, const std::string& source_name,
+                    const ImportOptions& options, ImportResult* out, std::string* error) {
+  std::string scratch;
+  if (!error) error = &scratch;
+  *out = ImportResult{};
+  if (bytes.empty()) {
+    *error = source_name + ": the file is empty; not an ONNX model";
+    return false;
+  }
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) {
+    *error = source_name + ": not an ONNX model (the protobuf data does not parse: a truncated "
+                           "or damaged file, or another format)";
+    return false;
+  }
+  if (model.ir_version() <= 0 && !model.has_graph()) {
+    *error = source_name + ": not an ONNX model (no IR version and no graph)";
+    return false;
+  }
+  Importer im(source_name, options, out, error);
+  return im.run(model);
+}
+
+bool import_onnx_file(const std::string& path, const ImportOptions& options, ImportResult* out,
+                      std::string* error) {
+  std::string scratch;
+  if (!error) error = &scratch;
+  std::string bytes;
+  if (!read_file(path, &bytes, error)) return false;
+  if (!translate_onnx(bytes, path, options, out, error))
+    return false;
+  tensor::Tensor input;
+  if (!options.input_npy.empty() && !tensor::load_npy(options.input_npy, &input, error)) return false;
+  std::error_code ec;
+  std::filesystem::path dir = options.out_dir.empty() ? "." : options.out_dir;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    *error = fmt::format("{}: cannot create the folder: {}", dir.string(), ec.message());
+    return false;
+  }
+  for (const Weight& w : out->weights) {
+    std::string file = (dir / w.file).string();
+    if (!tensor::save_npy(w.data, file, error)) return false;
+    out->files.push_back(file);
+  }
+  if (!options.input_npy.empty()) {
+    std::string file = (dir / "input.npy").string();
+    if (!tensor::save_npy(input, file, error)) return false;
+    out->files.push_back(file);
+  }
+  std::string program = (dir / options.program_file).string();
+  FILE* f = std::fopen(program.c_str(), "wb");
+  if (!f || std::fwrite(out->program.data(), 1, out->program.size(), f) != out->program.size()) {
+    *error = fmt::format("{}: cannot write: {}", program, std::strerror(errno));
+    if (f) std::fclose(f);
+    return false;
+  }
+  if (std::fclose(f) != 0) {
+    *error = fmt::format("{}: cannot write: {}", program, std::strerror(errno));
+    return false;
+  }
+  out->files.push_back(program);
+  return true;
+}
+
+std::string format_import_summary(const ImportResult& r) {
+  std::string s = fmt::format("imported: input '{}' {} -> output '{}' {} (opset {}{})\n", r.input_name,
+                              r.input_shape, r.output_name, r.output_shape, r.opset,
+                              r.producer.empty() ? "" : ", " + r.producer);
+  size_t wn = 4, wo = 2;
+  for (const auto& n : r.nodes) {
+    wn = std::max(wn, n.node.size());
+    wo = std::max(wo, n.op.size());
+  }
+  s += fmt::format("  {:<{}}  {:<{}}  {:<12}  {}\n", "node", wn, "op", wo, "shape", "Descent");
+  for (const auto& n : r.nodes)
+    s += fmt::format("  {:<{}}  {:<{}}  {:<12}  {}\n", n.node, wn, n.op, wo, n.shape, n.descent);
+  size_t bytes = 0;
+  for (const auto& w : r.weights) bytes += w.data.data.size() * 4;
+  s += fmt::format("{} weights ({}), {} file{} written:\n", r.weights.size(), bytes_text(bytes),
+                   r.files.size(), r.files.size() == 1 ? "" : "s");
+  for (const auto& f : r.files) s += "  " + f + "\n";
+  return s;
+}
+
+std::string mlp_onnx_bytes(const std::vector<tensor::Tensor>& weights,
+                           const std::vector<tensor::Tensor>& biases, std::string* error) {
+  std::string scratch;
+  if (!error) error = &scratch;
+  if (weights.empty() || weights.size() != biases.size()) {
+    *error = "an MLP needs one bias per weight matrix, and at least one layer";
+    return "";
+  }
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.set_producer_name("descent");
+  auto* opset = m.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("mlp");
+  auto add_value = [](onnx::ValueInfoProto* v, const std::string& name, int64_t cols) {
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    t->mutable_shape()->add_dim()->set_dim_param("batch_size");
+    t->mutable_shape()->add_dim()->set_dim_value(cols);
+  };
+  auto add_init = [&](const std::string& name, const tensor::Tensor& t) {
+    auto* p = g->add_initializer();
+    p->set_name(name);
+    p->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : t.shape) p->add_dims(d);
+    p->set_raw_data(std::string(reinterpret_cast<const char*>(t.data.data()), t.data.size() * 4));
+  };
+  std::string prev = "input";
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const auto& w = weights[i];
+    const auto& b = biases[i];
+    if (w.shape.size() != 2 || b.shape.size() != 1 || b.shape[0] != w.shape[0] ||
+        (i > 0 && w.shape[1] != weights[i - 1].shape[0])) {
+      *error = fmt::format("layer {}: weight {} and bias {} do not chain", i + 1,
+                           tensor::shape_text(w.shape), tensor::shape_text(b.shape));
+      return "";
+    }
+    if (i == 0) add_value(g->add_input(), "input", w.shape[1]);
+    // torch.onnx.export names Sequential's layers by index: 0, 1 (the ReLU), 2, ...
+    std::string layer = std::to_string(2 * i);
+    add_init(layer + ".weight", w);
+    add_init(layer + ".bias", b);
+    bool last = i + 1 == weights.size();
+    std::string out = last ? "logits" : "/" + layer + "/Gemm_output_0";
+    auto* n = g->add_node();
+    n->set_name("/" + layer + "/Gemm");
+    n->set_op_type("Gemm");
+    n->add_input(prev);
+    n->add_input(layer + ".weight");
+    n->add_input(layer + ".bias");
+    n->add_output(out);
+    auto* a = n->add_attribute();
+    a->set_name("transB");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(1);
+    prev = out;
+    if (!last) {
+      std::string act = std::to_string(2 * i + 1);
+      auto* r = g->add_node();
+      r->set_name("/" + act + "/Relu");
+      r->set_op_type("Relu");
+      r->add_input(prev);
+      prev = "/" + act + "/Relu_output_0";
+      r->add_output(prev);
+    }
+  }
+  add_value(g->add_output(), "logits", weights.back().shape[0]);
+  std::string bytes;
+  if (!m.SerializeToString(&bytes)) {
+    *error = "could not serialise the ONNX model";
+    return "";
+  }
+  return bytes;
+}
+
+}  // namespace descent::importer

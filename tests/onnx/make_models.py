@@ -1,0 +1,383 @@
+#!/usr/bin/python3
+"""Makes the ONNX test models of `descent import` (outputs committed; the tests do not run this).
+
+Needs only NumPy and the `onnx` package (Debian: apt-get install python3-onnx). Run from anywhere:
+  /usr/bin/python3 tests/onnx/make_models.py
+It is deterministic: a second run rewrites byte-identical files.
+
+Valid models: tests/onnx/models/NAME/{model.onnx, input.npy, expected.npy}; one graph input and
+one graph output each, both float32. expected.npy comes from the NumPy reference below (no
+onnxruntime), in float32 as Descent computes.
+  gemm_linear       Gemm(x[4,16], W[8,16], b[8], transB=1)          nn.Linear as torch exports it
+  gemm_plain        Gemm(x[4,16], B[16,8], C[1,8], alpha=0.5, beta=2)
+  gemm_trans_a      Gemm(x[16,4], B[16,8], C[4,8], transA=1)        -> [4,8]
+  matmul_add        MatMul(x[4,16], B[16,8]) + b[8]
+  add_two           Add(Relu(x), Sigmoid(x)), x[3,5]
+  activations_4d    x[2,3,4,5] -> Tanh -> Sigmoid -> Relu
+  softmax           Softmax(axis=-1), x[4,10] in [-30,30)             numerical stability
+  softmax_opset11   Softmax without axis (default 1), opset 11, x[4,10]
+  flatten_gemm      x[2,3,4,4] -> Flatten -> Gemm(W[5,48], b[5], transB=1)
+  reshape_const     x[2,3,4,4] -> Reshape(shape from a Constant node: [0,-1]) -> Relu -> [2,48]
+  reshape_init      x[6,8] -> Reshape(int64 initializer [-1,4]) -> Tanh -> [12,4]
+  conv              x[2,3,8,8] -> Conv(W[4,3,3,3], B[4]) -> Relu -> Flatten -> Gemm(W[10,144]) -> [2,10]
+  conv_nobias       x[1,2,6,6] -> Conv(W[3,2,2,2]) without bias -> [1,3,5,5]
+  identity_dropout  x[4,6] -> Identity -> Dropout (inference: identity) -> Relu
+  mlp_dynamic       x[N,20] (dim_param "N"; input.npy has N=5) -> Gemm -> Relu -> Gemm -> Softmax(axis=1)
+
+Bad models: tests/onnx/bad/NAME.onnx, each a file the importer must reject with a clear error:
+  unsupported_op.onnx  valid ONNX: Relu "act" -> MaxPool "pool1"   -> unsupported op MaxPool (node "pool1")
+  conv_pads.onnx       Conv "conv_padded", pads [1,1,1,1]            -> unsupported attribute: pads
+  conv_strides.onnx    Conv "conv_strided", strides [2,2]            -> unsupported attribute: strides
+  matmul_3d.onnx       MatMul "bmm" of x[2,3,4] and B[4,5]           -> MatMul supports 2-D only
+  truncated.onnx       first 60% of models/gemm_linear/model.onnx    -> protobuf parse error (truncated)
+  not_onnx.onnx        the text "this is not an onnx model\n"        -> not an ONNX model / parse error
+  empty.onnx           zero bytes                                    -> empty file / no graph
+  two_inputs.onnx      Add(a[2,3], b[2,3]), two graph inputs         -> exactly one graph input supported
+  int_input.onnx       Relu on an INT32 input [2,3] (opset 14)       -> graph input must be float32
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.join(HERE, "models")
+BAD = os.path.join(HERE, "bad")
+PRODUCER = "descent tests/onnx/make_models.py"
+F32 = np.float32
+
+
+# ---- NumPy float32 reference of the ops the importer supports ----------------------------
+
+def gemm(a, b, c=None, alpha=1.0, beta=1.0, trans_a=0, trans_b=0):
+    a = a.T if trans_a else a
+    b = b.T if trans_b else b
+    y = F32(alpha) * (a @ b)
+    if c is not None:
+        y = y + F32(beta) * c  # C broadcasts: [N], [1,N] or [M,N]
+    return y.astype(F32)
+
+
+def relu(x):
+    return np.maximum(x, F32(0)).astype(F32)
+
+
+def sigmoid(x):
+    return (F32(1) / (F32(1) + np.exp(-x))).astype(F32)
+
+
+def tanh(x):
+    return np.tanh(x).astype(F32)
+
+
+def softmax(x, axis=-1):
+    # Subtracting the row max keeps exp() finite for inputs like +-30.
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return (e / np.sum(e, axis=axis, keepdims=True)).astype(F32)
+
+
+def flatten(x, axis=1):
+    return x.reshape(int(np.prod(x.shape[:axis])), -1)
+
+
+def onnx_reshape(x, shape):
+    # ONNX: 0 copies the input's dim (allowzero=0), -1 is inferred; NumPy knows only -1.
+    shape = [x.shape[i] if d == 0 else int(d) for i, d in enumerate(shape)]
+    return x.reshape(shape)
+
+
+def conv2d(x, w, b=None):
+    # Strides 1, dilations 1, no padding, group 1: a sum over the kernel's offsets.
+    n, c, h, wd = x.shape
+    o, c2, kh, kw = w.shape
+    assert c == c2
+    oh, ow = h - kh + 1, wd - kw + 1
+    y = np.zeros((n, o, oh, ow), F32)
+    for i in range(kh):
+        for j in range(kw):
+            y += np.einsum("nchw,oc->nohw", x[:, :, i:i + oh, j:j + ow], w[:, :, i, j]).astype(F32)
+    if b is not None:
+        y += b.reshape(1, o, 1, 1)
+    return y.astype(F32)
+
+
+# ---- helpers ----------------------------------------------------------------------------
+
+def uniform(rng, shape, scale=1.0):
+    return (rng.uniform(-1.0, 1.0, size=shape) * scale).astype(F32)
+
+
+def init(name, array):
+    return numpy_helper.from_array(np.ascontiguousarray(array), name)
+
+
+def value(name, shape, elem=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def model_of(name, nodes, inputs, outputs, initializers=(), opset=13):
+    graph = helper.make_graph(nodes, name, inputs, outputs, initializer=list(initializers))
+    model = helper.make_model(graph, producer_name=PRODUCER,
+                              opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    # full_check also runs strict shape inference, so the declared shapes must agree.
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def write_valid(name, model, x, expected):
+    d = os.path.join(MODELS, name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    np.save(os.path.join(d, "input.npy"), np.ascontiguousarray(x, F32))
+    np.save(os.path.join(d, "expected.npy"), np.ascontiguousarray(expected, F32))
+
+
+def write_bad(name, data):
+    with open(os.path.join(BAD, name + ".onnx"), "wb") as f:
+        f.write(data)
+
+
+# ---- valid models -----------------------------------------------------------------------
+
+def gemm_linear():
+    rng = np.random.default_rng(101)
+    x, w, b = uniform(rng, (4, 16)), uniform(rng, (8, 16)), uniform(rng, (8,))
+    m = model_of("gemm_linear",
+                 [helper.make_node("Gemm", ["x", "W", "b"], ["y"], name="fc", transB=1)],
+                 [value("x", [4, 16])], [value("y", [4, 8])], [init("W", w), init("b", b)])
+    write_valid("gemm_linear", m, x, gemm(x, w, b, trans_b=1))
+
+
+def gemm_plain():
+    rng = np.random.default_rng(102)
+    x, bm, c = uniform(rng, (4, 16)), uniform(rng, (16, 8)), uniform(rng, (1, 8))
+    m = model_of("gemm_plain",
+                 [helper.make_node("Gemm", ["x", "B", "C"], ["y"], name="gemm",
+                                   alpha=0.5, beta=2.0, transB=0)],
+                 [value("x", [4, 16])], [value("y", [4, 8])], [init("B", bm), init("C", c)])
+    write_valid("gemm_plain", m, x, gemm(x, bm, c, alpha=0.5, beta=2.0))
+
+
+def gemm_trans_a():
+    rng = np.random.default_rng(103)
+    x, bm, c = uniform(rng, (16, 4)), uniform(rng, (16, 8)), uniform(rng, (4, 8))
+    m = model_of("gemm_trans_a",
+                 [helper.make_node("Gemm", ["x", "B", "C"], ["y"], name="gemm_ta", transA=1)],
+                 [value("x", [16, 4])], [value("y", [4, 8])], [init("B", bm), init("C", c)])
+    write_valid("gemm_trans_a", m, x, gemm(x, bm, c, trans_a=1))
+
+
+def matmul_add():
+    rng = np.random.default_rng(104)
+    x, bm, b = uniform(rng, (4, 16)), uniform(rng, (16, 8)), uniform(rng, (8,))
+    m = model_of("matmul_add",
+                 [helper.make_node("MatMul", ["x", "B"], ["xb"], name="matmul"),
+                  helper.make_node("Add", ["xb", "bias"], ["y"], name="add")],
+                 [value("x", [4, 16])], [value("y", [4, 8])], [init("B", bm), init("bias", b)])
+    write_valid("matmul_add", m, x, (x @ bm + b).astype(F32))
+
+
+def add_two():
+    rng = np.random.default_rng(105)
+    x = uniform(rng, (3, 5))
+    m = model_of("add_two",
+                 [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                  helper.make_node("Sigmoid", ["x"], ["s"], name="sigmoid"),
+                  helper.make_node("Add", ["r", "s"], ["y"], name="add")],
+                 [value("x", [3, 5])], [value("y", [3, 5])])
+    write_valid("add_two", m, x, (relu(x) + sigmoid(x)).astype(F32))
+
+
+def activations_4d():
+    rng = np.random.default_rng(106)
+    x = uniform(rng, (2, 3, 4, 5))
+    m = model_of("activations_4d",
+                 [helper.make_node("Tanh", ["x"], ["t"], name="tanh"),
+                  helper.make_node("Sigmoid", ["t"], ["s"], name="sigmoid"),
+                  helper.make_node("Relu", ["s"], ["y"], name="relu")],
+                 [value("x", [2, 3, 4, 5])], [value("y", [2, 3, 4, 5])])
+    write_valid("activations_4d", m, x, relu(sigmoid(tanh(x))))
+
+
+def softmax_model():
+    rng = np.random.default_rng(107)
+    # Logits in [-30,30): probabilities span ~26 orders of magnitude, a test of the stable form.
+    x = uniform(rng, (4, 10), scale=30.0)
+    m = model_of("softmax",
+                 [helper.make_node("Softmax", ["x"], ["y"], name="softmax", axis=-1)],
+                 [value("x", [4, 10])], [value("y", [4, 10])])
+    write_valid("softmax", m, x, softmax(x, axis=-1))
+
+
+def softmax_opset11():
+    rng = np.random.default_rng(108)
+    x = uniform(rng, (4, 10))
+    # Before opset 13 the default axis is 1 and the input is coerced to 2-D: on [4,10] a row softmax.
+    m = model_of("softmax_opset11",
+                 [helper.make_node("Softmax", ["x"], ["y"], name="softmax")],
+                 [value("x", [4, 10])], [value("y", [4, 10])], opset=11)
+    write_valid("softmax_opset11", m, x, softmax(x, axis=1))
+
+
+def flatten_gemm():
+    rng = np.random.default_rng(109)
+    x, w, b = uniform(rng, (2, 3, 4, 4)), uniform(rng, (5, 48)), uniform(rng, (5,))
+    m = model_of("flatten_gemm",
+                 [helper.make_node("Flatten", ["x"], ["f"], name="flatten"),
+                  helper.make_node("Gemm", ["f", "W", "b"], ["y"], name="fc", transB=1)],
+                 [value("x", [2, 3, 4, 4])], [value("y", [2, 5])], [init("W", w), init("b", b)])
+    write_valid("flatten_gemm", m, x, gemm(flatten(x), w, b, trans_b=1))
+
+
+def reshape_const():
+    rng = np.random.default_rng(110)
+    x = uniform(rng, (2, 3, 4, 4))
+    shape = np.array([0, -1], np.int64)
+    m = model_of("reshape_const",
+                 [helper.make_node("Constant", [], ["shape"], name="shape_const",
+                                   value=numpy_helper.from_array(shape, "shape_value")),
+                  helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
+                  helper.make_node("Relu", ["r"], ["y"], name="relu")],
+                 [value("x", [2, 3, 4, 4])], [value("y", [2, 48])])
+    write_valid("reshape_const", m, x, relu(onnx_reshape(x, shape)))
+
+
+def reshape_init():
+    rng = np.random.default_rng(111)
+    x = uniform(rng, (6, 8))
+    shape = np.array([-1, 4], np.int64)
+    m = model_of("reshape_init",
+                 [helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
+                  helper.make_node("Tanh", ["r"], ["y"], name="tanh")],
+                 [value("x", [6, 8])], [value("y", [12, 4])], [init("shape", shape)])
+    write_valid("reshape_init", m, x, tanh(onnx_reshape(x, shape)))
+
+
+def conv():
+    rng = np.random.default_rng(112)
+    x = uniform(rng, (2, 3, 8, 8))
+    cw, cb = uniform(rng, (4, 3, 3, 3)), uniform(rng, (4,))
+    fw, fb = uniform(rng, (10, 144)), uniform(rng, (10,))
+    m = model_of("conv",
+                 [helper.make_node("Conv", ["x", "conv.W", "conv.B"], ["c"], name="conv",
+                                   kernel_shape=[3, 3]),
+                  helper.make_node("Relu", ["c"], ["r"], name="relu"),
+                  helper.make_node("Flatten", ["r"], ["f"], name="flatten"),
+                  helper.make_node("Gemm", ["f", "fc.W", "fc.b"], ["y"], name="fc", transB=1)],
+                 [value("x", [2, 3, 8, 8])], [value("y", [2, 10])],
+                 [init("conv.W", cw), init("conv.B", cb), init("fc.W", fw), init("fc.b", fb)])
+    write_valid("conv", m, x, gemm(flatten(relu(conv2d(x, cw, cb))), fw, fb, trans_b=1))
+
+
+def conv_nobias():
+    rng = np.random.default_rng(113)
+    x, w = uniform(rng, (1, 2, 6, 6)), uniform(rng, (3, 2, 2, 2))
+    # No kernel_shape attribute: it is optional and comes from W.
+    m = model_of("conv_nobias",
+                 [helper.make_node("Conv", ["x", "W"], ["y"], name="conv")],
+                 [value("x", [1, 2, 6, 6])], [value("y", [1, 3, 5, 5])], [init("W", w)])
+    write_valid("conv_nobias", m, x, conv2d(x, w))
+
+
+def identity_dropout():
+    rng = np.random.default_rng(114)
+    x = uniform(rng, (4, 6))
+    m = model_of("identity_dropout",
+                 [helper.make_node("Identity", ["x"], ["i"], name="identity"),
+                  helper.make_node("Dropout", ["i"], ["d"], name="dropout"),
+                  helper.make_node("Relu", ["d"], ["y"], name="relu")],
+                 [value("x", [4, 6])], [value("y", [4, 6])])
+    write_valid("identity_dropout", m, x, relu(x))
+
+
+def mlp_dynamic():
+    rng = np.random.default_rng(115)
+    x = uniform(rng, (5, 20))
+    w1, b1 = uniform(rng, (16, 20)), uniform(rng, (16,))
+    w2, b2 = uniform(rng, (3, 16)), uniform(rng, (3,))
+    m = model_of("mlp_dynamic",
+                 [helper.make_node("Gemm", ["x", "W1", "b1"], ["h"], name="fc1", transB=1),
+                  helper.make_node("Relu", ["h"], ["r"], name="relu"),
+                  helper.make_node("Gemm", ["r", "W2", "b2"], ["z"], name="fc2", transB=1),
+                  helper.make_node("Softmax", ["z"], ["y"], name="softmax", axis=1)],
+                 [value("x", ["N", 20])], [value("y", ["N", 3])],
+                 [init("W1", w1), init("b1", b1), init("W2", w2), init("b2", b2)])
+    write_valid("mlp_dynamic", m, x,
+                softmax(gemm(relu(gemm(x, w1, b1, trans_b=1)), w2, b2, trans_b=1), axis=1))
+
+
+# ---- bad models -------------------------------------------------------------------------
+
+def bad_models():
+    rng = np.random.default_rng(201)
+
+    # Valid ONNX that uses an op the importer lacks.
+    m = model_of("unsupported_op",
+                 [helper.make_node("Relu", ["x"], ["r"], name="act"),
+                  helper.make_node("MaxPool", ["r"], ["y"], name="pool1", kernel_shape=[2, 2])],
+                 [value("x", [1, 2, 6, 6])], [value("y", [1, 2, 5, 5])])
+    write_bad("unsupported_op", m.SerializeToString())
+
+    # Conv attributes the importer does not support; both are valid ONNX.
+    w = uniform(rng, (3, 2, 3, 3))
+    m = model_of("conv_pads",
+                 [helper.make_node("Conv", ["x", "W"], ["y"], name="conv_padded",
+                                   pads=[1, 1, 1, 1])],
+                 [value("x", [1, 2, 6, 6])], [value("y", [1, 3, 6, 6])], [init("W", w)])
+    write_bad("conv_pads", m.SerializeToString())
+    m = model_of("conv_strides",
+                 [helper.make_node("Conv", ["x", "W"], ["y"], name="conv_strided",
+                                   strides=[2, 2])],
+                 [value("x", [1, 2, 7, 7])], [value("y", [1, 3, 3, 3])], [init("W", w)])
+    write_bad("conv_strides", m.SerializeToString())
+
+    # Batched MatMul: valid ONNX, but the importer only does 2-D.
+    m = model_of("matmul_3d",
+                 [helper.make_node("MatMul", ["x", "B"], ["y"], name="bmm")],
+                 [value("x", [2, 3, 4])], [value("y", [2, 3, 5])],
+                 [init("B", uniform(rng, (4, 5)))])
+    write_bad("matmul_3d", m.SerializeToString())
+
+    m = model_of("two_inputs",
+                 [helper.make_node("Add", ["a", "b"], ["y"], name="add")],
+                 [value("a", [2, 3]), value("b", [2, 3])], [value("y", [2, 3])])
+    write_bad("two_inputs", m.SerializeToString())
+
+    # Opset 14: Relu accepts int32 from there on, so the file is valid ONNX and only the
+    # input's element type is wrong for the importer.
+    m = model_of("int_input",
+                 [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                 [value("x", [2, 3], TensorProto.INT32)], [value("y", [2, 3], TensorProto.INT32)],
+                 opset=14)
+    write_bad("int_input", m.SerializeToString())
+
+    # Not parseable at all: cut short, plain text, empty.
+    with open(os.path.join(MODELS, "gemm_linear", "model.onnx"), "rb") as f:
+        data = f.read()
+    truncated = data[:len(data) * 6 // 10]
+    try:  # it must fail to parse, or it tests nothing
+        onnx.load_model_from_string(truncated)
+    except Exception:
+        pass
+    else:
+        raise SystemExit("truncated.onnx still parses")
+    write_bad("truncated", truncated)
+    write_bad("not_onnx", b"this is not an onnx model\n")
+    write_bad("empty", b"")
+
+
+def main():
+    os.makedirs(MODELS, exist_ok=True)
+    os.makedirs(BAD, exist_ok=True)
+    for make in (gemm_linear, gemm_plain, gemm_trans_a, matmul_add, add_two, activations_4d,
+                 softmax_model, softmax_opset11, flatten_gemm, reshape_const, reshape_init,
+                 conv, conv_nobias, identity_dropout, mlp_dynamic):
+        make()
+    bad_models()  # after gemm_linear: truncated.onnx is cut from it
+
+
+if __name__ == "__main__":
+    main()
