@@ -278,7 +278,7 @@ int main(int argc, char** argv) {
   auto* benchcmd = app.add_subcommand(
       "bench", "time workloads on every engine (and Lua, Python, OpenBLAS); with no options, "
                "everything at classroom sizes (a few minutes)");
-  auto* suite_opt = benchcmd->add_option("--suite", bopts.suite, "vm (engines vs Lua/Python/C), tensor (kernels on CPU and OpenCL vs OpenBLAS), or all (default)");
+  auto* suite_opt = benchcmd->add_option("--suite", bopts.suite, "vm (engines vs Lua/Python/C), tensor (kernels on CPU and OpenCL vs OpenBLAS), model (MLPs vs NumPy and ONNX Runtime), or all (default)");
   benchcmd->add_option("--threads", bopts.threads, "tensor suite: thread counts to run at (repeatable; default 1 and 2)");
   benchcmd->add_option("--csv", bopts.csv, "also write the records as CSV");
   benchcmd->add_option("--json", bopts.json, "also write the records as JSON");
@@ -448,14 +448,18 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "error: {}\n", error);
       return kUsageError;
     }
-    std::vector<bench::BenchRecord> program_records, tensor_records;
-    for (auto& r : records) (r.suite == "tensor" ? tensor_records : program_records).push_back(r);
+    std::vector<bench::BenchRecord> program_records, tensor_records, model_records;
+    for (auto& r : records)
+      (r.suite == "tensor" ? tensor_records : r.suite == "model" ? model_records : program_records).push_back(r);
     if (!program_records.empty())
       fmt::print("{}\n{}", bench::format_table(program_records),
                  bench::format_summary(program_records));
     if (!tensor_records.empty())
       fmt::print("{}{}", program_records.empty() ? "" : "\n",
                  bench::format_tensor_table(tensor_records));
+    if (!model_records.empty())
+      fmt::print("{}{}", program_records.empty() && tensor_records.empty() ? "" : "\n",
+                 bench::format_model_table(model_records));
     if (interrupted) {
       // Ctrl-C: show what finished, write no file (a partial run must not replace an earlier
       // complete one), and exit as a shell expects of a command stopped by SIGINT.

@@ -63,6 +63,7 @@ std::vector<std::string> suites() {
   for (const auto& w : workloads())
     if (std::find(s.begin(), s.end(), w.suite) == s.end()) s.push_back(w.suite);
   s.push_back("tensor");
+  s.push_back("model");
   return s;
 }
 
@@ -155,6 +156,8 @@ bool apply_params(std::string* source, const Workload& w, bool quick, std::strin
   return true;
 }
 
+}  // namespace
+
 std::string find_on_path(const std::string& tool) {
   if (tool.find('/') != std::string::npos) return access(tool.c_str(), X_OK) == 0 ? tool : "";
   const char* path = std::getenv("PATH");
@@ -181,22 +184,14 @@ std::string substitute(std::string arg, const std::map<std::string, std::string>
   return arg;
 }
 
-struct ProcResult {
-  bool ok = false;  // started and exited with status 0
-  std::string out, err;
-  double seconds = 0;
-  double cpu_seconds = 0;  // the child's user + system time
-  bool was_interrupted = false;
-  std::string problem;  // why !ok, in words
-};
-
+namespace {
 double cpu_of(const rusage& u) {
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
-// Runs argv (argv[0] a path) with stdin from /dev/null, capturing stdout and stderr; times
-// it from spawn to reap. Kills the child (only it) if *interrupt becomes set.
+}  // namespace
+
 ProcResult run_process(const std::vector<std::string>& argv, const std::atomic<bool>* interrupt) {
   ProcResult r;
   int out_pipe[2], err_pipe[2];
@@ -276,6 +271,8 @@ ProcResult run_process(const std::vector<std::string>& argv, const std::atomic<b
   if (!r.ok && !r.err.empty()) r.problem += ": " + clip(trim_right(r.err));
   return r;
 }
+
+namespace {
 
 // One timed run of one cell.
 struct Sample {
@@ -441,19 +438,28 @@ std::vector<BenchRecord> run_benchmarks(const BenchOptions& o, std::string* erro
     return {};
   }
   if (o.suite == "tensor") return run_tensor_benchmarks(o, error);
+  if (o.suite == "model") return run_model_benchmarks(o, error);
   if (o.suite != "all") return run_program_benchmarks(o, error);
-  // "all": the program suites, then the tensor suite; each keeps only its own workloads.
-  BenchOptions vm = o, tensor = o;
-  vm.csv = vm.json = tensor.csv = tensor.json = "";
-  auto tnames = tensor_workloads();
+  // "all": the program suites, then the tensor suite, then the model suite; each keeps only
+  // its own workloads.
+  BenchOptions vm = o, tensor = o, model = o;
+  vm.csv = vm.json = tensor.csv = tensor.json = model.csv = model.json = "";
+  auto tnames = tensor_workloads(), mnames = model_workloads();
   vm.workloads.clear();
   tensor.workloads.clear();
-  for (const auto& w : o.workloads) (contains(tnames, w) ? tensor : vm).workloads.push_back(w);
+  model.workloads.clear();
+  for (const auto& w : o.workloads)
+    (contains(tnames, w) ? tensor : contains(mnames, w) ? model : vm).workloads.push_back(w);
   std::vector<BenchRecord> records;
   if (o.workloads.empty() || !vm.workloads.empty()) records = run_program_benchmarks(vm, error);
   if (error->empty() && (o.workloads.empty() || !tensor.workloads.empty())) {
     tensor.engines.clear();  // engine names differ between the suites
     auto more = run_tensor_benchmarks(tensor, error);
+    records.insert(records.end(), more.begin(), more.end());
+  }
+  if (error->empty() && (o.workloads.empty() || !model.workloads.empty())) {
+    model.engines.clear();
+    auto more = run_model_benchmarks(model, error);
     records.insert(records.end(), more.begin(), more.end());
   }
   write_outputs(o, records, error);

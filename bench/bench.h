@@ -187,6 +187,21 @@ std::vector<std::string> tensor_engines();
 std::string format_tensor_table(const std::vector<BenchRecord>& records);
 std::string schedules_dir();
 
+// The model suite alone (run_benchmarks calls it for "model" and "all"): the digits MLP
+// (64-32-10, trained) and an MNIST-shaped MLP (784-128-10, random) at batch 1 and 64, each
+// written as ONNX and imported as `descent import` does; timed per batch on the columns
+// cpu-ast, cpu-stack, cpu-reg, cpu-jit (the engines driving the cpu device) and opencl-ast,
+// and in a child python3 with NumPy (OpenBLAS) and ONNX Runtime's CPU provider when those
+// are installed (absent otherwise, with a progress note; never a failure). Every output is
+// checked against the reference interpreter. ratio_vs_baseline is against ONNX Runtime at
+// the same thread count (NumPy where ONNX Runtime is absent).
+std::vector<BenchRecord> run_model_benchmarks(const BenchOptions& options, std::string* error);
+std::vector<std::string> model_workloads();  // "digits_b1", "digits_b64", "mnist_b1", "mnist_b64"
+std::vector<std::string> model_engines();    // the columns, in table order
+// One row per model record: workload, engine, threads, time per batch, images/s, GFLOP/s,
+// the ratio to the baseline, check; then the notes of skipped and failed cells.
+std::string format_model_table(const std::vector<BenchRecord>& records);
+
 // A plain-text table, one row per record: workload, engine, median, min, CPU, runs, ratio,
 // start-up, check.
 std::string format_table(const std::vector<BenchRecord>& records);

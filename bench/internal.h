@@ -1,6 +1,7 @@
 // What the benchmark's own files share (not part of bench.h's API): medians and the
 // text tables' rendering.
 #pragma once
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -19,5 +20,21 @@ std::string seconds_text(double s, int ms_digits = 2);
 // "interrupted", whichever cell noticed it.
 void write_outputs(const BenchOptions& o, const std::vector<BenchRecord>& records,
                    std::string* error);
+
+// The path of `tool` on $PATH (or `tool` itself when it holds a '/' and is executable); ""
+// when absent.
+std::string find_on_path(const std::string& tool);
+
+struct ProcResult {
+  bool ok = false;  // started and exited with status 0
+  std::string out, err;
+  double seconds = 0;
+  double cpu_seconds = 0;  // the child's user + system time
+  bool was_interrupted = false;
+  std::string problem;  // why !ok, in words
+};
+// Runs argv (argv[0] a path) with stdin from /dev/null, capturing stdout and stderr; times
+// it from spawn to reap. Kills the child (only it) if *interrupt becomes set.
+ProcResult run_process(const std::vector<std::string>& argv, const std::atomic<bool>* interrupt);
 
 }  // namespace descent::bench
