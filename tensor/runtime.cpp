@@ -222,10 +222,17 @@ bool GraphRuntime::call_kernel(const KernelDecl& kernel, const std::vector<int64
     shapes.push_back(nodes_[size_t(a)].shape);
   }
   std::vector<int64_t> shape;
-  Diagnostic d;
-  if (!result_shape(kernel, shapes, &shape, &d)) {
-    *error = d.message;
-    return false;
+  auto key = std::make_pair(&kernel, std::move(shapes));
+  if (auto known = result_shapes_.find(key); known != result_shapes_.end()) {
+    shape = known->second;
+  } else {
+    Diagnostic d;
+    if (!result_shape(kernel, key.second, &shape, &d)) {
+      *error = d.message;
+      return false;
+    }
+    if (result_shapes_.size() >= 1024) result_shapes_.clear();  // ever-new shapes: start over
+    result_shapes_.emplace(std::move(key), shape);
   }
   // Checked now, at the call, where the student can see it: the kernel runs later.
   if (!within_limit("the result of '" + kernel.name + "'", shape, error)) return false;

@@ -193,6 +193,12 @@ class GraphRuntime : public TensorRuntime {
               std::string* error);
   std::unordered_map<std::string, std::unique_ptr<Plan>> plans_;
   int replays_ = 0;
+  // A kernel call's result shape by (kernel, argument shapes): the shape analysis walks the
+  // kernel's statements and costs more than the rest of a call, and a loop that runs a model
+  // asks the same question every iteration. Keyed by the declaration's address, as plans
+  // are (a Session keeps every declaration it compiled).
+  std::map<std::pair<const KernelDecl*, std::vector<std::vector<int64_t>>>, std::vector<int64_t>>
+      result_shapes_;
 
   std::vector<Node> nodes_;  // index = handle = node id
   std::vector<uint8_t> freed_;  // per node: 1 once collect() freed it (handles never reused)

@@ -118,3 +118,21 @@ TEST_CASE("a constant the passes folded is part of the plan: other data, no repl
   CHECK(with_two == doctest::Approx(x0 + 2));
   CHECK(with_three == doctest::Approx(x0 + 3));
 }
+
+TEST_CASE("a call's result shape is remembered per kernel declaration: a redefinition is new") {
+  // The runtime keeps result shapes by (declaration, argument shapes). The same call again
+  // must give the same shape; a kernel redefined with another result must give the new one,
+  // and a wrong call to it must still be an error, whatever was remembered.
+  Session s;
+  printed_by(s, "kernel pick(a: f32[n, m]) -> f32[n, m] { out[i, j] = a[i, j]; return out }\n"
+                "x = rand([3, 5], 1)\n");
+  CHECK(printed_by(s, "print(pick(x).shape)\n") == "[3, 5]\n");
+  CHECK(printed_by(s, "print(pick(x).shape)\n") == "[3, 5]\n");
+  printed_by(s, "kernel pick(a: f32[n, m]) -> f32[m, n] { out[i, j] = a[j, i]; return out }\n");
+  CHECK(printed_by(s, "print(pick(x).shape)\n") == "[5, 3]\n");
+  printed_by(s, "kernel pick(a: f32[n, n]) -> f32[n, n] { out[i, j] = a[i, j]; return out }\n");
+  std::string printed;
+  Outcome o = submit(s, "print(pick(x).shape)\n", &printed);
+  CHECK(o.status == Outcome::RuntimeError);
+  CHECK(contains(o.message, "pick"));
+}
