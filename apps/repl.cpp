@@ -99,25 +99,16 @@ std::string launch_line(const tensor::LaunchRecord& r, size_t number) {
                                 : std::string("cached"));
 }
 
-std::string launch_summary(const std::vector<tensor::LaunchRecord>& launches) {
-  if (launches.empty()) return "";
-  double seconds = 0, flops = 0, bytes = 0;
-  size_t compiled = 0;
-  for (const auto& r : launches) {
-    seconds += r.seconds;
-    flops += r.flops;
-    bytes += r.bytes;
-    compiled += r.compiled ? 1 : 0;
-  }
+std::string launch_summary(const tensor::LaunchTotals& t) {
+  if (t.count == 0) return "";
   tensor::LaunchRecord all;  // the launches as one, for its rates
-  all.seconds = seconds;
-  all.flops = flops;
-  all.bytes = bytes;
-  const auto& first = launches.front();
+  all.seconds = t.seconds;
+  all.flops = t.flops;
+  all.bytes = t.bytes;
   return fmt::format("[launches] {} kernel{} on {} ({}), {} compiled: {:.4g} ms, {:.4g} GFLOP/s, "
                      "{:.4g} GB/s\n",
-                     launches.size(), launches.size() == 1 ? "" : "s", first.device,
-                     first.device_name, compiled, seconds * 1e3, all.gflops(), all.gbs());
+                     t.count, t.count == 1 ? "" : "s", t.device, t.device_name, t.compiled,
+                     t.seconds * 1e3, all.gflops(), all.gbs());
 }
 
 bool parse_debug_level(const std::string& word, int* level, std::string* error) {
@@ -145,6 +136,10 @@ std::string timing_report(const Outcome& o, const std::string& engine) {
       text += fmt::format("      {:<14} {:>10.3f} ms  #{} on {}{}\n", r.kernel, r.seconds * 1e3,
                           i + 1, r.device, r.compiled ? ", compiled" : "");
     }
+    if (o.launch_totals.count > o.launches.size())
+      text += fmt::format("      ... and {} more launches ({} in all; the log keeps the first {})\n",
+                          o.launch_totals.count - o.launches.size(), o.launch_totals.count,
+                          o.launches.size());
   }
   return text;
 }
@@ -168,7 +163,7 @@ void LaunchLog::finish(const Outcome& o) {
   if (!waiting_.empty()) write_(waiting_);
   waiting_.clear();
   if (level_ == 1) {
-    std::string summary = launch_summary(o.launches);
+    std::string summary = launch_summary(o.launch_totals);
     if (!summary.empty()) write_(summary);
   }
 }

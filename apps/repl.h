@@ -16,7 +16,7 @@ namespace descent {
 // "[launch 1] matmul on cpu (host CPU): 0.0123 ms, 1.23 GFLOP/s, 4.56 GB/s, compiled in 45.6 ms"
 std::string launch_line(const tensor::LaunchRecord& r, size_t number);
 // `:debug 1`: one line for the input's launches ("" when there were none).
-std::string launch_summary(const std::vector<tensor::LaunchRecord>& launches);
+std::string launch_summary(const tensor::LaunchTotals& totals);
 // `:debug N` / `--debug N`: "0" or "off", "1", "2"; false with *error for anything else.
 bool parse_debug_level(const std::string& word, int* level, std::string* error);
 // `:time`: the engine's line, then each stage of Outcome::stages and each kernel launch.

@@ -349,6 +349,7 @@ Outcome Session::run(const RunOptions& options) {
     out.run_seconds = seconds_since(t0);
     out.stages.push_back({"run", out.run_seconds, 0});
     out.launches = tensors_->launches();
+    out.launch_totals = tensors_->launch_totals();
     const tensor::EvaluationTimes& tt = tensors_->evaluation_times();
     if (tt.evaluations > 0) {
       out.stages.push_back({"lower", tt.lower_s, 1});

@@ -104,7 +104,8 @@ struct Outcome {
   std::vector<StageTime> stages;
   // Every tensor kernel launch of the run, in order (`:debug 2` prints them as they happen
   // through Session::set_launch_observer).
-  std::vector<tensor::LaunchRecord> launches;
+  std::vector<tensor::LaunchRecord> launches;  // the first tensor::kLaunchLogLimit of them
+  tensor::LaunchTotals launch_totals;          // all of them, added up
   // Something the front end should tell the user, e.g. that tensor code ran on the ast
   // engine although another engine was chosen.
   std::string note;

@@ -41,4 +41,24 @@ struct LaunchRecord {
   double gbs() const { return seconds > 0 ? bytes / seconds / 1e9 : 0; }
 };
 
+// Every launch of a run added up: the log keeps the first kLaunchLogLimit launches one by
+// one (a loop that runs a model a million times must not keep a million records), the
+// totals count them all.
+constexpr size_t kLaunchLogLimit = 10000;
+struct LaunchTotals {
+  size_t count = 0, compiled = 0;
+  double seconds = 0, flops = 0, bytes = 0;
+  std::string device, device_name;  // of the first launch
+  void add(const LaunchRecord& r) {
+    if (count++ == 0) {
+      device = r.device;
+      device_name = r.device_name;
+    }
+    compiled += r.compiled ? 1 : 0;
+    seconds += r.seconds;
+    flops += r.flops;
+    bytes += r.bytes;
+  }
+};
+
 }  // namespace descent::tensor

@@ -24,6 +24,30 @@ std::string_view prelude_source() { return kPreludeText; }
 GraphRuntime::GraphRuntime() = default;
 GraphRuntime::~GraphRuntime() = default;
 
+const Node NodeTable::empty_{};
+
+Node& NodeTable::push_back(Node n) {
+  if ((size_ >> kShift) >= chunks_.size()) {
+    chunks_.push_back(std::make_unique<Chunk>());
+    chunks_.back()->nodes.reserve(kChunk);
+  }
+  Chunk& c = *chunks_[size_ >> kShift];
+  c.nodes.push_back(std::move(n));
+  ++size_;
+  return c.nodes.back();
+}
+
+void NodeTable::release(size_t i) {
+  auto& c = chunks_[i >> kShift];
+  if (c && ++c->freed == kChunk) c.reset();
+}
+
+size_t NodeTable::chunks_held() const {
+  size_t n = 0;
+  for (const auto& c : chunks_) n += c != nullptr;
+  return n;
+}
+
 int64_t GraphRuntime::add_node(Node n) {
   n.id = int64_t(nodes_.size());
   nodes_.push_back(std::move(n));
@@ -71,8 +95,12 @@ bool GraphRuntime::within_limit(const std::string& what, const std::vector<int64
 // Collecting costs a pass over the table; doing it once the data allocated since the last
 // collection reaches what was live after it (at least 16 MiB) keeps that cost proportional
 // to the allocation, and the peak at about twice the live data, as Go's GOGC=100 does.
+// Small tensors add table entries faster than bytes, so as many new nodes as were live
+// after the last collection (at least 65,536) also call for one.
 bool GraphRuntime::wants_collect() const {
-  return allocated_since_collect_ >= std::max<size_t>(size_t(16) << 20, live_after_collect_);
+  size_t live_nodes = nodes_at_collect_ - std::min(nodes_at_collect_, freed_count_);
+  return allocated_since_collect_ >= std::max<size_t>(size_t(16) << 20, live_after_collect_) ||
+         nodes_.size() - nodes_at_collect_ >= std::max<size_t>(65536, live_nodes);
 }
 
 void GraphRuntime::collect(const std::vector<int64_t>& roots, int64_t from) {
@@ -94,7 +122,7 @@ void GraphRuntime::collect(const std::vector<int64_t>& roots, int64_t from) {
     if (!n.value)  // still to compute: what it reads must stay
       for (int64_t in : n.inputs) push(in);
   }
-  // Sweep: the slot stays (its shape, for a message about a stale handle), the data goes.
+  // Sweep: the data goes; the slot stays until its whole chunk of the table is freed.
   for (size_t i = size_t(from); i < nodes_.size(); ++i) {
     if (marked[i - size_t(from)] || freed_[i]) continue;
     Node& n = nodes_[i];
@@ -106,8 +134,10 @@ void GraphRuntime::collect(const std::vector<int64_t>& roots, int64_t from) {
     n.kernel = nullptr;
     freed_[i] = 1;
     ++freed_count_;
+    nodes_.release(i);
   }
   ++collections_;
+  nodes_at_collect_ = nodes_.size();
   allocated_since_collect_ = 0;
   live_after_collect_ = live_bytes_;
 }
@@ -121,6 +151,7 @@ GraphRuntime::MemoryStats GraphRuntime::memory() const {
   s.freed_tensors = freed_count_;
   s.collections = collections_;
   s.limit_bytes = limit_bytes_;
+  s.table_chunks = nodes_.chunks_held();
   return s;
 }
 
@@ -350,8 +381,9 @@ bool GraphRuntime::run_kernel(const Node& n, const std::string& key,
       rec.transfer_s = t.setup_s + t.download_s;
       times_.compile_s += rec.compile_s;
       times_.kernels_s += wall - t.build_s;
-      launches_.push_back(rec);
-      if (observer_) observer_(launches_.back());
+      launch_totals_.add(rec);
+      if (launches_.size() < kLaunchLogLimit) launches_.push_back(rec);
+      if (observer_) observer_(rec);
       return true;
     }
   } catch (const std::bad_alloc&) {
@@ -431,8 +463,9 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
   ++times_.evaluations;
   std::string key = plan_key(canon, tensor);
   auto found = plans_.find(key);
-  if (found != plans_.end()) return replay(*found->second, canon, tensor, error);
+  if (found != plans_.end()) return replay(found->second, canon, tensor, error);
 
+  pending_plan_.reset();
   last_ = Evaluation{};
   last_.device = device_;
   auto t_lower = std::chrono::steady_clock::now();
@@ -493,7 +526,7 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
   bool replayable = known(last_.executed);
   for (const auto& snap : last_.passes) replayable = replayable && known(snap.after);
   if (!replayable) return true;
-  auto plan = std::make_unique<Plan>();
+  auto plan = std::make_shared<Plan>();
   plan->ids = canon;
   plan->eval = last_;
   plan->keys = std::move(keys);
@@ -551,65 +584,101 @@ bool GraphRuntime::execute(Graph& g, std::vector<std::string>* keys, std::string
 }
 
 // Position p of a node is its place in `all`; inputs are named by position, so the same
-// program run again on new tensors gives the same key.
+// program run again on new tensors gives the same key. The key is built on every evaluation
+// (a model in a loop asks for one per batch), so it is bytes, not text: each number as its
+// 8 bytes, no formatting, and positions found by a scan of the few nodes of a graph.
 std::string GraphRuntime::plan_key(const std::vector<int64_t>& all, int64_t tensor) const {
-  std::unordered_map<int64_t, size_t> pos;
-  for (size_t p = 0; p < all.size(); ++p) pos[all[p]] = p;
-  std::string key = device_ + "|" + std::to_string(threads_) + "|" + (passes_on_ ? "P" : "-");
-  key += "|out " + std::to_string(pos[tensor]);
+  std::unordered_map<int64_t, size_t> many;
+  if (all.size() > 32)
+    for (size_t p = 0; p < all.size(); ++p) many[all[p]] = p;
+  auto pos = [&](int64_t id) -> int64_t {
+    if (all.size() > 32) return static_cast<int64_t>(many.at(id));
+    for (size_t p = 0; p < all.size(); ++p)
+      if (all[p] == id) return static_cast<int64_t>(p);
+    return -1;
+  };
+  std::string key;
+  key.reserve(48 + all.size() * 64);
+  auto put = [&key](int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  key += device_;
+  key += '\0';
+  put(threads_);
+  put(passes_on_ ? 1 : 0);
+  put(pos(tensor));
   for (int64_t id : all) {
     const Node& n = nodes_[size_t(id)];
-    key += "\n";
     if (n.value) {
       // Data fed in. zeros/ones/arange of a shape are the same data every time; any other
       // constant (a fold's result) may be folded further into the plan, so only this very
       // tensor matches.
       bool same_data = n.label == "zeros" || n.label == "ones" || n.label == "arange";
-      if (n.kind == NodeKind::Constant)
-        key += "C " + n.label + " " +
-               (same_data ? std::string() : std::to_string(uintptr_t(n.value.get())));
-      else
-        key += "I";
+      if (n.kind == NodeKind::Constant) {
+        key += 'C';
+        key += n.label;
+        key += '\0';
+        put(same_data ? 0 : static_cast<int64_t>(uintptr_t(n.value.get())));
+      } else {
+        key += 'I';
+      }
     } else {
-      auto sched = schedules_.find(n.label);
-      key += "K " + n.label + " " + std::to_string(uintptr_t(n.kernel)) + " v" +
-             std::to_string(n.version) + " (";
-      for (int64_t in : n.inputs) key += std::to_string(pos.at(in)) + " ";
-      key += ")";
-      if (sched != schedules_.end()) key += " sched " + sched->second;
+      key += 'K';
+      put(static_cast<int64_t>(uintptr_t(n.kernel)));
+      put(n.version);
+      put(static_cast<int64_t>(n.inputs.size()));
+      for (int64_t in : n.inputs) put(pos(in));
+      if (!schedules_.empty()) {
+        auto sched = schedules_.find(n.label);
+        if (sched != schedules_.end()) key += sched->second;
+        key += '\0';
+      }
     }
-    key += " " + shape_text(n.shape);
+    put(static_cast<int64_t>(n.shape.size()));
+    for (int64_t d : n.shape) put(d);
   }
   return key;
 }
 
-bool GraphRuntime::replay(const Plan& plan, const std::vector<int64_t>& all, int64_t tensor,
-                          std::string* error) {
-  std::unordered_map<int64_t, int64_t> now;  // the plan's ids -> this evaluation's
-  for (size_t p = 0; p < all.size(); ++p) now[plan.ids[p]] = all[p];
+// The plan's ids -> this evaluation's, and a graph of the plan renamed onto them. A leaf
+// (data fed in) takes this evaluation's data; a constant the passes folded keeps the plan's.
+namespace {
+Graph renamed(const Graph& plan_graph, const std::unordered_map<int64_t, int64_t>& now,
+              const NodeTable& nodes) {
   auto map_id = [&](int64_t id) {
     auto it = now.find(id);
     return it == now.end() ? id : it->second;
   };
-  auto remap = [&](Graph& g) {
-    for (auto& n : g.nodes) {
-      n.id = map_id(n.id);
-      for (auto& in : n.inputs) in = map_id(in);
-      const Node& mine = nodes_[size_t(n.id)];
-      if (mine.value) n.value = mine.value;  // a leaf: this evaluation's data
-    }
-    for (auto& o : g.outputs) o = map_id(o);
-  };
-  last_ = plan.eval;
+  Graph g = plan_graph;
+  for (auto& n : g.nodes) {
+    n.id = map_id(n.id);
+    for (auto& in : n.inputs) in = map_id(in);
+    if (!n.value && n.kind != NodeKind::Kernel) n.value = nodes[size_t(n.id)].value;
+  }
+  for (auto& o : g.outputs) o = map_id(o);
+  return g;
+}
+std::unordered_map<int64_t, int64_t> id_map(const std::vector<int64_t>& plan_ids,
+                                            const std::vector<int64_t>& all) {
+  std::unordered_map<int64_t, int64_t> now;
+  for (size_t p = 0; p < all.size(); ++p) now[plan_ids[p]] = all[p];
+  return now;
+}
+}  // namespace
+
+bool GraphRuntime::replay(const std::shared_ptr<const Plan>& plan, const std::vector<int64_t>& all,
+                          int64_t tensor, std::string* error) {
+  auto now = id_map(plan->ids, all);
+  last_.before = Graph{};
+  last_.passes.clear();
   last_.kernels.clear();
+  last_.ok = true;
+  last_.error.clear();
   last_.replayed = true;
   last_.device = device_;
-  remap(last_.before);
-  for (auto& snap : last_.passes) remap(snap.after);
-  remap(last_.executed);
+  pending_plan_ = plan;
+  pending_ids_ = all;
   ++replays_;
-  Graph g = last_.executed;
-  std::vector<std::string> keys = plan.keys;
+  Graph g = renamed(plan->eval.executed, now, nodes_);
+  std::vector<std::string> keys = plan->keys;
   if (!execute(g, &keys, error)) {
     last_.ok = false;
     last_.error = *error;
@@ -623,6 +692,17 @@ bool GraphRuntime::replay(const Plan& plan, const std::vector<int64_t>& all, int
     return false;
   }
   return true;
+}
+
+void GraphRuntime::materialize() const {
+  if (!pending_plan_) return;
+  std::shared_ptr<const Plan> plan = std::move(pending_plan_);
+  pending_plan_.reset();
+  auto now = id_map(plan->ids, pending_ids_);
+  last_.before = renamed(plan->eval.before, now, nodes_);
+  last_.passes = plan->eval.passes;
+  for (size_t i = 0; i < last_.passes.size(); ++i)
+    last_.passes[i].after = renamed(plan->eval.passes[i].after, now, nodes_);
 }
 
 std::shared_ptr<const Tensor> GraphRuntime::value(int64_t tensor, std::string* error) {
@@ -718,15 +798,19 @@ bool GraphRuntime::mean(int64_t tensor, double* out, std::string* error) {
 Graph GraphRuntime::pending_graph() const {
   Graph g;
   std::set<int64_t> used, leaves;
-  for (const auto& n : nodes_) {
-    if (n.value || n.kind != NodeKind::Kernel || freed_[size_t(n.id)]) continue;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (freed_[i]) continue;
+    const Node& n = nodes_[i];
+    if (n.value || n.kind != NodeKind::Kernel) continue;
     for (int64_t in : n.inputs) {
       used.insert(in);
       if (nodes_[size_t(in)].value) leaves.insert(in);
     }
   }
-  for (const auto& n : nodes_) {
-    bool pending = !n.value && n.kind == NodeKind::Kernel && !freed_[size_t(n.id)];
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (freed_[i]) continue;
+    const Node& n = nodes_[i];
+    bool pending = !n.value && n.kind == NodeKind::Kernel;
     if (!pending && !leaves.count(n.id)) continue;
     Node copy = n;
     if (!pending && copy.kind == NodeKind::Kernel) {

@@ -66,6 +66,42 @@ struct EvaluationTimes {
   int evaluations = 0;
 };
 
+// The runtime's table of nodes: index = handle = node id, and handles are never reused (a
+// stale handle must not name a newer tensor). A loop that runs a model adds a few nodes per
+// iteration for as long as it runs, so the table is kept in chunks of 1024 nodes, and a
+// chunk whose every node the collector freed gives its memory back: what stays is one
+// pointer per chunk. A freed node is never read (valid() says so first); one in a released
+// chunk reads as an empty node rather than as freed memory.
+class NodeTable {
+ public:
+  size_t size() const { return size_; }
+  Node& operator[](size_t i) {
+    Chunk* c = chunks_[i >> kShift].get();
+    if (!c) return scratch_ = Node{};
+    return c->nodes[i & kMask];
+  }
+  const Node& operator[](size_t i) const {
+    const Chunk* c = chunks_[i >> kShift].get();
+    return c ? c->nodes[i & kMask] : empty_;
+  }
+  Node& push_back(Node n);
+  Node& back() { return (*this)[size_ - 1]; }
+  // Node i was freed: its chunk goes once all 1024 of its nodes are.
+  void release(size_t i);
+  size_t chunks_held() const;  // chunks whose memory is still held
+
+ private:
+  static constexpr size_t kShift = 10, kChunk = size_t(1) << kShift, kMask = kChunk - 1;
+  struct Chunk {
+    std::vector<Node> nodes;
+    size_t freed = 0;
+  };
+  std::vector<std::unique_ptr<Chunk>> chunks_;
+  size_t size_ = 0;
+  Node scratch_;
+  static const Node empty_;
+};
+
 class GraphRuntime : public TensorRuntime {
  public:
   GraphRuntime();
@@ -102,6 +138,7 @@ class GraphRuntime : public TensorRuntime {
     size_t freed_tensors = 0; // freed by collect() so far
     size_t collections = 0;
     size_t limit_bytes = 0;   // the largest one tensor may be
+    size_t table_chunks = 0;  // chunks of 1024 node slots whose memory is held
   };
   MemoryStats memory() const;
   // A tensor larger than this is an error before anything is allocated. The default is
@@ -139,7 +176,10 @@ class GraphRuntime : public TensorRuntime {
   // ---- Views ----
   // Every node not yet computed, with what it reads (outputs: none).
   Graph pending_graph() const;
-  const Evaluation& last_evaluation() const { return last_; }
+  const Evaluation& last_evaluation() const {
+    materialize();
+    return last_;
+  }
   const std::vector<std::shared_ptr<const tir::PrimFunc>>& last_kernels() const {
     return last_.kernels;
   }
@@ -150,10 +190,13 @@ class GraphRuntime : public TensorRuntime {
   // it happens, so a front end can print it between the program's output lines (`:debug 2`).
   using LaunchObserver = std::function<void(const LaunchRecord&)>;
   void set_launch_observer(LaunchObserver observer) { observer_ = std::move(observer); }
+  // The first kLaunchLogLimit launches, and the totals over all of them.
   const std::vector<LaunchRecord>& launches() const { return launches_; }
+  const LaunchTotals& launch_totals() const { return launch_totals_; }
   const EvaluationTimes& evaluation_times() const { return times_; }
   void clear_launches() {
     launches_.clear();
+    launch_totals_ = LaunchTotals{};
     times_ = EvaluationTimes{};
   }
   int compilations() const { return compilations_; }  // kernel cache misses so far
@@ -189,9 +232,15 @@ class GraphRuntime : public TensorRuntime {
     std::vector<std::string> keys;  // per node of eval.executed: its compiled kernel's key
   };
   std::string plan_key(const std::vector<int64_t>& all, int64_t tensor) const;
-  bool replay(const Plan& plan, const std::vector<int64_t>& all, int64_t tensor,
-              std::string* error);
-  std::unordered_map<std::string, std::unique_ptr<Plan>> plans_;
+  bool replay(const std::shared_ptr<const Plan>& plan, const std::vector<int64_t>& all,
+              int64_t tensor, std::string* error);
+  std::unordered_map<std::string, std::shared_ptr<const Plan>> plans_;
+  // A replay copies only the graph it runs; the plan's other snapshots (before, after each
+  // pass), which only `:graph` and the visualizer read, are copied onto this evaluation's
+  // tensors when last_evaluation() is first asked for them. A model in a loop never asks.
+  void materialize() const;
+  mutable std::shared_ptr<const Plan> pending_plan_;
+  mutable std::vector<int64_t> pending_ids_;
   int replays_ = 0;
   // A kernel call's result shape by (kernel, argument shapes): the shape analysis walks the
   // kernel's statements and costs more than the rest of a call, and a loop that runs a model
@@ -200,12 +249,13 @@ class GraphRuntime : public TensorRuntime {
   std::map<std::pair<const KernelDecl*, std::vector<std::vector<int64_t>>>, std::vector<int64_t>>
       result_shapes_;
 
-  std::vector<Node> nodes_;  // index = handle = node id
+  NodeTable nodes_;  // index = handle = node id
   std::vector<uint8_t> freed_;  // per node: 1 once collect() freed it (handles never reused)
   std::vector<int64_t> pinned_;
   size_t limit_bytes_ = default_tensor_limit();
   size_t live_bytes_ = 0, peak_bytes_ = 0, allocated_since_collect_ = 0;
   size_t live_after_collect_ = 0, freed_count_ = 0, collections_ = 0;
+  size_t nodes_at_collect_ = 0;  // the table's size after the last collection
   std::vector<std::vector<int64_t>> shapes_;
   std::vector<int64_t> no_dims_;  // what a bad handle's dims are
   std::string device_ = "ref";
@@ -220,9 +270,10 @@ class GraphRuntime : public TensorRuntime {
   // kernel) or a changed schedule can never hit a stale entry.
   std::map<std::string, std::unique_ptr<CompiledKernel>> compiled_;
   int compilations_ = 0;
-  Evaluation last_;
+  mutable Evaluation last_;
   LaunchObserver observer_;
   std::vector<LaunchRecord> launches_;
+  LaunchTotals launch_totals_;
   EvaluationTimes times_;
 };
 
