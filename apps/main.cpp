@@ -13,12 +13,15 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <thread>
+#include <filesystem>
 
 #include "apps/repl.h"
 #include "lang/text.h"
 #include "bench/bench.h"
 #include "bench/plot.h"
 #include "importer/onnx_import.h"
+#include "labs/runner/lab.h"
 
 // libedit's readline-compatible interface; it is a C header.
 #include <editline/readline.h>
@@ -192,6 +195,101 @@ int kernel_command(Session& session, const std::string& file, const std::string&
   return 0;
 }
 
+// `descent lab ...`: the runner's library does the work; this prints and sets exit codes.
+int lab_command(CLI::App* list, CLI::App* start, CLI::App* check, CLI::App* hint, CLI::App* watch,
+                CLI::App* grade, const std::string& name, const std::string& dir,
+                const std::vector<std::string>& grade_dirs, const std::string& csv_file,
+                Session& session) {
+  std::vector<labs::Lab> all;
+  std::string error;
+  if (!labs::load_labs(labs::default_labs_dir(), &all, &error)) {
+    fmt::print(stderr, "error: {}\n", error);
+    return 2;
+  }
+  if (*list) {
+    fmt::print("{}", labs::format_list(all, dir.empty() ? "descent-labs" : dir));
+    return 0;
+  }
+  if (*grade) {
+    std::string csv = labs::grade_csv(all, grade_dirs);
+    if (csv_file.empty()) {
+      fmt::print("{}", csv);
+    } else {
+      std::ofstream f(csv_file);
+      f << csv;
+      if (!f) {
+        fmt::print(stderr, "error: {}: cannot write: {}\n", csv_file, std::strerror(errno));
+        return 2;
+      }
+      fmt::print("graded {} student folder{} into {}\n", grade_dirs.size(),
+                 grade_dirs.size() == 1 ? "" : "s", csv_file);
+    }
+    return 0;
+  }
+  const labs::Lab* lab = nullptr;
+  if (!labs::find_lab(all, name, &lab, &error)) {
+    fmt::print(stderr, "error: {}\n", error);
+    return 2;
+  }
+  std::string work = dir.empty() ? labs::default_work_dir(*lab) : dir;
+  if (*start) {
+    std::string message;
+    if (!labs::start_lab(*lab, work, &message, &error)) {
+      fmt::print(stderr, "error: {}\n", error);
+      return 2;
+    }
+    fmt::print("{}", message);
+    return 0;
+  }
+  if (*hint) {
+    std::string text = labs::next_hint(*lab, work, &error);
+    if (text.empty()) {
+      fmt::print(stderr, "error: {}\n", error);
+      return 2;
+    }
+    fmt::print("{}", text);
+    return 0;
+  }
+  auto run_check = [&]() {
+    labs::LabReport r = labs::check_lab(*lab, work);
+    if (!r.setup_error.empty()) {
+      fmt::print(stderr, "error: {}\n", r.setup_error);
+      return 2;
+    }
+    fmt::print("{}", labs::format_report(r));
+    std::fflush(stdout);
+    return r.passed() ? 0 : 1;
+  };
+  if (*check) return run_check();
+  (void)watch;
+  // Watch: check now, then again whenever a file of the lab in the work folder changes
+  // (polled twice a second), until Ctrl-C.
+  auto stamp = [&]() {
+    std::string s;
+    for (const auto& f : lab->files) {
+      std::error_code ec;
+      auto t = std::filesystem::last_write_time(std::filesystem::path(work) / f, ec);
+      s += ec ? "-" : std::to_string(t.time_since_epoch().count());
+      s += ";";
+    }
+    return s;
+  };
+  std::string seen = stamp();
+  int rc = run_check();
+  if (rc == 2) return rc;
+  fmt::print("watching {} for changes (Ctrl-C stops)\n", work);
+  std::fflush(stdout);
+  while (!session.interrupt_flag().load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::string now = stamp();
+    if (now == seen) continue;
+    seen = now;
+    fmt::print("\n--- {} changed: checking again ---\n", work);
+    rc = run_check();
+  }
+  return rc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -299,11 +397,32 @@ int main(int argc, char** argv) {
   importcmd->add_option("--input", iopts.input_npy, "a .npy input for the program to run the model on (default: random)");
   importcmd->add_option("--batch", iopts.batch, "the random input's batch size when the model's batch is symbolic (default 1)");
 
+  // descent lab list|start|check|hint|watch|grade: the guided labs (docs/labs.md).
+  std::string lab_name, lab_dir, grade_csv_file;
+  std::vector<std::string> grade_dirs;
+  auto* labcmd = app.add_subcommand("lab", "guided labs: list, start, check, hint, watch, grade (docs/labs.md)");
+  labcmd->require_subcommand(1);
+  auto* lab_list = labcmd->add_subcommand("list", "every lab, in order, with its status");
+  lab_list->add_option("--dir", lab_dir, "the folder the work folders are in (default descent-labs)");
+  auto* lab_start = labcmd->add_subcommand("start", "copy a lab's starter files into a work folder");
+  auto* lab_check = labcmd->add_subcommand("check", "run every check of a lab on your work (exit 0: all pass, 1: some fail, 2: set-up error)");
+  auto* lab_hint = labcmd->add_subcommand("hint", "the next hint");
+  auto* lab_watch = labcmd->add_subcommand("watch", "check again whenever a file of the lab changes (Ctrl-C stops)");
+  for (auto* c : {lab_start, lab_check, lab_hint, lab_watch}) {
+    c->add_option("NAME", lab_name, "the lab")->required();
+    c->add_option("--dir", lab_dir, "the work folder (default descent-labs/NAME)");
+  }
+  auto* lab_grade = labcmd->add_subcommand("grade", "check many students' folders (each holding one folder per lab) for a teacher");
+  lab_grade->add_option("DIRS", grade_dirs, "the students' folders")->required();
+  lab_grade->add_option("--csv", grade_csv_file, "write the grades here (default: stdout)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help and --version are "errors" that exit 0; every real mistake is a usage error.
+    // --help and --version are "errors" that exit 0; every real mistake is a usage error
+    // (2 for `descent lab`, as its checks' exit codes say).
     int code = app.exit(e);
+    if (code != 0 && argc > 1 && std::string(argv[1]) == "lab") return 2;
     return code == 0 ? 0 : kUsageError;
   }
 
@@ -403,6 +522,8 @@ int main(int argc, char** argv) {
   }
   if (*kernelcmd) return kernel_command(session, file, kernel_name, schedule_file, backend,
                                          kernel_dump, dim_args, check, threads, kernel_repeats, seed);
+  if (*labcmd) return lab_command(lab_list, lab_start, lab_check, lab_hint, lab_watch, lab_grade,
+                                   lab_name, lab_dir, grade_dirs, grade_csv_file, session);
   if (*importcmd) {
     importer::ImportResult r;
     std::string error;

@@ -1,0 +1,540 @@
+// The lab runner (lab.h): loading labs, starting them, checking, hints, status, grading.
+#include "labs/runner/lab.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <thread>
+
+#include "lang/text.h"
+#include "pipeline/pipeline.h"
+
+namespace descent::labs {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool write_text(const fs::path& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  return bool(f);
+}
+
+std::string quoted_output(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '\n') out += "\\n";
+    else if (c == '"') out += "\\\"";
+    else out += c;
+  }
+  if (out.size() > 200) out = out.substr(0, 197) + "...";
+  return out + "\"";
+}
+
+// Runs `source` on one engine in a fresh Session with a time limit: a watchdog sets the
+// Session's interrupt flag (the REPL's Ctrl-C) when the program runs too long.
+struct Run {
+  Outcome outcome;
+  std::string printed;
+  bool timed_out = false;
+};
+Run run_program(const std::string& source, const std::string& name, const std::string& engine,
+                double limit_s) {
+  Run r;
+  Session s;
+  s.set_engine(engine);
+  RunOptions opts;
+  opts.out = [&r](std::string_view t) {
+    if (r.printed.size() < (1u << 20)) r.printed += t;
+  };
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    if (!cv.wait_for(lock, std::chrono::duration<double>(limit_s), [&] { return done; })) {
+      r.timed_out = true;
+      s.interrupt_flag() = true;
+    }
+  });
+  r.outcome = s.submit(source, name, opts);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+  }
+  cv.notify_all();
+  watchdog.join();
+  return r;
+}
+
+// What a failed run says to the student: the error, or that it ran too long.
+std::string failure_text(const Run& r, double limit_s) {
+  if (r.timed_out) return fmt::format("it was stopped after {:g} s (an endless loop?)", limit_s);
+  std::string m = r.outcome.message;
+  while (!m.empty() && m.back() == '\n') m.pop_back();
+  return m;
+}
+
+// ---- the loop nest, without its names --------------------------------------------------
+
+// One line per node of a scheduled loop nest, in a form where two nests that differ only in
+// their loop variables' names are equal: loops are renamed L0, L1, ... in the order they
+// appear, everywhere they are used. `shown` keeps the lines with the real names.
+void flatten_nest(const TreeNode& n, int depth, std::vector<std::string>* canon,
+                  std::vector<std::string>* shown, std::map<std::string, std::string>* names) {
+  if (n.head == "for" && !names->count(n.atom)) {
+    std::string fresh = "L" + std::to_string(names->size());
+    (*names)[n.atom] = fresh;
+  }
+  auto rename = [&](const std::string& text) {
+    std::string out = text;
+    for (const auto& [from, to] : *names) {
+      std::regex word("\\b" + from + "\\b");
+      out = std::regex_replace(out, word, to);
+    }
+    return out;
+  };
+  std::string indent(size_t(depth) * 2, ' ');
+  std::string real, line;
+  if (n.head == "for") {
+    real = fmt::format("for {} in {} {}", n.atom, n.detail, n.type);
+    line = fmt::format("for {} in {} {}", names->at(n.atom), n.detail, n.type);
+  } else if (n.head == "block") {
+    real = fmt::format("block {} {}", n.atom, n.detail);
+    line = rename(real);
+  } else {
+    real = n.head + (n.atom.empty() ? "" : " " + n.atom);
+    line = rename(real);
+  }
+  canon->push_back(indent + line);
+  shown->push_back(indent + real);
+  for (const auto& k : n.kids) flatten_nest(k, depth + 1, canon, shown, names);
+}
+
+struct Nest {
+  bool ok = false;
+  std::string error;
+  std::vector<std::string> canon, shown;
+};
+
+// The lab's kernel (its program file, kernel and dims) selected in `s`, with `schedule`
+// applied; false with *error naming the schedule (`what`) and the step that was refused.
+bool scheduled_kernel(const Lab& lab, Session& s, const std::string& schedule,
+                      const std::string& what, std::string* error) {
+  const auto& spec = lab.spec;
+  std::string program_file = (fs::path(lab.dir) / spec.value("program", "kernel.ds")).string();
+  std::string source;
+  if (!read_file(program_file, &source, error)) return false;
+  Outcome o = s.compile(source, program_file);
+  if (o.status != Outcome::Ok) {
+    *error = o.message;
+    return false;
+  }
+  std::map<std::string, int64_t> dims;
+  for (const auto& [k, v] : spec.value("dims", nlohmann::json::object()).items()) dims[k] = v.get<int64_t>();
+  if (!s.select_kernel(spec.value("kernel", ""), dims, error)) return false;
+  if (!s.schedule_text(schedule, error)) {
+    *error = what + ": " + *error;
+    return false;
+  }
+  return true;
+}
+
+Nest scheduled_nest(const Lab& lab, const std::string& schedule, const std::string& what) {
+  Nest nest;
+  Session s;
+  if (!scheduled_kernel(lab, s, schedule, what, &nest.error)) return nest;
+  StageResult tir = s.kernel_view("tir");
+  if (!tir.tree) {
+    nest.error = "the loop nest has no tree view";
+    return nest;
+  }
+  std::map<std::string, std::string> names;
+  flatten_nest(*tir.tree, 0, &nest.canon, &nest.shown, &names);
+  nest.ok = true;
+  return nest;
+}
+
+// ---- the checks ---------------------------------------------------------------------------
+
+struct Context {
+  const Lab& lab;
+  fs::path work;
+  double limit_s;
+  std::map<std::string, std::string> files;  // the student's files, read once
+};
+
+bool student_file(Context& c, const Check& check, std::string* name, std::string* text,
+                  std::string* why) {
+  *name = check.spec.value("file", c.lab.files.empty() ? "" : c.lab.files[0]);
+  auto it = c.files.find(*name);
+  if (it == c.files.end()) {
+    *why = fmt::format("{} is missing from {}", *name, c.work.string());
+    return false;
+  }
+  *text = it->second;
+  return true;
+}
+
+// Each check: true when it passes, else *why in the student's terms.
+bool check_output(Context& c, const Check& check, std::string* why) {
+  std::string name, source;
+  if (!student_file(c, check, &name, &source, why)) return false;
+  std::string expect = check.spec.value("expect", "");
+  std::vector<std::string> engines = check.spec.value("engines", std::vector<std::string>{"ast"});
+  for (const auto& engine : engines) {
+    Run r = run_program(source, name, engine, c.limit_s);
+    if (r.outcome.status != Outcome::Ok || r.timed_out) {
+      *why = fmt::format("on the {} engine: {}", engine, failure_text(r, c.limit_s));
+      return false;
+    }
+    if (r.printed != expect) {
+      *why = fmt::format("on the {} engine it printed {}; the lab expects {}", engine,
+                         quoted_output(r.printed), quoted_output(expect));
+      return false;
+    }
+  }
+  return true;
+}
+
+bool check_max_steps(Context& c, const Check& check, std::string* why) {
+  std::string name, source;
+  if (!student_file(c, check, &name, &source, why)) return false;
+  std::string engine = check.spec.value("engine", "stack");
+  uint64_t max = check.spec.value("max", uint64_t(0));
+  Run r = run_program(source, name, engine, c.limit_s);
+  if (r.outcome.status != Outcome::Ok || r.timed_out) {
+    *why = fmt::format("on the {} engine: {}", engine, failure_text(r, c.limit_s));
+    return false;
+  }
+  if (r.outcome.steps > max) {
+    *why = fmt::format("the {} VM executed {} instructions; the budget is {} (`descent run {} "
+                       "--engine {} --trace` shows each one)",
+                       engine, r.outcome.steps, max, name, engine);
+    return false;
+  }
+  return true;
+}
+
+bool check_no_spills(Context& c, const Check& check, std::string* why) {
+  std::string name, source;
+  if (!student_file(c, check, &name, &source, why)) return false;
+  int registers = check.spec.value("registers", 4);
+  Session s;
+  s.set_num_registers(registers);
+  Outcome o = s.compile(source, name);
+  if (o.status != Outcome::Ok) {
+    *why = o.message;
+    return false;
+  }
+  for (const auto& f : s.live_ranges()) {
+    for (const auto& r : f.ranges) {
+      if (!r.spilled) continue;
+      *why = fmt::format("with {} registers, {} in {} spills to {} (live from instruction {} to "
+                         "{}; `descent dump {} --stage live --registers {}` draws them all)",
+                         registers, r.value, f.function, r.location, r.start, r.end, name, registers);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool check_schedule_runs(Context& c, const Check& check, std::string* why) {
+  std::string name, schedule;
+  if (!student_file(c, check, &name, &schedule, why)) return false;
+  Session s;
+  if (!scheduled_kernel(c.lab, s, schedule, name, why)) return false;
+  // The scheduled nest on each device against the unscheduled one on the reference
+  // interpreter, on the same seeded inputs.
+  for (const std::string device : check.spec.value("devices", std::vector<std::string>{"ref", "cpu"})) {
+    Session::KernelRun run = s.run_kernel(device, true, 7);
+    if (!run.ok) {
+      *why = fmt::format("on {}: {}", device, run.error);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool check_nest_equals(Context& c, const Check& check, std::string* why) {
+  std::string name, schedule;
+  if (!student_file(c, check, &name, &schedule, why)) return false;
+  std::string target_text;
+  std::string target_file = (fs::path(c.lab.dir) / check.spec.value("target", "target.sched")).string();
+  if (!read_file(target_file, &target_text, why)) return false;
+  Nest mine = scheduled_nest(c.lab, schedule, name), target = scheduled_nest(c.lab, target_text, "the target");
+  if (!mine.ok) {
+    *why = mine.error;
+    return false;
+  }
+  if (!target.ok) {
+    *why = "the lab's target does not apply: " + target.error;
+    return false;
+  }
+  size_t n = std::min(mine.canon.size(), target.canon.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (mine.canon[i] == target.canon[i]) continue;
+    *why = fmt::format("line {} of the loop nest differs (loop names aside):\n      target: {}\n      yours:  {}",
+                       i + 1, target.shown[i], mine.shown[i]);
+    return false;
+  }
+  if (mine.canon.size() != target.canon.size()) {
+    *why = mine.canon.size() < target.canon.size()
+               ? fmt::format("your loop nest ends where the target goes on with: {}", target.shown[n])
+               : fmt::format("your loop nest goes on where the target ends: {}", mine.shown[n]);
+    return false;
+  }
+  return true;
+}
+
+bool check_source_lacks(Context& c, const Check& check, std::string* why) {
+  std::string name, source;
+  if (!student_file(c, check, &name, &source, why)) return false;
+  for (const std::string word : check.spec.value("words", std::vector<std::string>{})) {
+    std::regex re("\\b" + word + "\\b");
+    if (std::regex_search(source, re)) {
+      *why = fmt::format("{} uses '{}', which this lab rules out", name, word);
+      return false;
+    }
+  }
+  return true;
+}
+
+using CheckFn = bool (*)(Context&, const Check&, std::string*);
+const std::map<std::string, CheckFn>& check_table() {
+  static const std::map<std::string, CheckFn> t = {
+      {"output", check_output},           {"max_steps", check_max_steps},
+      {"no_spills", check_no_spills},     {"schedule_runs", check_schedule_runs},
+      {"nest_equals", check_nest_equals}, {"source_lacks", check_source_lacks}};
+  return t;
+}
+
+}  // namespace
+
+std::string default_labs_dir() {
+  const char* env = std::getenv("DESCENT_LABS_DIR");
+  return env ? env : DESCENT_LABS_SOURCE_DIR;
+}
+
+bool load_labs(const std::string& root, std::vector<Lab>* out, std::string* error) {
+  out->clear();
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) {
+    *error = fmt::format("{}: no labs folder here", root);
+    return false;
+  }
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    fs::path json = e.path() / "lab.json";
+    if (!e.is_directory() || !fs::exists(json)) continue;
+    std::string text;
+    if (!read_file(json.string(), &text, error)) return false;
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      *error = json.string() + ": not valid JSON";
+      return false;
+    }
+    Lab lab;
+    lab.name = e.path().filename().string();
+    lab.dir = e.path().string();
+    lab.spec = j;
+    try {
+      lab.title = j.at("title").get<std::string>();
+      lab.tier = j.at("tier").get<std::string>();
+      lab.kind = j.value("kind", "program");
+      lab.order = j.at("order").get<int>();
+      lab.concepts = j.value("concepts", std::vector<std::string>{});
+      lab.files = j.at("files").get<std::vector<std::string>>();
+      lab.hints = j.value("hints", std::vector<std::string>{});
+      for (const auto& c : j.at("checks")) {
+        Check check;
+        check.name = c.at("name").get<std::string>();
+        check.type = c.at("type").get<std::string>();
+        check.points = c.value("points", 1);
+        check.spec = c;
+        if (!check_table().count(check.type)) {
+          *error = fmt::format("{}: check '{}' has an unknown type '{}'", json.string(), check.name, check.type);
+          return false;
+        }
+        lab.checks.push_back(std::move(check));
+      }
+    } catch (const nlohmann::json::exception& ex) {
+      *error = fmt::format("{}: {}", json.string(), ex.what());
+      return false;
+    }
+    out->push_back(std::move(lab));
+  }
+  std::sort(out->begin(), out->end(), [](const Lab& a, const Lab& b) {
+    return a.order != b.order ? a.order < b.order : a.name < b.name;
+  });
+  return true;
+}
+
+bool find_lab(const std::vector<Lab>& labs, const std::string& name, const Lab** out,
+              std::string* error) {
+  std::vector<std::string> names;
+  for (const auto& l : labs) {
+    if (l.name == name) {
+      *out = &l;
+      return true;
+    }
+    names.push_back(l.name);
+  }
+  std::string near = closest_name(name, names);
+  *error = fmt::format("no lab '{}'{} (labs: {})", name, near.empty() ? "" : "; did you mean '" + near + "'?",
+                       join(names));
+  return false;
+}
+
+std::string default_work_dir(const Lab& lab) { return (fs::path("descent-labs") / lab.name).string(); }
+
+bool start_lab(const Lab& lab, const std::string& work_dir, std::string* message, std::string* error) {
+  std::error_code ec;
+  fs::create_directories(work_dir, ec);
+  if (ec) {
+    *error = fmt::format("{}: cannot create the folder: {}", work_dir, ec.message());
+    return false;
+  }
+  std::vector<std::string> copied, kept;
+  for (const auto& f : lab.files) {
+    fs::path from = fs::path(lab.dir) / "starter" / f, to = fs::path(work_dir) / f;
+    if (fs::exists(to)) {
+      kept.push_back(f);  // the student's work: never overwritten
+      continue;
+    }
+    fs::copy_file(from, to, ec);
+    if (ec) {
+      *error = fmt::format("{}: cannot copy the starter: {}", from.string(), ec.message());
+      return false;
+    }
+    copied.push_back(f);
+  }
+  std::string m = fmt::format("lab {}: {} ({})\n", lab.name, lab.title, lab.tier);
+  if (!copied.empty()) m += fmt::format("copied {} into {}\n", join(copied), work_dir);
+  if (!kept.empty()) m += fmt::format("kept your {} (already in {})\n", join(kept), work_dir);
+  m += fmt::format("read {}/README.md, edit the file{} in {}, then:\n  descent lab check {}{}\n",
+                   lab.dir, lab.files.size() == 1 ? "" : "s", work_dir, lab.name,
+                   work_dir == default_work_dir(lab) ? "" : " --dir " + work_dir);
+  *message = m;
+  return true;
+}
+
+LabReport check_lab(const Lab& lab, const std::string& work_dir, double time_limit_s) {
+  LabReport r;
+  r.lab = lab.name;
+  Context c{lab, work_dir, time_limit_s, {}};
+  std::error_code ec;
+  if (!fs::is_directory(work_dir, ec)) {
+    r.setup_error = fmt::format("{}: no such folder; `descent lab start {}` makes it", work_dir, lab.name);
+    return r;
+  }
+  for (const auto& f : lab.files) {
+    std::string text, why;
+    if (read_file((fs::path(work_dir) / f).string(), &text, &why)) c.files[f] = text;
+  }
+  for (const auto& check : lab.checks) {
+    CheckResult cr;
+    cr.name = check.name;
+    cr.max_points = check.points;
+    std::string why;
+    try {
+      cr.passed = check_table().at(check.type)(c, check, &why);
+    } catch (const std::exception& ex) {
+      cr.passed = false;
+      why = std::string("the check itself failed: ") + ex.what();
+    }
+    cr.points = cr.passed ? check.points : 0;
+    cr.reason = cr.passed ? "" : why;
+    r.points += cr.points;
+    r.max_points += cr.max_points;
+    r.checks.push_back(std::move(cr));
+  }
+  write_text(fs::path(work_dir) / ".descent-lab-status", r.passed() ? "passed\n" : "failing\n");
+  return r;
+}
+
+std::string format_report(const LabReport& r) {
+  if (!r.setup_error.empty()) return "error: " + r.setup_error + "\n";
+  std::string s;
+  for (const auto& c : r.checks) {
+    s += fmt::format("{} {} ({}/{})\n", c.passed ? "pass" : "FAIL", c.name, c.points, c.max_points);
+    if (!c.passed) s += "    " + c.reason + "\n";
+  }
+  s += fmt::format("{}: {}/{} points{}\n", r.lab, r.points, r.max_points,
+                   r.passed() ? ", every check passes" : "");
+  return s;
+}
+
+std::string next_hint(const Lab& lab, const std::string& work_dir, std::string* error) {
+  if (lab.hints.empty()) {
+    *error = fmt::format("lab {} has no hints", lab.name);
+    return "";
+  }
+  fs::path state = fs::path(work_dir) / ".descent-lab-hints";
+  size_t used = 0;
+  std::string text, why;
+  if (read_file(state.string(), &text, &why)) used = std::strtoul(text.c_str(), nullptr, 10);
+  size_t i = std::min(used, lab.hints.size() - 1);
+  std::error_code ec;
+  if (fs::is_directory(work_dir, ec)) write_text(state, std::to_string(i + 1) + "\n");
+  return fmt::format("hint {} of {}: {}\n", i + 1, lab.hints.size(), lab.hints[i]);
+}
+
+std::string lab_status(const Lab& lab, const std::string& work_dir) {
+  (void)lab;
+  std::error_code ec;
+  if (!fs::is_directory(work_dir, ec)) return "not started";
+  std::string text, why;
+  if (!read_file((fs::path(work_dir) / ".descent-lab-status").string(), &text, &why)) return "started";
+  return text.rfind("passed", 0) == 0 ? "passed" : "failing";
+}
+
+std::string format_list(const std::vector<Lab>& labs, const std::string& work_root) {
+  std::string s;
+  size_t wn = 4, wt = 4;
+  for (const auto& l : labs) {
+    wn = std::max(wn, l.name.size());
+    wt = std::max(wt, l.tier.size());
+  }
+  int passed = 0;
+  s += fmt::format("  #  {:<{}}  {:<{}}  {:<11}  {}\n", "lab", wn, "tier", wt, "status", "title");
+  for (const auto& l : labs) {
+    std::string status = lab_status(l, (fs::path(work_root) / l.name).string());
+    passed += status == "passed";
+    s += fmt::format("{:>3}  {:<{}}  {:<{}}  {:<11}  {}\n", l.order, l.name, wn, l.tier, wt, status, l.title);
+  }
+  s += fmt::format("{} of {} labs passed\n", passed, labs.size());
+  return s;
+}
+
+std::string grade_csv(const std::vector<Lab>& labs, const std::vector<std::string>& student_dirs) {
+  std::string csv = "student,lab,points,max_points,passed,checks\n";
+  for (const auto& dir : student_dirs) {
+    std::string student = fs::path(dir).filename().string();
+    if (student.empty()) student = fs::path(dir).parent_path().filename().string();
+    for (const auto& lab : labs) {
+      fs::path work = fs::path(dir) / lab.name;
+      std::error_code ec;
+      if (!fs::is_directory(work, ec)) continue;
+      LabReport r = check_lab(lab, work.string());
+      std::vector<std::string> per;
+      for (const auto& c : r.checks) per.push_back(fmt::format("{}={}/{}", c.name, c.points, c.max_points));
+      std::string checks = join(per, "; ");
+      std::string quoted = "\"";
+      for (char ch : checks) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+      quoted += "\"";
+      csv += fmt::format("{},{},{},{},{},{}\n", student, lab.name, r.points, r.max_points,
+                         r.passed() ? "yes" : "no", quoted);
+    }
+  }
+  return csv;
+}
+
+}  // namespace descent::labs

@@ -1,0 +1,311 @@
+// The guided labs (issue 16): for every lab, the untouched starter fails exactly the checks
+// its lab.json names, the reference solution passes every check, and the likely wrong
+// solution kept in tests/labs/wrong/NAME fails the check meant to catch it. Then the runner:
+// start never overwrites work, hints advance, status, the list, grading three students, a
+// student program that loops forever, the CLI's exit codes and watch mode.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "labs/runner/lab.h"
+#include "lang/text.h"
+
+using namespace descent;
+using namespace descent::labs;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kWrong = std::string(DESCENT_TESTS_DIR) + "/labs/wrong/";
+
+fs::path scratch(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("descent-labs-test-" + std::to_string(::getpid())) / name;
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+std::vector<Lab> all_labs() {
+  std::vector<Lab> labs;
+  std::string error;
+  REQUIRE_MESSAGE(load_labs(default_labs_dir(), &labs, &error), error);
+  return labs;
+}
+
+// A work folder holding the files of `from` (a folder), as a student's would.
+fs::path work_with(const Lab& lab, const fs::path& from, const std::string& tag) {
+  fs::path work = scratch(lab.name + "-" + tag);
+  for (const auto& f : lab.files) fs::copy_file(from / f, work / f);
+  return work;
+}
+
+std::set<std::string> failing(const LabReport& r) {
+  std::set<std::string> names;
+  for (const auto& c : r.checks)
+    if (!c.passed) names.insert(c.name);
+  return names;
+}
+
+std::string slurp(const fs::path& p) {
+  std::string text, error;
+  read_file(p.string(), &text, &error);
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("every lab: the starter fails what it should, the solution passes, the likely mistake is caught") {
+  auto labs = all_labs();
+  REQUIRE(labs.size() >= 3);
+  int order = 0;
+  for (const auto& lab : labs) {
+    CAPTURE(lab.name);
+    CHECK(lab.order > order);  // distinct, increasing
+    order = lab.order;
+    CHECK(fs::exists(fs::path(lab.dir) / "README.md"));
+    CHECK(lab.hints.size() >= 2);
+    CHECK(!lab.checks.empty());
+
+    LabReport starter = check_lab(lab, work_with(lab, fs::path(lab.dir) / "starter", "starter").string());
+    std::set<std::string> expected;
+    for (const auto& n : lab.spec.at("starter_fails")) expected.insert(n.get<std::string>());
+    CHECK(failing(starter) == expected);
+    CHECK_FALSE(starter.passed());
+    for (const auto& c : starter.checks)
+      if (!c.passed) CHECK(!c.reason.empty());
+
+    fs::path solution = fs::path(default_labs_dir()) / "solutions" / lab.name;
+    LabReport solved = check_lab(lab, work_with(lab, solution, "solution").string());
+    CHECK_MESSAGE(solved.passed(), format_report(solved));
+    CHECK(solved.points == solved.max_points);
+
+    fs::path wrong = fs::path(kWrong) / lab.name;
+    REQUIRE_MESSAGE(fs::exists(wrong / "expect_fail.txt"), "every lab needs a likely-wrong fixture");
+    std::string meant = slurp(wrong / "expect_fail.txt");
+    while (!meant.empty() && meant.back() == '\n') meant.pop_back();
+    LabReport wrong_report = check_lab(lab, work_with(lab, wrong, "wrong").string());
+    CHECK_MESSAGE(failing(wrong_report).count(meant), format_report(wrong_report));
+  }
+}
+
+TEST_CASE("the reasons say what is wrong in the student's terms") {
+  auto labs = all_labs();
+  const Lab* lab = nullptr;
+  std::string error;
+  REQUIRE(find_lab(labs, "stack_budget", &lab, &error));
+  LabReport r = check_lab(*lab, work_with(*lab, fs::path(lab->dir) / "starter", "reasons").string());
+  std::string text = format_report(r);
+  CHECK(text.find("FAIL at most 2,000 instructions executed on the stack VM (0/3)") != std::string::npos);
+  CHECK(text.find("the stack VM executed 122808 instructions; the budget is 2000") != std::string::npos);
+  CHECK(text.find("stack_budget: 2/5 points") != std::string::npos);
+
+  REQUIRE(find_lab(labs, "stack_budget", &lab, &error));
+  r = check_lab(*lab, work_with(*lab, kWrong + "stack_budget", "reasons-wrong").string());
+  CHECK(format_report(r).find("on the ast engine it printed \"2646700\\n\"; the lab expects \"2686700\\n\"") !=
+        std::string::npos);
+
+  REQUIRE(find_lab(labs, "no_spill", &lab, &error));
+  r = check_lab(*lab, work_with(*lab, kWrong + "no_spill", "reasons-spill").string());
+  CHECK(format_report(r).find("with 4 registers, v0 x in poly spills to s0") != std::string::npos);
+
+  REQUIRE(find_lab(labs, "mm_relu_mlc", &lab, &error));
+  r = check_lab(*lab, work_with(*lab, kWrong + "mm_relu_mlc", "reasons-nest").string());
+  std::string nest = format_report(r);
+  CHECK(nest.find("of the loop nest differs (loop names aside)") != std::string::npos);
+  CHECK(nest.find("target:") != std::string::npos);
+
+  // A schedule step that is refused names the step.
+  fs::path work = work_with(*lab, kWrong + "mm_relu_mlc", "reasons-refused");
+  std::ofstream(work / "mm_relu.sched") << "split Y.q 4\n";
+  r = check_lab(*lab, work.string());
+  CHECK(format_report(r).find("mm_relu.sched: ") != std::string::npos);
+  CHECK(r.points == 0);
+}
+
+TEST_CASE("a student program that loops forever or does not compile is a failed check, not a hang") {
+  auto labs = all_labs();
+  const Lab* lab = nullptr;
+  std::string error;
+  REQUIRE(find_lab(labs, "stack_budget", &lab, &error));
+  fs::path work = scratch("endless");
+  std::ofstream(work / "squares.ds") << "n = 0\nwhile true {\n  n += 1\n}\n";
+  auto t0 = std::chrono::steady_clock::now();
+  LabReport r = check_lab(*lab, work.string(), 0.5);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60));
+  REQUIRE(r.checks.size() == 2);
+  CHECK_FALSE(r.checks[0].passed);
+  CHECK(r.checks[0].reason.find("stopped after 0.5 s (an endless loop?)") != std::string::npos);
+
+  std::ofstream(work / "squares.ds") << "print(1 +)\n";
+  r = check_lab(*lab, work.string());
+  CHECK(r.checks[0].reason.find("squares.ds:1:") != std::string::npos);
+  CHECK(r.points == 0);
+
+  fs::remove(work / "squares.ds");
+  r = check_lab(*lab, work.string());
+  CHECK(r.checks[0].reason.find("squares.ds is missing from") != std::string::npos);
+  r = check_lab(*lab, (work / "nowhere").string());
+  CHECK(r.setup_error.find("no such folder; `descent lab start stack_budget` makes it") != std::string::npos);
+}
+
+TEST_CASE("start never overwrites work; hints advance and stay at the last; status follows checks") {
+  auto labs = all_labs();
+  const Lab* lab = nullptr;
+  std::string error, message;
+  REQUIRE(find_lab(labs, "no_spill", &lab, &error));
+  fs::path root = scratch("runner");
+  std::string work = (root / "no_spill").string();
+  CHECK(lab_status(*lab, work) == "not started");
+  REQUIRE(start_lab(*lab, work, &message, &error));
+  CHECK(message.find("copied poly.ds into") != std::string::npos);
+  CHECK(lab_status(*lab, work) == "started");
+  std::ofstream(fs::path(work) / "poly.ds") << "# my work\n";
+  REQUIRE(start_lab(*lab, work, &message, &error));
+  CHECK(message.find("kept your poly.ds") != std::string::npos);
+  CHECK(slurp(fs::path(work) / "poly.ds") == "# my work\n");
+
+  for (size_t i = 0; i < lab->hints.size() + 2; ++i) {
+    std::string hint = next_hint(*lab, work, &error);
+    size_t shown = std::min(i + 1, lab->hints.size());
+    CHECK(hint.rfind("hint " + std::to_string(shown) + " of " + std::to_string(lab->hints.size()) + ": ", 0) == 0);
+  }
+
+  check_lab(*lab, work);
+  CHECK(lab_status(*lab, work) == "failing");
+  fs::copy_file(fs::path(default_labs_dir()) / "solutions/no_spill/poly.ds", fs::path(work) / "poly.ds",
+                fs::copy_options::overwrite_existing);
+  check_lab(*lab, work);
+  CHECK(lab_status(*lab, work) == "passed");
+  std::string list = format_list(labs, root.string());
+  CHECK(list.find("no_spill") != std::string::npos);
+  CHECK(list.find("passed") != std::string::npos);
+  CHECK(list.find("1 of " + std::to_string(labs.size()) + " labs passed") != std::string::npos);
+
+  const Lab* none = nullptr;
+  CHECK_FALSE(find_lab(labs, "nospill", &none, &error));
+  CHECK(error.find("no lab 'nospill'; did you mean 'no_spill'?") != std::string::npos);
+}
+
+TEST_CASE("grading three students: one row per student and lab, points per check") {
+  auto labs = all_labs();
+  fs::path root = scratch("class");
+  // ada solved two labs, bob handed in the starters, cy made the likely mistakes.
+  for (const auto& lab : labs) {
+    fs::path solution = fs::path(default_labs_dir()) / "solutions" / lab.name;
+    for (const auto& [student, from] : std::vector<std::pair<std::string, fs::path>>{
+             {"ada", solution}, {"bob", fs::path(lab.dir) / "starter"}, {"cy", fs::path(kWrong) / lab.name}}) {
+      if (student == "ada" && lab.name == "mm_relu_mlc") continue;  // not handed in
+      fs::create_directories(root / student / lab.name);
+      for (const auto& f : lab.files) fs::copy_file(from / f, root / student / lab.name / f);
+    }
+  }
+  std::string csv = grade_csv(labs, {(root / "ada").string(), (root / "bob").string(), (root / "cy").string()});
+  auto lines = split_lines(csv);
+  REQUIRE(!lines.empty());
+  CHECK(lines[0] == "student,lab,points,max_points,passed,checks");
+  CHECK(lines.size() == 1 + 2 + labs.size() + labs.size());
+  CHECK(std::find(lines.begin(), lines.end(),
+                  "ada,no_spill,5,5,yes,\"prints the polynomial's values on every engine=2/2; no value "
+                  "spills with 4 registers=3/3\"") != lines.end());
+  CHECK(std::find(lines.begin(), lines.end(),
+                  "bob,stack_budget,2,5,no,\"prints the sum of squares on every engine=2/2; at most 2,000 "
+                  "instructions executed on the stack VM=0/3\"") != lines.end());
+  CHECK(std::find(lines.begin(), lines.end(),
+                  "cy,stack_budget,3,5,no,\"prints the sum of squares on every engine=0/2; at most 2,000 "
+                  "instructions executed on the stack VM=3/3\"") != lines.end());
+  for (const auto& l : lines) CHECK(l.rfind("ada,mm_relu_mlc", 0) != 0);
+}
+
+TEST_CASE("a lab.json that is broken is an error naming the file") {
+  fs::path root = scratch("badlabs");
+  fs::create_directories(root / "broken");
+  std::ofstream(root / "broken" / "lab.json") << "{\"title\": \"x\", ";
+  std::vector<Lab> labs;
+  std::string error;
+  CHECK_FALSE(load_labs(root.string(), &labs, &error));
+  CHECK(error.find("broken/lab.json: not valid JSON") != std::string::npos);
+  std::ofstream(root / "broken" / "lab.json")
+      << R"({"title": "x", "tier": "t", "order": 1, "files": ["a.ds"], "checks": [{"name": "c", "type": "telepathy"}]})";
+  CHECK_FALSE(load_labs(root.string(), &labs, &error));
+  CHECK(error.find("check 'c' has an unknown type 'telepathy'") != std::string::npos);
+  CHECK_FALSE(load_labs((root / "missing").string(), &labs, &error));
+}
+
+// ---- the command line ------------------------------------------------------------------
+
+namespace {
+int shell(const std::string& cmd) {
+  int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+}  // namespace
+
+TEST_CASE("descent lab: exit 0 when every check passes, 1 when one fails, 2 on a set-up error") {
+  fs::path root = scratch("cli");
+  std::string bin = DESCENT_BIN, work = (root / "w").string();
+  std::string out = (root / "out.txt").string();
+  CHECK(shell(bin + " lab start stack_budget --dir " + work + " > " + out) == 0);
+  CHECK(slurp(out).find("copied squares.ds into " + work) != std::string::npos);
+  CHECK(shell(bin + " lab check stack_budget --dir " + work + " > " + out) == 1);
+  CHECK(slurp(out).find("FAIL at most 2,000 instructions") != std::string::npos);
+  fs::copy_file(fs::path(default_labs_dir()) / "solutions/stack_budget/squares.ds", fs::path(work) / "squares.ds",
+                fs::copy_options::overwrite_existing);
+  CHECK(shell(bin + " lab check stack_budget --dir " + work + " > " + out) == 0);
+  CHECK(slurp(out).find("stack_budget: 5/5 points, every check passes") != std::string::npos);
+  CHECK(shell(bin + " lab check stack_budget --dir " + (root / "none").string() + " > " + out + " 2>&1") == 2);
+  CHECK(shell(bin + " lab check no_such_lab > " + out + " 2>&1") == 2);
+  CHECK(slurp(out).find("error: no lab 'no_such_lab'") != std::string::npos);
+  CHECK(shell(bin + " lab check > " + out + " 2>&1") == 2);  // usage
+  CHECK(shell(bin + " lab hint stack_budget --dir " + work + " > " + out) == 0);
+  CHECK(slurp(out).rfind("hint 1 of 3: ", 0) == 0);
+  CHECK(shell(bin + " lab list --dir " + root.string() + " > " + out) == 0);
+  CHECK(slurp(out).find("of 3 labs passed") != std::string::npos);
+  std::string csv = (root / "grades.csv").string();
+  CHECK(shell(bin + " lab grade " + root.string() + " --csv " + csv + " > " + out) == 0);
+  CHECK(slurp(out).find("graded 1 student folder into") != std::string::npos);
+}
+
+TEST_CASE("descent lab watch checks again when the file changes, and stops on Ctrl-C") {
+  fs::path root = scratch("watch");
+  std::string bin = DESCENT_BIN, work = (root / "w").string(), out = (root / "watch.txt").string();
+  REQUIRE(shell(bin + " lab start no_spill --dir " + work + " > /dev/null") == 0);
+  std::fflush(stdout);  // else the child's freopen writes our buffered output a second time
+  std::fflush(stderr);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    FILE* f = std::freopen(out.c_str(), "w", stdout);
+    (void)f;
+    execl(DESCENT_BIN, DESCENT_BIN, "lab", "watch", "no_spill", "--dir", work.c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  // Waits (up to a minute: a loaded machine is slow, never flaky) for the output to hold `text`.
+  auto wait_for = [&](const std::string& text) {
+    for (int i = 0; i < 600; ++i) {
+      if (slurp(out).find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  };
+  CHECK(wait_for("watching " + work + " for changes"));
+  CHECK(slurp(out).find("no_spill: 2/5 points") != std::string::npos);
+  // A new modification time even on a file system with coarse timestamps.
+  fs::copy_file(fs::path(default_labs_dir()) / "solutions/no_spill/poly.ds", fs::path(work) / "poly.ds",
+                fs::copy_options::overwrite_existing);
+  fs::last_write_time(fs::path(work) / "poly.ds", fs::file_time_type::clock::now() + std::chrono::seconds(5));
+  CHECK(wait_for("changed: checking again"));
+  CHECK(wait_for("no_spill: 5/5 points, every check passes"));
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);  // the last check passed
+}
