@@ -211,7 +211,7 @@ TEST_CASE("grading three students: one row per student and lab, points per check
   auto lines = split_lines(csv);
   REQUIRE(!lines.empty());
   CHECK(lines[0] == "student,lab,points,max_points,passed,checks");
-  CHECK(lines.size() == 1 + 2 + labs.size() + labs.size());
+  CHECK(lines.size() == 1 + (labs.size() - 1) + labs.size() + labs.size());
   CHECK(std::find(lines.begin(), lines.end(),
                   "ada,no_spill,5,5,yes,\"prints the polynomial's values on every engine=2/2; no value "
                   "spills with 4 registers=3/3\"") != lines.end());
@@ -267,7 +267,7 @@ TEST_CASE("descent lab: exit 0 when every check passes, 1 when one fails, 2 on a
   CHECK(shell(bin + " lab hint stack_budget --dir " + work + " > " + out) == 0);
   CHECK(slurp(out).rfind("hint 1 of 3: ", 0) == 0);
   CHECK(shell(bin + " lab list --dir " + root.string() + " > " + out) == 0);
-  CHECK(slurp(out).find("of 3 labs passed") != std::string::npos);
+  CHECK(slurp(out).find("of " + std::to_string(all_labs().size()) + " labs passed") != std::string::npos);
   std::string csv = (root / "grades.csv").string();
   CHECK(shell(bin + " lab grade " + root.string() + " --csv " + csv + " > " + out) == 0);
   CHECK(slurp(out).find("graded 1 student folder into") != std::string::npos);
