@@ -308,12 +308,102 @@ bool check_source_lacks(Context& c, const Check& check, std::string* why) {
   return true;
 }
 
+// ---- questions about a stage ---------------------------------------------------------------
+
+// The answer file: "key: value" lines, '#' comments.
+std::map<std::string, std::string> parse_answers(const std::string& text) {
+  std::map<std::string, std::string> out;
+  for (const auto& raw : split_lines(text)) {
+    std::string line = raw.substr(0, raw.find('#'));
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    auto trim = [](std::string t) {
+      t.erase(0, t.find_first_not_of(" \t\r"));
+      t.erase(t.find_last_not_of(" \t\r") + 1);
+      return t;
+    };
+    out[trim(line.substr(0, colon))] = trim(line.substr(colon + 1));
+  }
+  return out;
+}
+
+// The true answer to a question, from the Session's view of the lab's program: it is computed,
+// never stored, so it stays right when the compiler changes. "" and *why when it cannot be.
+std::string true_answer(const Lab& lab, const nlohmann::json& q, std::string* why) {
+  std::string program_file = (fs::path(lab.dir) / lab.spec.value("program", "program.ds")).string();
+  std::string source;
+  if (!read_file(program_file, &source, why)) return "";
+  Session s;
+  Outcome o = s.compile(source, program_file);
+  if (o.status != Outcome::Ok) {
+    *why = o.message;
+    return "";
+  }
+  std::string ask = q.value("ask", "");
+  std::string stage = q.value("stage", "stack"), function = q.value("function", "");
+  if (ask == "count_instructions") {
+    int n = 0;
+    for (const auto& line : s.listing(stage, function)) n += line.pc >= 0;
+    return std::to_string(n);
+  }
+  if (ask == "jump_target") {
+    std::string opcode = q.value("opcode", "JUMP_IF_FALSE");
+    for (const auto& line : s.listing(stage, function)) {
+      if (line.pc < 0 || line.text.find(opcode) == std::string::npos) continue;
+      size_t arrow = line.text.find("-> ");
+      if (arrow == std::string::npos) continue;
+      return std::to_string(std::stol(line.text.substr(arrow + 3)));
+    }
+    *why = "no " + opcode + " in the listing";
+    return "";
+  }
+  if (ask == "first_pass_without") {
+    // The first LLVM pass after which the module's IR no longer holds `text`.
+    std::string text = q.value("text", "");
+    for (const auto& p : s.passes()) {
+      if (p.stage != "llvm") continue;
+      StageResult after = s.pass_snapshot(p.name, true);
+      if (after.ok && after.text.find(text) == std::string::npos) return p.name.substr(0, p.name.find('#'));
+    }
+    *why = "no pass removes '" + text + "'";
+    return "";
+  }
+  *why = "unknown question kind '" + ask + "'";
+  return "";
+}
+
+bool check_answer(Context& c, const Check& check, std::string* why) {
+  std::string name, text;
+  if (!student_file(c, check, &name, &text, why)) return false;
+  std::string key = check.spec.value("key", "");
+  auto answers = parse_answers(text);
+  auto it = answers.find(key);
+  if (it == answers.end() || it->second.empty()) {
+    *why = fmt::format("{} has no answer for '{}' (a line '{}: ...')", name, key, key);
+    return false;
+  }
+  std::string truth = true_answer(c.lab, check.spec, why);
+  if (truth.empty()) {
+    *why = "the lab could not compute its answer: " + *why;
+    return false;
+  }
+  auto norm = [](std::string v) {
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    return v;
+  };
+  if (norm(it->second) == norm(truth)) return true;
+  // Not the answer itself: where to look for it.
+  *why = fmt::format("'{}' is not it; look again: {}", it->second, check.spec.value("look", ""));
+  return false;
+}
+
 using CheckFn = bool (*)(Context&, const Check&, std::string*);
 const std::map<std::string, CheckFn>& check_table() {
   static const std::map<std::string, CheckFn> t = {
       {"output", check_output},           {"max_steps", check_max_steps},
       {"no_spills", check_no_spills},     {"schedule_runs", check_schedule_runs},
-      {"nest_equals", check_nest_equals}, {"source_lacks", check_source_lacks}};
+      {"nest_equals", check_nest_equals}, {"source_lacks", check_source_lacks},
+      {"answer", check_answer}};
   return t;
 }
 

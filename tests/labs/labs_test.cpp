@@ -122,6 +122,17 @@ TEST_CASE("the reasons say what is wrong in the student's terms") {
   CHECK(nest.find("of the loop nest differs (loop names aside)") != std::string::npos);
   CHECK(nest.find("target:") != std::string::npos);
 
+  // A wrong answer says where to look, never the answer.
+  REQUIRE(find_lab(labs, "read_ir", &lab, &error));
+  r = check_lab(*lab, work_with(*lab, kWrong + "read_ir", "reasons-read").string());
+  REQUIRE(r.checks.size() == 3);
+  CHECK(r.checks[0].reason.find("'17' is not it; look again: `descent dump labs/read_ir/program.ds --stage stack") !=
+        std::string::npos);
+  CHECK(r.checks[0].reason.find("16") == std::string::npos);
+  CHECK(r.checks[1].passed);
+  CHECK(r.points == 3);
+  REQUIRE(find_lab(labs, "mm_relu_mlc", &lab, &error));
+
   // A schedule step that is refused names the step.
   fs::path work = work_with(*lab, kWrong + "mm_relu_mlc", "reasons-refused");
   std::ofstream(work / "mm_relu.sched") << "split Y.q 4\n";
