@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
@@ -205,6 +206,66 @@ bool check_output(Context& c, const Check& check, std::string* why) {
   return true;
 }
 
+// Numbers within a relative tolerance, every other word exactly: two correct programs may
+// round differently in the last bits of a float.
+bool outputs_close(const std::string& got, const std::string& want, double rtol, std::string* where) {
+  std::regex word("[^\\s,\\[\\]()]+|[,\\[\\]()]");
+  auto words = [&](const std::string& text) {
+    std::vector<std::string> out;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), word); it != std::sregex_iterator(); ++it)
+      out.push_back(it->str());
+    return out;
+  };
+  auto a = words(got), b = words(want);
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    if (a[i] == b[i]) continue;
+    char* end_a = nullptr;
+    char* end_b = nullptr;
+    double x = std::strtod(a[i].c_str(), &end_a), y = std::strtod(b[i].c_str(), &end_b);
+    bool numbers = *end_a == '\0' && *end_b == '\0' && !a[i].empty() && !b[i].empty();
+    if (numbers && std::fabs(x - y) <= rtol * std::max({1.0, std::fabs(x), std::fabs(y)})) continue;
+    *where = fmt::format("'{}' where the reference prints '{}'", a[i], b[i]);
+    return false;
+  }
+  if (a.size() != b.size()) {
+    *where = fmt::format("{} words where the reference prints {}", a.size(), b.size());
+    return false;
+  }
+  return true;
+}
+
+// The student's file with the lab's driver appended, against the lab's reference with the
+// same driver (run on ast): numbers to a relative tolerance.
+bool check_output_close(Context& c, const Check& check, std::string* why) {
+  std::string name, source;
+  if (!student_file(c, check, &name, &source, why)) return false;
+  std::string driver, reference;
+  if (check.spec.contains("append") &&
+      !read_file((fs::path(c.lab.dir) / check.spec.value("append", "")).string(), &driver, why))
+    return false;
+  if (!read_file((fs::path(c.lab.dir) / check.spec.value("reference", "")).string(), &reference, why))
+    return false;
+  Run want = run_program(reference + "\n" + driver, "reference", "ast", c.limit_s);
+  if (want.outcome.status != Outcome::Ok) {
+    *why = "the lab's reference does not run: " + want.outcome.message;
+    return false;
+  }
+  double rtol = check.spec.value("rtol", 1e-4);
+  for (const std::string engine : check.spec.value("engines", std::vector<std::string>{"ast"})) {
+    Run r = run_program(source + "\n" + driver, name, engine, c.limit_s);
+    if (r.outcome.status != Outcome::Ok || r.timed_out) {
+      *why = fmt::format("on the {} engine: {}", engine, failure_text(r, c.limit_s));
+      return false;
+    }
+    std::string where;
+    if (!outputs_close(r.printed, want.printed, rtol, &where)) {
+      *why = fmt::format("on the {} engine it printed {}: {}", engine, quoted_output(r.printed), where);
+      return false;
+    }
+  }
+  return true;
+}
+
 bool check_max_steps(Context& c, const Check& check, std::string* why) {
   std::string name, source;
   if (!student_file(c, check, &name, &source, why)) return false;
@@ -298,9 +359,12 @@ bool check_nest_equals(Context& c, const Check& check, std::string* why) {
 bool check_source_lacks(Context& c, const Check& check, std::string* why) {
   std::string name, source;
   if (!student_file(c, check, &name, &source, why)) return false;
+  // Comments do not count: a student may write about what the lab rules out.
+  std::string code;
+  for (const auto& line : split_lines(source)) code += line.substr(0, line.find('#')) + "\n";
   for (const std::string word : check.spec.value("words", std::vector<std::string>{})) {
     std::regex re("\\b" + word + "\\b");
-    if (std::regex_search(source, re)) {
+    if (std::regex_search(code, re)) {
       *why = fmt::format("{} uses '{}', which this lab rules out", name, word);
       return false;
     }
@@ -403,7 +467,7 @@ const std::map<std::string, CheckFn>& check_table() {
       {"output", check_output},           {"max_steps", check_max_steps},
       {"no_spills", check_no_spills},     {"schedule_runs", check_schedule_runs},
       {"nest_equals", check_nest_equals}, {"source_lacks", check_source_lacks},
-      {"answer", check_answer}};
+      {"answer", check_answer},           {"output_close", check_output_close}};
   return t;
 }
 

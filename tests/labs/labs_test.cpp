@@ -131,6 +131,14 @@ TEST_CASE("the reasons say what is wrong in the student's terms") {
   CHECK(r.checks[0].reason.find("16") == std::string::npos);
   CHECK(r.checks[1].passed);
   CHECK(r.points == 3);
+  // Numbers compared to a tolerance; the first that is off is named. A word in a comment
+  // is not a use of it.
+  REQUIRE(find_lab(labs, "kernel_softmax", &lab, &error));
+  r = check_lab(*lab, work_with(*lab, kWrong + "kernel_softmax", "reasons-softmax").string());
+  REQUIRE(r.checks.size() == 2);
+  CHECK(r.checks[0].reason.find("on the ast engine it printed") != std::string::npos);
+  CHECK(r.checks[0].reason.find("'nan' where the reference prints '2.99999") != std::string::npos);
+  CHECK(r.checks[1].passed);  // "softmax" is only in its comment
   REQUIRE(find_lab(labs, "mm_relu_mlc", &lab, &error));
 
   // A schedule step that is refused names the step.
