@@ -432,6 +432,40 @@ std::string true_answer(const Lab& lab, const nlohmann::json& q, std::string* wh
     *why = "no pass removes '" + text + "'";
     return "";
   }
+  if (ask == "asm_instructions" || ask == "encoding_of" || ask == "encoding_length") {
+    // The machine code of one function for a target (x86-64 unless the question says), as
+    // `descent dump FILE --stage asm --target T --function F` prints it.
+    if (!s.set_target(q.value("target", "x86-64"), why)) return "";
+    StageResult asm_text = s.stage("asm", Format::Text, function);
+    if (!asm_text.ok) {
+      *why = asm_text.text;
+      return "";
+    }
+    std::string mnemonic = q.value("mnemonic", "");
+    int count = 0;
+    for (const auto& line : split_lines(asm_text.text)) {
+      size_t enc = line.find("# encoding: [");
+      if (enc == std::string::npos) continue;
+      ++count;
+      std::string head = line.substr(0, enc);
+      head.erase(0, head.find_first_not_of(" \t"));
+      std::string op = head.substr(0, head.find_first_of(" \t"));
+      if (ask == "asm_instructions" || op != mnemonic) continue;
+      std::string bytes = line.substr(enc + 13, line.find(']', enc) - enc - 13);  // "0x48,0x83"
+      if (ask == "encoding_length") return std::to_string(std::count(bytes.begin(), bytes.end(), ',') + 1);
+      const std::string& hex = bytes;
+      std::string out;
+      for (size_t i = 0; i < hex.size(); ++i)
+        if (hex.compare(i, 2, "0x") == 0) {
+          out += (out.empty() ? "" : " ") + hex.substr(i + 2, 2);
+          i += 1;
+        }
+      return out;
+    }
+    if (ask == "asm_instructions") return std::to_string(count);
+    *why = "no " + mnemonic + " in " + function + "'s code";
+    return "";
+  }
   *why = "unknown question kind '" + ask + "'";
   return "";
 }
@@ -451,9 +485,26 @@ bool check_answer(Context& c, const Check& check, std::string* why) {
     *why = "the lab could not compute its answer: " + *why;
     return false;
   }
+  // Case, "0x" prefixes, brackets and commas do not matter: "C3", "0xc3" and "[0xc3]" are
+  // one answer, as "48 83 ff 02" and "0x48,0x83,0xff,0x02" are.
   auto norm = [](std::string v) {
     std::transform(v.begin(), v.end(), v.begin(), [](unsigned char ch) { return std::tolower(ch); });
-    return v;
+    std::string out;
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (v.compare(i, 2, "0x") == 0) {
+        ++i;
+        continue;
+      }
+      char ch = v[i];
+      if (ch == '[' || ch == ']') continue;
+      if (ch == ',' || ch == ' ' || ch == '\t') {
+        if (!out.empty() && out.back() != ' ') out += ' ';
+        continue;
+      }
+      out += ch;
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out;
   };
   if (norm(it->second) == norm(truth)) return true;
   // Not the answer itself: where to look for it.
