@@ -31,6 +31,12 @@ shot digits  examples/mlp_digits/mlp_digits.ds --pane graph --do "graph pass fus
 shot loops   examples/tour.ds   --pane loops --do "loops kernel matmul m=64 n=64 k=64" \
                                 --do "loops sched split i 16" --do "loops sched parallel i_0"
 shot bench   examples/tour.ds   --pane bench --do "bench run quick vector_add matmul_128"
+# The labs pane works in ./descent-labs: a scratch folder, so the picture is of a fresh start.
+labs_dir=$(mktemp -d)
+(cd "$labs_dir" && "$OLDPWD/$viz" "$OLDPWD/examples/tour.ds" --screenshot "$OLDPWD/$out/viz_labs.png" \
+  --pane labs --do "labs select no_spill" --do "labs start" --do "labs check")
+echo "$out/viz_labs.png"
+rm -rf "$labs_dir"
 
 # The lesson pictures. The spill lesson needs more values live at once than 3 registers
 # hold: its program is written here, so the picture and its source stay together.

@@ -231,6 +231,10 @@ bool App::act(std::string_view command, std::string* error) {
   std::vector<std::string> args(words.begin() + 2, words.end());
   bool ok = p->Act(doc_, words[1], args, error);
   doc_.wait();  // an action may have started a re-run (a settings change)
+  if (std::string want = doc_.take_requested_pane(); !want.empty()) {
+    std::string ignored;
+    select_pane(want, &ignored);  // as the next frame would
+  }
   return ok;
 }
 
@@ -240,6 +244,10 @@ void App::frame() {
   glfwPollEvents();
   doc_.poll();
   doc_.begin_frame();
+  if (std::string want = doc_.take_requested_pane(); !want.empty()) {
+    std::string ignored;
+    select_pane(want, &ignored);
+  }
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   if (options_.hidden) {  // no window manager decides the size: we do

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <thread>
 
 #include "pipeline/pipeline.h"
@@ -118,6 +119,10 @@ class Document {
   SourceRange hovered() const { return hover_; }
   // The step debugger's current instruction (stays until cleared).
   SourceRange current;
+  // A pane asks for another pane to be brought to the front (the labs pane's Open shows the
+  // stage its lab is about); the app takes the request at its next frame.
+  void request_pane(std::string name) { requested_pane_ = std::move(name); }
+  std::string take_requested_pane() { return std::exchange(requested_pane_, std::string()); }
   // The range of a located node: from loc to end, or (without an end) to the end of the
   // token starting at loc.
   SourceRange range_of(const SourceLoc& loc, const SourceLoc& end = SourceLoc{}) const;
@@ -129,6 +134,7 @@ class Document {
   void carry_kernel(std::string trace);
 
   std::string text_, path_;
+  std::string requested_pane_;
   bool modified_ = false;
   Settings settings_;
   std::unique_ptr<Session> session_;

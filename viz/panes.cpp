@@ -14,6 +14,7 @@ std::vector<std::unique_ptr<Pane>> make_panes() {
   p.push_back(make_graph_pane());
   p.push_back(make_loops_pane());
   p.push_back(make_bench_pane());
+  p.push_back(make_labs_pane());
   return p;
 }
 

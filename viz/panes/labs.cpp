@@ -1,0 +1,238 @@
+// The labs pane: the guided labs (docs/labs.md) inside the visualizer. The list with each
+// lab's status, the chosen lab's README, and the buttons a student needs: Start (copy the
+// starter into descent-labs/NAME), Check (every check, its points and why it fails), Hint,
+// and Open, which loads the lab's file into the editor and brings up the stage pane the lab
+// is about (the loop nest for a schedule lab, the register VM for the allocator lab).
+//
+// Everything a button does is the lab runner's (labs/runner/lab.h), as `descent lab` does
+// it: the pane only lays it out.
+#include <imgui.h>
+
+#include <filesystem>
+
+#include "labs/runner/lab.h"
+#include "lang/text.h"
+#include "viz/pane.h"
+#include "viz/widgets.h"
+
+namespace descent::viz {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Markdown's paragraphs as one line each, so the pane wraps them to its width: lines of a
+// paragraph are joined; headings, list items, table rows and blank lines stay lines.
+std::string reflow(const std::string& markdown) {
+  std::string out;
+  bool in_paragraph = false;
+  for (const auto& line : split_lines(markdown)) {
+    bool blank = line.find_first_not_of(" \t") == std::string::npos;
+    char first = blank ? ' ' : line[line.find_first_not_of(" \t")];
+    bool fence = line.compare(line.find_first_not_of(" \t") == std::string::npos ? 0 : line.find_first_not_of(" \t"), 3, "```") == 0;
+    bool own_line = blank || first == '#' || first == '-' || first == '|' || fence ||
+                    (first >= '0' && first <= '9' && line.find(". ") != std::string::npos &&
+                     line.find(". ") < 4);
+    if (own_line || !in_paragraph) {
+      if (!out.empty()) out += "\n";
+      out += line;
+      in_paragraph = !blank && !own_line;
+      if (!blank && own_line && first != '#') in_paragraph = true;  // a list item continues
+    } else {
+      out += " " + line.substr(line.find_first_not_of(" \t"));
+    }
+  }
+  return out + "\n";
+}
+
+struct LabsPane : Pane {
+  const char* name() const override { return "labs"; }
+  const char* title() const override { return "Labs"; }
+  std::vector<std::string> verbs() const override {
+    return {"select NAME", "start", "check", "hint", "open"};
+  }
+
+  bool loaded_ = false;
+  std::string load_error_;
+  std::vector<labs::Lab> labs_;
+  int selected_ = 0;
+  std::string readme_;                 // the selected lab's README.md
+  labs::LabReport report_;             // the last check of the selected lab
+  bool have_report_ = false;
+  std::string message_;                // what the last button said (start, hint, open)
+  std::string caption_;
+
+  void load() {
+    if (loaded_) return;
+    loaded_ = true;
+    if (!labs::load_labs(labs::default_labs_dir(), &labs_, &load_error_)) labs_.clear();
+    choose(0);
+  }
+  const labs::Lab* lab() const {
+    return selected_ >= 0 && selected_ < int(labs_.size()) ? &labs_[size_t(selected_)] : nullptr;
+  }
+  std::string work() const { return lab() ? labs::default_work_dir(*lab()) : ""; }
+  void choose(int i) {
+    selected_ = i;
+    have_report_ = false;
+    message_.clear();
+    readme_.clear();
+    if (const labs::Lab* l = lab()) {
+      std::string error;
+      std::string text;
+      if (!read_file((fs::path(l->dir) / "README.md").string(), &text, &error)) text = error;
+      readme_ = reflow(text);
+    }
+  }
+
+  bool start(std::string* error) {
+    if (!lab()) return fail("no lab chosen", error);
+    return labs::start_lab(*lab(), work(), &message_, error);
+  }
+  bool check(std::string* error) {
+    if (!lab()) return fail("no lab chosen", error);
+    report_ = labs::check_lab(*lab(), work());
+    have_report_ = true;
+    message_.clear();
+    if (!report_.setup_error.empty()) message_ = report_.setup_error;
+    return true;
+  }
+  bool hint(std::string* error) {
+    if (!lab()) return fail("no lab chosen", error);
+    message_ = labs::next_hint(*lab(), work(), error);
+    return !message_.empty();
+  }
+  // The lab's file in the editor and its stage pane in front: a schedule lab shows its
+  // kernel with the student's schedule applied in the loop-nest pane.
+  bool open(Document& doc, std::string* error) {
+    const labs::Lab* l = lab();
+    if (!l) return fail("no lab chosen", error);
+    if (l->kind == "schedule") {
+      std::string program = (fs::path(l->dir) / l->spec.value("program", "kernel.ds")).string();
+      if (!doc.load(program, error)) return false;
+      doc.rerun_now();
+      doc.wait();
+      std::string dims;
+      for (const auto& [k, v] : l->spec.value("dims", nlohmann::json::object()).items())
+        dims += (dims.empty() ? "" : " ") + k + "=" + std::to_string(v.get<int64_t>());
+      if (!doc.choose_kernel(l->spec.value("kernel", ""), dims, error)) return false;
+      std::string schedule, why;
+      if (!l->files.empty() && read_file((fs::path(work()) / l->files[0]).string(), &schedule, &why) &&
+          !doc.session().schedule_text(schedule, &why))
+        message_ = "your schedule does not apply: " + why;
+    } else {
+      if (l->files.empty()) return fail("the lab has no file", error);
+      fs::path file = fs::path(work()) / l->files[0];
+      if (!fs::exists(file)) file = fs::path(l->dir) / "starter" / l->files[0];
+      if (!doc.load(file.string(), error)) return false;
+      doc.rerun_now();
+      doc.wait();
+    }
+    std::string pane = l->spec.value("pane", l->kind == "schedule" ? "loops" : "source");
+    doc.request_pane(pane);
+    return true;
+  }
+  static bool fail(const std::string& why, std::string* error) {
+    *error = why;
+    return false;
+  }
+
+  bool Act(Document& doc, std::string_view verb, const std::vector<std::string>& args,
+           std::string* error) override {
+    load();
+    if (verb == "select") {
+      if (args.size() != 1) return fail("select takes a lab's name", error);
+      const labs::Lab* found = nullptr;
+      if (!labs::find_lab(labs_, args[0], &found, error)) return false;
+      choose(int(found - labs_.data()));
+      return true;
+    }
+    if (verb == "start") return start(error);
+    if (verb == "check") return check(error);
+    if (verb == "hint") return hint(error);
+    if (verb == "open") return open(doc, error);
+    return Pane::Act(doc, verb, args, error);
+  }
+
+  std::string caption() const override { return caption_; }
+
+  void Draw(Document& doc) override {
+    load();
+    if (labs_.empty()) {
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors::error()), "%s",
+                         load_error_.empty() ? "no labs found" : load_error_.c_str());
+      caption_ = "no labs";
+      return;
+    }
+    int passed = 0;
+    std::vector<std::string> status;
+    for (const auto& l : labs_) {
+      status.push_back(labs::lab_status(l, labs::default_work_dir(l)));
+      passed += status.back() == "passed";
+    }
+    const labs::Lab& l = *lab();
+    caption_ = have_report_ && report_.setup_error.empty()
+                   ? "lab " + l.name + ": " + std::to_string(report_.points) + "/" +
+                         std::to_string(report_.max_points) + " points"
+                   : "lab " + l.name + ": " + status[size_t(selected_)];
+    ImGui::TextDisabled("%d of %zu labs passed", passed, labs_.size());
+
+    // The list.
+    ImGui::BeginChild("##labs", ImVec2(em(270), 0), true);
+    for (size_t i = 0; i < labs_.size(); ++i) {
+      ImU32 c = status[i] == "passed" ? colors::loop_kind("vectorized")
+                : status[i] == "failing" ? colors::error() : colors::dim();
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(c));
+      std::string row = std::to_string(labs_[i].order) + ". " + labs_[i].name;
+      if (ImGui::Selectable(row.c_str(), int(i) == selected_)) choose(int(i));
+      ImGui::PopStyleColor();
+      ImGui::SameLine(em(170));
+      ImGui::TextDisabled("%s", status[i].c_str());
+    }
+    ImGui::EndChild();
+    ImGui::SameLine();
+
+    // The chosen lab.
+    ImGui::BeginChild("##lab", ImVec2(0, 0), false);
+    ImGui::TextWrapped("%s", l.title.c_str());
+    ImGui::TextDisabled("%s  |  you edit %s in %s", l.tier.c_str(), join(l.files).c_str(), work().c_str());
+    std::string error;
+    bool acted = false, ok = true;
+    if (ImGui::Button("Start")) acted = true, ok = start(&error);
+    ImGui::SameLine();
+    if (ImGui::Button("Check")) acted = true, ok = check(&error);
+    ImGui::SameLine();
+    if (ImGui::Button("Hint")) acted = true, ok = hint(&error);
+    ImGui::SameLine();
+    if (ImGui::Button("Open")) acted = true, ok = open(doc, &error);
+    if (acted && !ok) message_ = error;
+    if (!message_.empty()) ImGui::TextWrapped("%s", message_.c_str());
+    if (have_report_ && report_.setup_error.empty()) {
+      ImGui::Separator();
+      for (const auto& c : report_.checks) {
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(c.passed ? colors::loop_kind("vectorized") : colors::error()),
+                           "%s", c.passed ? "pass" : "FAIL");
+        ImGui::SameLine();
+        ImGui::Text("%s (%d/%d)", c.name.c_str(), c.points, c.max_points);
+        if (!c.passed) {
+          ImGui::Indent();
+          ImGui::TextWrapped("%s", c.reason.c_str());
+          ImGui::Unindent();
+        }
+      }
+      ImGui::Text("%d/%d points%s", report_.points, report_.max_points,
+                  report_.passed() ? ", every check passes" : "");
+    }
+    ImGui::Separator();
+    ImGui::BeginChild("##readme", ImVec2(0, 0), false);
+    ImGui::TextWrapped("%s", readme_.c_str());
+    ImGui::EndChild();
+    ImGui::EndChild();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pane> make_labs_pane() { return std::make_unique<LabsPane>(); }
+
+}  // namespace descent::viz
