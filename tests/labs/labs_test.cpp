@@ -96,6 +96,30 @@ TEST_CASE("every lab: the starter fails what it should, the solution passes, the
   }
 }
 
+TEST_CASE("every lab's concepts are DESIGN.md's, and the labs cover many of them") {
+  // DESIGN.md's 30 concepts, as the labs name them.
+  const std::set<std::string> known = {
+      "lexing", "parsing", "semantic analysis", "the AST walker", "bytecode", "the stack VM",
+      "the register VM", "register allocation", "disassembly", "AOT vs JIT", "LLVM IR",
+      "LLVM passes", "the selection DAG, legalisation and instruction selection",
+      "backend scheduling and register allocation", "encodings and targets",
+      "progressive lowering (graph -> loop nest -> LLVM)",
+      "tensor programs (blocks, spatial and reduce axes)", "linear+relu fusion", "split/reorder",
+      "tiling", "unrolling", "vectorising", "parallel and GPU binding", "OpenCL kernels",
+      "graph optimisation (folding, fusion, DCE)", "auto-tuning search",
+      "cost models and run-time prediction", "abstract interpretation", "framework import (ONNX)",
+      "tensorization"};
+  REQUIRE(known.size() == 30);
+  std::set<std::string> covered;
+  for (const auto& lab : all_labs())
+    for (const auto& c : lab.concepts) {
+      CAPTURE(lab.name);
+      CHECK_MESSAGE(known.count(c), c);
+      covered.insert(c);
+    }
+  CHECK(covered.size() >= 17);
+}
+
 TEST_CASE("the reasons say what is wrong in the student's terms") {
   auto labs = all_labs();
   const Lab* lab = nullptr;
