@@ -9,12 +9,14 @@
 #include <cmath>
 #include <condition_variable>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <regex>
 #include <thread>
 
+#include "bench/internal.h"
 #include "lang/text.h"
 #include "pipeline/pipeline.h"
 
@@ -47,6 +49,36 @@ struct Run {
   std::string printed;
   bool timed_out = false;
 };
+// Calls `fire` once if it is still alive `limit_s` seconds after it was made: the time limit
+// of a student's run (fire sets the run's interrupt flag).
+class Watchdog {
+ public:
+  Watchdog(double limit_s, std::function<void()> fire)
+      : thread_([this, limit_s, fire = std::move(fire)] {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (!cv_.wait_for(lock, std::chrono::duration<double>(limit_s), [this] { return done_; })) {
+            fired_ = true;
+            fire();
+          }
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  bool fired() const { return fired_; }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::atomic<bool> fired_{false};
+  std::thread thread_;  // last: it starts once the members above exist
+};
+
 Run run_program(const std::string& source, const std::string& name, const std::string& engine,
                 double limit_s) {
   Run r;
@@ -56,23 +88,11 @@ Run run_program(const std::string& source, const std::string& name, const std::s
   opts.out = [&r](std::string_view t) {
     if (r.printed.size() < (1u << 20)) r.printed += t;
   };
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  std::thread watchdog([&] {
-    std::unique_lock<std::mutex> lock(mu);
-    if (!cv.wait_for(lock, std::chrono::duration<double>(limit_s), [&] { return done; })) {
-      r.timed_out = true;
-      s.interrupt_flag() = true;
-    }
-  });
-  r.outcome = s.submit(source, name, opts);
   {
-    std::lock_guard<std::mutex> lock(mu);
-    done = true;
+    Watchdog dog(limit_s, [&s] { s.interrupt_flag() = true; });
+    r.outcome = s.submit(source, name, opts);
+    r.timed_out = dog.fired();
   }
-  cv.notify_all();
-  watchdog.join();
   return r;
 }
 
@@ -171,6 +191,9 @@ struct Context {
   fs::path work;
   double limit_s;
   std::map<std::string, std::string> files;  // the student's files, read once
+  // C++ labs: the harness built with the student's file, once per check_lab.
+  bool cpp_tried = false;
+  std::string cpp_exe, cpp_error;
 };
 
 bool student_file(Context& c, const Check& check, std::string* name, std::string* text,
@@ -530,13 +553,111 @@ bool check_answer(Context& c, const Check& check, std::string* why) {
   return false;
 }
 
+// ---- C++ labs -----------------------------------------------------------------------------
+
+// Runs argv in a child process with a time limit (the bench's runner: stdin from /dev/null,
+// stdout and stderr captured); a watchdog kills it when the limit passes.
+bench::ProcResult run_child(const std::vector<std::string>& argv, double limit_s, bool* timed_out) {
+  std::atomic<bool> stop{false};
+  Watchdog dog(limit_s, [&stop] { stop = true; });
+  bench::ProcResult r = bench::run_process(argv, &stop);
+  *timed_out = dog.fired();
+  return r;
+}
+
+std::string first_lines(const std::string& text, int n) {
+  std::string out;
+  int i = 0;
+  for (const auto& line : split_lines(text)) {
+    if (i++ == n) {
+      out += "    ...\n";
+      break;
+    }
+    out += "    " + line + "\n";
+  }
+  return out;
+}
+
+// The lab's harness.cpp and the student's file, compiled against the project's headers and
+// its lang/ library, the way the project itself is built.
+bool build_cpp(Context& c) {
+  if (c.cpp_tried) return c.cpp_error.empty();
+  c.cpp_tried = true;
+  const Lab& lab = c.lab;
+  std::string file = lab.files.empty() ? "" : lab.files[0];
+  if (!c.files.count(file)) {
+    c.cpp_error = fmt::format("{} is missing from {}", file, c.work.string());
+    return false;
+  }
+  fs::path out_dir = c.work / ".descent-lab-build";
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  c.cpp_exe = (out_dir / "harness").string();
+  std::vector<std::string> argv = {DESCENT_LABS_CXX, "-std=c++20", "-O1", "-g",
+                                   "-I" + std::string(DESCENT_LABS_SOURCE_ROOT), "-I" + lab.dir};
+  std::string sanitize = DESCENT_LABS_SANITIZE;
+  if (!sanitize.empty()) argv.push_back("-fsanitize=" + sanitize);
+  argv.push_back((fs::path(lab.dir) / lab.spec.value("harness", "harness.cpp")).string());
+  argv.push_back((c.work / file).string());
+  argv.push_back(DESCENT_LABS_LANG_LIB);
+  argv.push_back("-lpthread");
+  argv.push_back("-o");
+  argv.push_back(c.cpp_exe);
+  bool timed_out = false;
+  bench::ProcResult r = run_child(argv, 300, &timed_out);
+  if (!r.ok) {
+    c.cpp_error = timed_out ? "the compiler ran for more than 300 s"
+                            : fmt::format("{} does not compile:\n{}", file, first_lines(r.err, 20));
+    while (!c.cpp_error.empty() && c.cpp_error.back() == '\n') c.cpp_error.pop_back();
+    return false;
+  }
+  return true;
+}
+
+// What a signal that ended the harness says about the student's code.
+std::string crash_text(const std::string& problem) {
+  if (problem.find("signal 8") != std::string::npos)
+    return "your code crashed: SIGFPE (an integer division by zero, or INT64_MIN / -1)";
+  if (problem.find("signal 11") != std::string::npos)
+    return "your code crashed: SIGSEGV (a null or dangling pointer, or an out-of-range index)";
+  if (problem.find("signal 6") != std::string::npos)
+    return "your code crashed: SIGABRT (an exception nobody caught, or a failed assertion)";
+  return "the checker stopped: " + problem;
+}
+
+bool check_cpp(Context& c, const Check& check, std::string* why) {
+  if (!build_cpp(c)) {
+    *why = c.cpp_error;
+    return false;
+  }
+  std::vector<std::string> argv = {c.cpp_exe, check.spec.value("case", "")};
+  for (const std::string a : c.lab.spec.value("harness_args", std::vector<std::string>{}))
+    argv.push_back((fs::path(c.lab.dir) / a).string());
+  bool timed_out = false;
+  bench::ProcResult r = run_child(argv, c.limit_s, &timed_out);
+  std::string out = r.out;
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  if (timed_out) {
+    *why = fmt::format("it was stopped after {:g} s (an endless loop?)", c.limit_s);
+    return false;
+  }
+  if (!r.ok) {
+    *why = crash_text(r.problem);
+    return false;
+  }
+  if (out == "PASS") return true;
+  *why = out.rfind("FAIL: ", 0) == 0 ? out.substr(6) : "the checker printed: " + out;
+  return false;
+}
+
 using CheckFn = bool (*)(Context&, const Check&, std::string*);
 const std::map<std::string, CheckFn>& check_table() {
   static const std::map<std::string, CheckFn> t = {
       {"output", check_output},           {"max_steps", check_max_steps},
       {"no_spills", check_no_spills},     {"schedule_runs", check_schedule_runs},
       {"nest_equals", check_nest_equals}, {"source_lacks", check_source_lacks},
-      {"answer", check_answer},           {"output_close", check_output_close}};
+      {"answer", check_answer},           {"output_close", check_output_close},
+      {"cpp", check_cpp}};
   return t;
 }
 

@@ -199,6 +199,34 @@ TEST_CASE("a student program that loops forever or does not compile is a failed 
   CHECK(r.setup_error.find("no such folder; `descent lab start stack_budget` makes it") != std::string::npos);
 }
 
+TEST_CASE("C++ labs: a compile error, a crash, an exception and an endless loop are failed checks") {
+  auto labs = all_labs();
+  const Lab* lab = nullptr;
+  std::string error;
+  REQUIRE(find_lab(labs, "fold_ints", &lab, &error));
+  fs::path work = scratch("cpp");
+  auto check_with = [&](const std::string& code, double limit_s = 10) {
+    std::ofstream(work / "fold.cpp") << "#include \"fold_lab.h\"\nusing namespace descent;\n" << code;
+    return check_lab(*lab, work.string(), limit_s);
+  };
+  LabReport r = check_with("ExprPtr fold_int_binary(const Expr& e) { return e.nope; }\n");
+  REQUIRE(r.checks.size() == 3);
+  CHECK(r.points == 0);
+  CHECK(r.checks[0].reason.find("fold.cpp does not compile:") == 0);
+  CHECK(r.checks[0].reason.find("nope") != std::string::npos);  // the compiler's own message
+
+  r = check_with("ExprPtr fold_int_binary(const Expr& e) { return ExprPtr(nullptr)->kids.empty() ? nullptr : std::move(const_cast<Expr&>(e).kids[5]); }\n");
+  CHECK(r.points == 0);
+  CHECK(r.checks[0].reason.find("your code crashed: SIGSEGV") == 0);
+
+  r = check_with("#include <stdexcept>\nExprPtr fold_int_binary(const Expr&) { throw std::runtime_error(\"no\"); }\n");
+  CHECK(r.checks[0].reason.find("your code crashed: SIGABRT") == 0);
+
+  r = check_with("ExprPtr fold_int_binary(const Expr& e) { volatile bool on = true; while (on) {} return nullptr; }\n", 1.0);
+  CHECK(r.checks[0].reason == "it was stopped after 1 s (an endless loop?)");
+  CHECK(r.points == 0);
+}
+
 TEST_CASE("start never overwrites work; hints advance and stay at the last; status follows checks") {
   auto labs = all_labs();
   const Lab* lab = nullptr;
