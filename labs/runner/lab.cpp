@@ -160,7 +160,9 @@ bool scheduled_kernel(const Lab& lab, Session& s, const std::string& schedule,
     return false;
   }
   std::map<std::string, int64_t> dims;
-  for (const auto& [k, v] : spec.value("dims", nlohmann::json::object()).items()) dims[k] = v.get<int64_t>();
+  // A named json first: items() of a temporary would outlive it.
+  const nlohmann::json dim_spec = spec.value("dims", nlohmann::json::object());
+  for (const auto& [k, v] : dim_spec.items()) dims[k] = v.get<int64_t>();
   if (!s.select_kernel(spec.value("kernel", ""), dims, error)) return false;
   if (!s.schedule_text(schedule, error)) {
     *error = what + ": " + *error;
@@ -274,7 +276,7 @@ bool check_output_close(Context& c, const Check& check, std::string* why) {
     return false;
   }
   double rtol = check.spec.value("rtol", 1e-4);
-  for (const std::string engine : check.spec.value("engines", std::vector<std::string>{"ast"})) {
+  for (const auto& engine : check.spec.value("engines", std::vector<std::string>{"ast"})) {
     Run r = run_program(source + "\n" + driver, name, engine, c.limit_s);
     if (r.outcome.status != Outcome::Ok || r.timed_out) {
       *why = fmt::format("on the {} engine: {}", engine, failure_text(r, c.limit_s));
@@ -338,7 +340,7 @@ bool check_schedule_runs(Context& c, const Check& check, std::string* why) {
   if (!scheduled_kernel(c.lab, s, schedule, name, why)) return false;
   // The scheduled nest on each device against the unscheduled one on the reference
   // interpreter, on the same seeded inputs.
-  for (const std::string device : check.spec.value("devices", std::vector<std::string>{"ref", "cpu"})) {
+  for (const auto& device : check.spec.value("devices", std::vector<std::string>{"ref", "cpu"})) {
     Session::KernelRun run = s.run_kernel(device, true, 7);
     if (!run.ok) {
       *why = fmt::format("on {}: {}", device, run.error);
@@ -385,7 +387,7 @@ bool check_source_lacks(Context& c, const Check& check, std::string* why) {
   // Comments do not count: a student may write about what the lab rules out.
   std::string code;
   for (const auto& line : split_lines(source)) code += line.substr(0, line.find('#')) + "\n";
-  for (const std::string word : check.spec.value("words", std::vector<std::string>{})) {
+  for (const auto& word : check.spec.value("words", std::vector<std::string>{})) {
     std::regex re("\\b" + word + "\\b");
     if (std::regex_search(code, re)) {
       *why = fmt::format("{} uses '{}', which this lab rules out", name, word);
@@ -631,7 +633,7 @@ bool check_cpp(Context& c, const Check& check, std::string* why) {
     return false;
   }
   std::vector<std::string> argv = {c.cpp_exe, check.spec.value("case", "")};
-  for (const std::string a : c.lab.spec.value("harness_args", std::vector<std::string>{}))
+  for (const auto& a : c.lab.spec.value("harness_args", std::vector<std::string>{}))
     argv.push_back((fs::path(c.lab.dir) / a).string());
   bool timed_out = false;
   bench::ProcResult r = run_child(argv, c.limit_s, &timed_out);
@@ -773,7 +775,7 @@ bool start_lab(const Lab& lab, const std::string& work_dir, std::string* message
 LabReport check_lab(const Lab& lab, const std::string& work_dir, double time_limit_s) {
   LabReport r;
   r.lab = lab.name;
-  Context c{lab, work_dir, time_limit_s, {}};
+  Context c{lab, work_dir, time_limit_s, {}, false, {}, {}};
   std::error_code ec;
   if (!fs::is_directory(work_dir, ec)) {
     r.setup_error = fmt::format("{}: no such folder; `descent lab start {}` makes it", work_dir, lab.name);

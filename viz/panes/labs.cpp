@@ -113,7 +113,8 @@ struct LabsPane : Pane {
       doc.rerun_now();
       doc.wait();
       std::string dims;
-      for (const auto& [k, v] : l->spec.value("dims", nlohmann::json::object()).items())
+      const nlohmann::json dim_spec = l->spec.value("dims", nlohmann::json::object());  // items() needs it alive
+      for (const auto& [k, v] : dim_spec.items())
         dims += (dims.empty() ? "" : " ") + k + "=" + std::to_string(v.get<int64_t>());
       if (!doc.choose_kernel(l->spec.value("kernel", ""), dims, error)) return false;
       std::string schedule, why;
