@@ -141,9 +141,12 @@ class Importer {
     *error_ = source_ + ": " + message;
     return false;
   }
+  // A node's name, or "#3" (its position) for an unnamed one.
+  std::string node_name(const onnx::NodeProto& node) const {
+    return node.name().empty() ? "#" + std::to_string(node_index_ + 1) : node.name();
+  }
   std::string label(const onnx::NodeProto& node) const {
-    std::string name = node.name().empty() ? "#" + std::to_string(node_index_ + 1) : node.name();
-    return fmt::format("node '{}' ({})", name, node.op_type());
+    return fmt::format("node '{}' ({})", node_name(node), node.op_type());
   }
   bool node_fail(const onnx::NodeProto& node, const std::string& message) {
     return fail(label(node) + ": " + message);
@@ -331,7 +334,7 @@ void Importer::emit(const onnx::NodeProto& n, const Shape& shape, const std::str
   body_.push_back(fmt::format("  {} = {}|# {} {}", var, code,
                               label(n).substr(5), shape_str(shape)));  // drop "node "
   values_[n.output(0)] = Value{var, shape, nullptr};
-  out_->nodes.push_back({n.name().empty() ? "#" + std::to_string(node_index_ + 1) : n.name(),
+  out_->nodes.push_back({node_name(n),
                          n.op_type(), code, shape_str(shape)});
 }
 
@@ -679,7 +682,7 @@ bool Importer::constant(const onnx::NodeProto& n) {
   const Constant* k = add_constant(std::move(c));
   Shape s = k->is_float ? (k->scalar ? Shape{} : concrete_shape(k->data.shape)) : concrete_shape(k->dims);
   values_[n.output(0)] = Value{"", s, k};
-  out_->nodes.push_back({n.name().empty() ? "#" + std::to_string(node_index_ + 1) : n.name(),
+  out_->nodes.push_back({node_name(n),
                          n.op_type(), "(a constant, used by later nodes)", shape_str(s)});
   return true;
 }
@@ -695,7 +698,7 @@ bool Importer::node(const onnx::NodeProto& n) {
     Value x;
     if (!input(n, 0, &x)) return false;
     values_[n.output(0)] = x;
-    out_->nodes.push_back({n.name().empty() ? "#" + std::to_string(node_index_ + 1) : n.name(), op,
+    out_->nodes.push_back({node_name(n), op,
                            "(no code: the same tensor)", shape_str(x.shape)});
     return true;
   }

@@ -20,24 +20,32 @@ constexpr size_t kMiB = size_t(1) << 20;
 
 }  // namespace
 
+// The walker and both VMs collect at their own safe points (the jit's roots are tested in
+// tests/llvm/jit_tensor_test.cpp): every case below runs on each of them.
+const char* const kEngines[] = {"ast", "stack", "reg"};
+
 TEST_CASE("a loop that makes and drops a 4 MB tensor 2,000 times stays far below 100 MB") {
-  Session s;
-  auto start = s.tensors().memory();
-  // [1024, 1024] f32 is 4 MiB; 2,000 of them would be 8 GiB if none were freed.
-  std::string out = printed_by(s, "total = 0.0\n"
-                                  "for i in 0..2000 {\n"
-                                  "  t = ones([1024, 1024])\n"
-                                  "  total = total + t[i % 1024, 3]\n"
-                                  "}\n"
-                                  "print(total)\n");
-  CHECK(out == "2000.0\n");
-  auto end = s.tensors().memory();
-  CHECK(end.peak_bytes < 100 * kMiB);
-  CHECK(end.collections > 0);
-  CHECK(end.freed_tensors >= 1900);
-  // Only the last t is still reachable: the count is back where it started, plus one.
-  CHECK(end.live_tensors == start.live_tensors + 1);
-  CHECK(end.live_bytes == start.live_bytes + 4 * kMiB);
+  for (const char* engine : kEngines) {
+    CAPTURE(std::string(engine));
+    Session s;
+    REQUIRE(s.set_engine(engine));
+    auto start = s.tensors().memory();
+    // [1024, 1024] f32 is 4 MiB; 2,000 of them would be 8 GiB if none were freed.
+    std::string out = printed_by(s, "total = 0.0\n"
+                                    "for i in 0..2000 {\n"
+                                    "  t = ones([1024, 1024])\n"
+                                    "  total = total + t[i % 1024, 3]\n"
+                                    "}\n"
+                                    "print(total)\n");
+    CHECK(out == "2000.0\n");
+    auto end = s.tensors().memory();
+    CHECK(end.peak_bytes < 100 * kMiB);
+    CHECK(end.collections > 0);
+    CHECK(end.freed_tensors >= 1900);
+    // Only the last t is still reachable: the count is back where it started, plus one.
+    CHECK(end.live_tensors == start.live_tensors + 1);
+    CHECK(end.live_bytes == start.live_bytes + 4 * kMiB);
+  }
 }
 
 TEST_CASE("a long loop of small tensors: the node table and the launch log stay bounded") {
@@ -76,43 +84,53 @@ TEST_CASE("a long loop of small tensors: the node table and the launch log stay 
 }
 
 TEST_CASE("locals of a function are freed when it returns, kept while it runs") {
-  Session s;
-  printed_by(s, "fn churn(n: int) -> float {\n"
-                "  s = 0.0\n"
-                "  keep = ones([4, 4])\n"
-                "  for i in 0..n {\n"
-                "    t = ones([1024, 1024])\n"
-                "    s = s + t[0, 0] + keep[1, 1]\n"
-                "  }\n"
-                "  return s\n"
-                "}\n");
-  auto start = s.tensors().memory();
-  CHECK(printed_by(s, "print(churn(300))\n") == "600.0\n");
-  auto end = s.tensors().memory();
-  CHECK(end.peak_bytes < 100 * kMiB);
-  CHECK(end.live_tensors == start.live_tensors);  // keep and the last t went with the frame
+  for (const char* engine : kEngines) {
+    CAPTURE(std::string(engine));
+    Session s;
+    REQUIRE(s.set_engine(engine));
+    printed_by(s, "fn churn(n: int) -> float {\n"
+                  "  s = 0.0\n"
+                  "  keep = ones([4, 4])\n"
+                  "  for i in 0..n {\n"
+                  "    t = ones([1024, 1024])\n"
+                  "    s = s + t[0, 0] + keep[1, 1]\n"
+                  "  }\n"
+                  "  return s\n"
+                  "}\n");
+    auto start = s.tensors().memory();
+    CHECK(printed_by(s, "print(churn(300))\n") == "600.0\n");
+    auto end = s.tensors().memory();
+    CHECK(end.peak_bytes < 100 * kMiB);
+    CHECK(end.collections > 0);
+    CHECK(end.live_tensors == start.live_tensors);  // keep and the last t went with the frame
+  }
 }
 
 TEST_CASE("a temporary of an enclosing expression survives collections in a call") {
-  Session s;
-  // relu(x) is computed (pending) before garbage() runs; garbage allocates enough to collect
-  // several times inside its own frame. The pending relu, and x under it, must survive.
-  printed_by(s, "fn garbage(n: int) -> f32[4, 4] {\n"
-                "  for i in 0..n {\n"
-                "    t = ones([1024, 1024])\n"
-                "  }\n"
-                "  return ones([4, 4])\n"
-                "}\n"
-                "fn twice(a: f32[4, 4], b: f32[4, 4]) -> f32[4, 4] {\n"
-                "  return add(a, b)\n"
-                "}\n");
-  auto before = s.tensors().memory();
-  CHECK(printed_by(s, "x = ones([4, 4])\n"
-                      "y = add(relu(x), garbage(40))\n"
-                      "print(y[2, 3])\n"
-                      "z = twice(relu(add(x, x)), garbage(40))\n"
-                      "print(z[0, 0])\n") == "2.0\n3.0\n");
-  CHECK(s.tensors().memory().collections > before.collections);
+  for (const char* engine : kEngines) {
+    CAPTURE(std::string(engine));
+    Session s;
+    REQUIRE(s.set_engine(engine));
+    // relu(x) is computed (pending) before garbage() runs; garbage allocates enough to
+    // collect several times inside its own frame. The pending relu, and x under it, must
+    // survive.
+    printed_by(s, "fn garbage(n: int) -> f32[4, 4] {\n"
+                  "  for i in 0..n {\n"
+                  "    t = ones([1024, 1024])\n"
+                  "  }\n"
+                  "  return ones([4, 4])\n"
+                  "}\n"
+                  "fn twice(a: f32[4, 4], b: f32[4, 4]) -> f32[4, 4] {\n"
+                  "  return add(a, b)\n"
+                  "}\n");
+    auto before = s.tensors().memory();
+    CHECK(printed_by(s, "x = ones([4, 4])\n"
+                        "y = add(relu(x), garbage(40))\n"
+                        "print(y[2, 3])\n"
+                        "z = twice(relu(add(x, x)), garbage(40))\n"
+                        "print(z[0, 0])\n") == "2.0\n3.0\n");
+    CHECK(s.tensors().memory().collections > before.collections);
+  }
 }
 
 TEST_CASE("a pending computation keeps what it reads; a global outlives its input") {

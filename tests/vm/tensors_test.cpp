@@ -7,33 +7,15 @@
 #include <string>
 
 #include "pipeline/pipeline.h"
+#include "tests/tensor/session_util.h"
 #include "tensor/runtime.h"
 
 using namespace descent;
 
 namespace {
 
-constexpr size_t kMiB = size_t(1) << 20;
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-Outcome submit(Session& s, const std::string& source, std::string* printed = nullptr) {
-  RunOptions opts;
-  opts.out = [printed](std::string_view t) {
-    if (printed) *printed += t;
-  };
-  return s.submit(source, "<test>", opts);
-}
-
-std::string printed_by(Session& s, const std::string& source) {
-  std::string printed;
-  Outcome o = submit(s, source, &printed);
-  CHECK_MESSAGE(o.status == Outcome::Ok, o.message);
-  CHECK_MESSAGE(o.note.empty(), o.note);  // no "runs on the ast engine" fallback
-  return printed;
-}
+using descent::testing::contains;
+using descent::testing::submit;
 
 // The error (message and location) an engine gives for a failing tensor program.
 std::string error_on(const std::string& engine, const std::string& source,
@@ -50,73 +32,8 @@ const char* const kVMs[] = {"stack", "reg"};
 
 }  // namespace
 
-TEST_CASE("a loop that makes and drops a 4 MB tensor 2,000 times stays below 100 MB on the VMs") {
-  for (const char* engine : kVMs) {
-    CAPTURE(engine);
-    Session s;
-    REQUIRE(s.set_engine(engine));
-    auto start = s.tensors().memory();
-    std::string out = printed_by(s, "total = 0.0\n"
-                                    "for i in 0..2000 {\n"
-                                    "  t = ones([1024, 1024])\n"
-                                    "  total = total + t[i % 1024, 3]\n"
-                                    "}\n"
-                                    "print(total)\n");
-    CHECK(out == "2000.0\n");
-    auto end = s.tensors().memory();
-    CHECK(end.peak_bytes < 100 * kMiB);
-    CHECK(end.collections > 0);
-    CHECK(end.freed_tensors >= 1900);
-    CHECK(end.live_tensors == start.live_tensors + 1);  // the last t, held by a global
-  }
-}
-
-TEST_CASE("the VMs free a function's tensor locals when it returns, and keep them while it runs") {
-  for (const char* engine : kVMs) {
-    CAPTURE(engine);
-    Session s;
-    REQUIRE(s.set_engine(engine));
-    printed_by(s, "fn churn(n: int) -> float {\n"
-                  "  s = 0.0\n"
-                  "  keep = ones([4, 4])\n"
-                  "  for i in 0..n {\n"
-                  "    t = ones([1024, 1024])\n"
-                  "    s = s + t[0, 0] + keep[1, 1]\n"
-                  "  }\n"
-                  "  return s\n"
-                  "}\n");
-    auto start = s.tensors().memory();
-    CHECK(printed_by(s, "print(churn(300))\n") == "600.0\n");
-    auto end = s.tensors().memory();
-    CHECK(end.peak_bytes < 100 * kMiB);
-    CHECK(end.collections > 0);
-    CHECK(end.live_tensors == start.live_tensors);
-  }
-}
-
-TEST_CASE("a temporary an enclosing expression holds survives collections in a call on the VMs") {
-  for (const char* engine : kVMs) {
-    CAPTURE(engine);
-    Session s;
-    REQUIRE(s.set_engine(engine));
-    printed_by(s, "fn garbage(n: int) -> f32[4, 4] {\n"
-                  "  for i in 0..n {\n"
-                  "    t = ones([1024, 1024])\n"
-                  "  }\n"
-                  "  return ones([4, 4])\n"
-                  "}\n"
-                  "fn twice(a: f32[4, 4], b: f32[4, 4]) -> f32[4, 4] {\n"
-                  "  return add(a, b)\n"
-                  "}\n");
-    auto before = s.tensors().memory();
-    CHECK(printed_by(s, "x = ones([4, 4])\n"
-                        "y = add(relu(x), garbage(40))\n"
-                        "print(y[2, 3])\n"
-                        "z = twice(relu(add(x, x)), garbage(40))\n"
-                        "print(z[0, 0])\n") == "2.0\n3.0\n");
-    CHECK(s.tensors().memory().collections > before.collections);
-  }
-}
+// The collector on the VMs (loops, frames, temporaries) is tested with the walker's, engine
+// by engine, in tests/tensor/lifetime_test.cpp.
 
 TEST_CASE("tensor errors on the VMs have the walker's messages and locations") {
   const char* const programs[] = {
