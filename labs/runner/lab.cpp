@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "bench/internal.h"
@@ -580,6 +581,38 @@ std::string first_lines(const std::string& text, int n) {
   return out;
 }
 
+// The linker arguments for the libraries a C++ lab names ("libraries" in lab.json), each
+// followed by what it stands on, in the order a static link needs: tensor -> llvm -> lang,
+// vm -> lang, and Debian's shared libLLVM under descent_llvm (with its rpath, so the harness
+// runs from the work folder).
+bool link_arguments(const std::vector<std::string>& names, std::vector<std::string>* out,
+                    std::string* error) {
+  static const std::vector<std::pair<std::string, std::string>> kLibs = {
+      {"tensor", DESCENT_LABS_TENSOR_LIB}, {"llvm", DESCENT_LABS_LLVM_LIB},
+      {"vm", DESCENT_LABS_VM_LIB}, {"lang", DESCENT_LABS_LANG_LIB}};
+  static const std::map<std::string, std::vector<std::string>> kNeeds = {
+      {"tensor", {"tensor", "llvm", "lang"}}, {"llvm", {"llvm", "lang"}},
+      {"vm", {"vm", "lang"}}, {"lang", {"lang"}}};
+  std::set<std::string> wanted;
+  for (const auto& n : names) {
+    auto it = kNeeds.find(n);
+    if (it == kNeeds.end()) {
+      *error = fmt::format("lab.json names library '{}'; the labs can link lang, vm, llvm, tensor", n);
+      return false;
+    }
+    wanted.insert(it->second.begin(), it->second.end());
+  }
+  for (const auto& [name, file] : kLibs)
+    if (wanted.count(name)) out->push_back(file);
+  if (wanted.count("llvm")) {
+    out->push_back("-L" + std::string(DESCENT_LABS_LLVM_LIBDIR));
+    out->push_back("-Wl,-rpath," + std::string(DESCENT_LABS_LLVM_LIBDIR));
+    out->push_back("-lLLVM-15");
+  }
+  out->push_back("-lpthread");
+  return true;
+}
+
 // The lab's harness.cpp and the student's file, compiled against the project's headers and
 // its lang/ library, the way the project itself is built.
 bool build_cpp(Context& c) {
@@ -599,10 +632,15 @@ bool build_cpp(Context& c) {
                                    "-I" + std::string(DESCENT_LABS_SOURCE_ROOT), "-I" + lab.dir};
   std::string sanitize = DESCENT_LABS_SANITIZE;
   if (!sanitize.empty()) argv.push_back("-fsanitize=" + sanitize);
+  std::vector<std::string> libs;
+  if (!link_arguments(lab.spec.value("libraries", std::vector<std::string>{"lang"}), &libs,
+                      &c.cpp_error))
+    return false;
+  bool llvm = std::find(libs.begin(), libs.end(), "-lLLVM-15") != libs.end();
+  if (llvm) argv.push_back("-isystem" + std::string(DESCENT_LABS_LLVM_INCLUDE));
   argv.push_back((fs::path(lab.dir) / lab.spec.value("harness", "harness.cpp")).string());
   argv.push_back((c.work / file).string());
-  argv.push_back(DESCENT_LABS_LANG_LIB);
-  argv.push_back("-lpthread");
+  argv.insert(argv.end(), libs.begin(), libs.end());
   argv.push_back("-o");
   argv.push_back(c.cpp_exe);
   bool timed_out = false;
