@@ -274,6 +274,8 @@ class Session {
   // freed, and the per-tensor limit; set_tensor_limit takes "512M", "2G", "1.5GiB" or bytes.
   std::string memory_report() const;
   bool set_tensor_limit(std::string_view size, std::string* error);
+  // The folder a relative path in load() and save() means ("": the current directory).
+  void set_file_base(const std::string& dir);
   // Told of each kernel launch as it happens (null: nobody); Outcome::launches has them all
   // after the run.
   void set_launch_observer(std::function<void(const tensor::LaunchRecord&)> observer);

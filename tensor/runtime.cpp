@@ -220,7 +220,14 @@ bool GraphRuntime::create(Builtin which, const std::vector<int64_t>& dims,
   return true;
 }
 
-bool GraphRuntime::load(const std::string& path, int64_t* tensor, std::string* error) {
+// `path` as the program wrote it, resolved against the file base when it is relative.
+static std::string resolve(const std::string& base, const std::string& path) {
+  if (base.empty() || path.empty() || std::filesystem::path(path).is_absolute()) return path;
+  return (std::filesystem::path(base) / path).string();
+}
+
+bool GraphRuntime::load(const std::string& written, int64_t* tensor, std::string* error) {
+  std::string path = resolve(file_base_, written);
   // The file's size bounds its data: refuse before reading, not after the allocation.
   std::error_code ec;
   auto size = std::filesystem::file_size(path, ec);
@@ -753,7 +760,7 @@ bool GraphRuntime::format(int64_t tensor, std::string* out, std::string* error) 
 bool GraphRuntime::save(int64_t tensor, const std::string& path, std::string* error) {
   auto v = value(tensor, error);
   if (!v) return false;
-  return save_npy(*v, path, error);
+  return save_npy(*v, resolve(file_base_, path), error);
 }
 
 // The shape first (from the table, nothing evaluated), then the limit, then the values: a

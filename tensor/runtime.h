@@ -146,6 +146,11 @@ class GraphRuntime : public TensorRuntime {
   // killer taking the REPL (and the student's session) down.
   void set_tensor_limit(size_t bytes) { limit_bytes_ = bytes; }
   size_t tensor_limit() const { return limit_bytes_; }
+  // The folder a relative path in load() and save() is read from ("": the process's current
+  // directory). A lab's checker runs the student's program against the student's work folder
+  // this way, since it cannot change the directory of a process that runs other things.
+  void set_file_base(std::string dir) { file_base_ = std::move(dir); }
+  const std::string& file_base() const { return file_base_; }
   static size_t default_tensor_limit();
   // Handles the Session holds outside any engine's variables (the globals as they were
   // before the last run, which `:compare` and the debugger run again): roots of every
@@ -253,6 +258,7 @@ class GraphRuntime : public TensorRuntime {
   std::vector<uint8_t> freed_;  // per node: 1 once collect() freed it (handles never reused)
   std::vector<int64_t> pinned_;
   size_t limit_bytes_ = default_tensor_limit();
+  std::string file_base_;
   size_t live_bytes_ = 0, peak_bytes_ = 0, allocated_since_collect_ = 0;
   size_t live_after_collect_ = 0, freed_count_ = 0, collections_ = 0;
   size_t nodes_at_collect_ = 0;  // the table's size after the last collection

@@ -80,11 +80,14 @@ class Watchdog {
   std::thread thread_;  // last: it starts once the members above exist
 };
 
+// `base`: the folder the program's relative load() and save() paths mean (the work folder,
+// where `start` copied the lab's data files).
 Run run_program(const std::string& source, const std::string& name, const std::string& engine,
-                double limit_s) {
+                double limit_s, const std::string& base) {
   Run r;
   Session s;
   s.set_engine(engine);
+  s.set_file_base(base);
   RunOptions opts;
   opts.out = [&r](std::string_view t) {
     if (r.printed.size() < (1u << 20)) r.printed += t;
@@ -218,7 +221,7 @@ bool check_output(Context& c, const Check& check, std::string* why) {
   std::string expect = check.spec.value("expect", "");
   std::vector<std::string> engines = check.spec.value("engines", std::vector<std::string>{"ast"});
   for (const auto& engine : engines) {
-    Run r = run_program(source, name, engine, c.limit_s);
+    Run r = run_program(source, name, engine, c.limit_s, c.work.string());
     if (r.outcome.status != Outcome::Ok || r.timed_out) {
       *why = fmt::format("on the {} engine: {}", engine, failure_text(r, c.limit_s));
       return false;
@@ -271,14 +274,17 @@ bool check_output_close(Context& c, const Check& check, std::string* why) {
     return false;
   if (!read_file((fs::path(c.lab.dir) / check.spec.value("reference", "")).string(), &reference, why))
     return false;
-  Run want = run_program(reference + "\n" + driver, "reference", "ast", c.limit_s);
+  // The reference reads its data from the lab's folder (reference_dir in it), never from the
+  // student's: what it compares against cannot be edited away.
+  std::string ref_base = (fs::path(c.lab.dir) / check.spec.value("reference_dir", "")).string();
+  Run want = run_program(reference + "\n" + driver, "reference", "ast", c.limit_s, ref_base);
   if (want.outcome.status != Outcome::Ok) {
     *why = "the lab's reference does not run: " + want.outcome.message;
     return false;
   }
   double rtol = check.spec.value("rtol", 1e-4);
   for (const auto& engine : check.spec.value("engines", std::vector<std::string>{"ast"})) {
-    Run r = run_program(source + "\n" + driver, name, engine, c.limit_s);
+    Run r = run_program(source + "\n" + driver, name, engine, c.limit_s, c.work.string());
     if (r.outcome.status != Outcome::Ok || r.timed_out) {
       *why = fmt::format("on the {} engine: {}", engine, failure_text(r, c.limit_s));
       return false;
@@ -292,12 +298,34 @@ bool check_output_close(Context& c, const Check& check, std::string* why) {
   return true;
 }
 
+// The student's file (with the lab's driver appended) run once: it may launch at most `max`
+// kernels. A kernel the graph passes could not fuse into its neighbour is one more launch
+// (one more pass over memory), so this checks the shape of the program, not its values.
+bool check_max_kernels(Context& c, const Check& check, std::string* why) {
+  std::string name, source, driver;
+  if (!student_file(c, check, &name, &source, why)) return false;
+  if (check.spec.contains("append") &&
+      !read_file((fs::path(c.lab.dir) / check.spec.value("append", "")).string(), &driver, why))
+    return false;
+  size_t max = check.spec.value("max", size_t(1));
+  Run r = run_program(source + "\n" + driver, name, "ast", c.limit_s, c.work.string());
+  if (r.outcome.status != Outcome::Ok || r.timed_out) {
+    *why = failure_text(r, c.limit_s);
+    return false;
+  }
+  if (r.outcome.launches.size() <= max) return true;
+  std::vector<std::string> names;
+  for (const auto& l : r.outcome.launches) names.push_back(l.kernel);
+  *why = fmt::format("it launched {} kernels ({}); the lab allows {}", names.size(), join(names), max);
+  return false;
+}
+
 bool check_max_steps(Context& c, const Check& check, std::string* why) {
   std::string name, source;
   if (!student_file(c, check, &name, &source, why)) return false;
   std::string engine = check.spec.value("engine", "stack");
   uint64_t max = check.spec.value("max", uint64_t(0));
-  Run r = run_program(source, name, engine, c.limit_s);
+  Run r = run_program(source, name, engine, c.limit_s, c.work.string());
   if (r.outcome.status != Outcome::Ok || r.timed_out) {
     *why = fmt::format("on the {} engine: {}", engine, failure_text(r, c.limit_s));
     return false;
@@ -697,7 +725,7 @@ const std::map<std::string, CheckFn>& check_table() {
       {"no_spills", check_no_spills},     {"schedule_runs", check_schedule_runs},
       {"nest_equals", check_nest_equals}, {"source_lacks", check_source_lacks},
       {"answer", check_answer},           {"output_close", check_output_close},
-      {"cpp", check_cpp}};
+      {"cpp", check_cpp},                 {"max_kernels", check_max_kernels}};
   return t;
 }
 
@@ -799,6 +827,17 @@ bool start_lab(const Lab& lab, const std::string& work_dir, std::string* message
       return false;
     }
     copied.push_back(f);
+  }
+  // The lab's data (weights, inputs): the programs read them from the work folder.
+  for (const auto& f : lab.spec.value("data", std::vector<std::string>{})) {
+    fs::path from = fs::path(lab.dir) / f, to = fs::path(work_dir) / fs::path(f).filename();
+    if (fs::exists(to)) continue;
+    fs::copy_file(from, to, ec);
+    if (ec) {
+      *error = fmt::format("{}: cannot copy the lab's data: {}", from.string(), ec.message());
+      return false;
+    }
+    copied.push_back(to.filename().string());
   }
   std::string m = fmt::format("lab {}: {} ({})\n", lab.name, lab.title, lab.tier);
   if (!copied.empty()) m += fmt::format("copied {} into {}\n", join(copied), work_dir);

@@ -44,6 +44,9 @@ std::vector<Lab> all_labs() {
 fs::path work_with(const Lab& lab, const fs::path& from, const std::string& tag) {
   fs::path work = scratch(lab.name + "-" + tag);
   for (const auto& f : lab.files) fs::copy_file(from / f, work / f);
+  // The lab's data, as `start` copies it.
+  for (const auto& f : lab.spec.value("data", std::vector<std::string>{}))
+    fs::copy_file(fs::path(lab.dir) / f, work / fs::path(f).filename());
   return work;
 }
 

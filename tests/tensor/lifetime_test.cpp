@@ -3,6 +3,9 @@
 // than the limit is a located error before anything is allocated.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 
 #include "pipeline/pipeline.h"
@@ -182,4 +185,24 @@ TEST_CASE("a tensor over the limit is a located error before allocation; the ses
   CHECK(contains(o.message, "<test>:3:5"));
   CHECK(contains(o.message, "the result of 'matmul' of shape [512, 1024] would need 2.0 MiB"));
   CHECK(printed_by(s, "print(a[1, 1] + 1.0)\n") == "2.0\n");
+}
+
+TEST_CASE("the file base: relative load and save paths are read from it, absolute ones are not") {
+  namespace fs = std::filesystem;
+  fs::path base = fs::temp_directory_path() / ("descent-file-base-" + std::to_string(::getpid()));
+  fs::remove_all(base);
+  fs::create_directories(base);
+  Session s;
+  s.set_file_base(base.string());
+  CHECK(printed_by(s, "save(ones([2, 3]), \"w.npy\")\nprint(load(\"w.npy\").shape)\n") == "[2, 3]\n");
+  CHECK(fs::exists(base / "w.npy"));
+  CHECK(!fs::exists("w.npy"));  // not in the current directory
+  // An absolute path means itself.
+  std::string abs = (base / "abs.npy").string();
+  CHECK(printed_by(s, "save(zeros([4]), \"" + abs + "\")\nprint(load(\"" + abs + "\").shape)\n") == "[4]\n");
+  // A missing file: the error names where it looked.
+  Outcome o = submit(s, "x = load(\"missing.npy\")\n");
+  REQUIRE(o.status == Outcome::RuntimeError);
+  CHECK(contains(o.message, (base / "missing.npy").string()));
+  fs::remove_all(base);
 }
