@@ -19,6 +19,8 @@
 
 #include "bench/internal.h"
 #include "lang/text.h"
+#include "lang/token.h"
+#include "lang/tree.h"
 #include "pipeline/pipeline.h"
 
 namespace descent::labs {
@@ -445,14 +447,99 @@ std::map<std::string, std::string> parse_answers(const std::string& text) {
   return out;
 }
 
+// ---- the syntax questions: tokens, errors and grouping ------------------------------------
+
+// The tokens of `text` as `descent dump --stage tokens` names them (IDENT, INT, <=, for, ...),
+// without the layout tokens (NEWLINE, EOF).
+std::vector<std::string> token_names(const std::string& text) {
+  SourceFile file("question.ds", text);
+  std::vector<std::string> out;
+  for (const auto& t : tokenize(file))
+    if (t.kind != Tok::Newline && t.kind != Tok::Eof) out.push_back(tok_name(t.kind));
+  return out;
+}
+
+// The tree of `expr` as the parser groups it, checked after the lab's program (which declares
+// its variables); false with *why when it does not compile.
+bool expression_tree(const std::string& program, const std::string& expr, TreeNode* out,
+                     std::string* why) {
+  Session s;
+  Outcome o = s.compile(program + "\nprint(" + expr + ")\n", "answer.ds");
+  if (o.status != Outcome::Ok) {
+    *why = o.diagnostics.empty() ? o.message : o.diagnostics[0].message;
+    return false;
+  }
+  StageResult ast = s.stage("ast", Format::Text);
+  if (!ast.ok || !ast.tree || ast.tree->kids.empty() || ast.tree->kids.back().kids.empty()) {
+    *why = "no expression";
+    return false;
+  }
+  *out = ast.tree->kids.back().kids.back();  // print(expr)'s argument
+  return true;
+}
+
+// How many binary operations an s-expression holds: a list with two operands.
+int binary_operations(const TreeNode& n) {
+  int count = n.kids.size() == 2 && n.head != "call" && n.head != "index" ? 1 : 0;
+  for (const auto& k : n.kids) count += binary_operations(k);
+  return count;
+}
+
+// "parenthesize": the student's answer must group exactly as the parser does and put every
+// binary operation in its own parentheses (writing the expression back unchanged would
+// otherwise pass).
+bool check_parenthesized(Context& c, const Check& check, const std::string& answer, std::string* why) {
+  std::string program;
+  if (!read_file((fs::path(c.lab.dir) / c.lab.spec.value("program", "program.ds")).string(), &program, why))
+    return false;
+  std::string expr = check.spec.value("text", "");
+  TreeNode truth, mine;
+  if (!expression_tree(program, expr, &truth, why)) {
+    *why = "the lab could not compute its answer: " + *why;
+    return false;
+  }
+  if (!expression_tree(program, answer, &mine, why)) {
+    *why = fmt::format("'{}' does not compile: {}", answer, *why);
+    return false;
+  }
+  if (print_tree_sexpr(mine) != print_tree_sexpr(truth)) {
+    std::string grouped = print_tree_sexpr(mine);
+    while (!grouped.empty() && grouped.back() == '\n') grouped.pop_back();
+    *why = fmt::format("'{}' groups as {}; the parser groups `{}` differently (look: {})", answer,
+                       grouped, expr, check.spec.value("look", ""));
+    return false;
+  }
+  int ops = binary_operations(truth);
+  int parens = static_cast<int>(std::count(answer.begin(), answer.end(), '('));
+  if (parens < ops) {
+    *why = fmt::format("right grouping, but {} pairs of parentheses for {} binary operations: "
+                       "put each operation in its own", parens, ops);
+    return false;
+  }
+  return true;
+}
+
 // The true answer to a question, from the Session's view of the lab's program: it is computed,
 // never stored, so it stays right when the compiler changes. "" and *why when it cannot be.
 std::string true_answer(const Lab& lab, const nlohmann::json& q, std::string* why) {
+  std::string ask = q.value("ask", "");
+  // The lexer's questions are about a line of text given in the question.
+  if (ask == "count_tokens") return std::to_string(token_names(q.value("text", "")).size());
+  if (ask == "token_kinds") return join(token_names(q.value("text", "")), " ");
+  if (ask == "error_at") {
+    // Where the first error of the text is reported: "line:column".
+    Session s;
+    Outcome o = s.compile(q.value("text", ""), "question.ds");
+    if (o.diagnostics.empty()) {
+      *why = "the text compiles without an error";
+      return "";
+    }
+    return fmt::format("{}:{}", o.diagnostics[0].loc.line, o.diagnostics[0].loc.col);
+  }
   std::string program_file = (fs::path(lab.dir) / lab.spec.value("program", "program.ds")).string();
   std::string source;
   if (!read_file(program_file, &source, why)) return "";
   Session s;
-  std::string ask = q.value("ask", "");
   // The graph questions are about what ran: the program is run, not only compiled.
   bool run = ask.rfind("graph_", 0) == 0;
   RunOptions quiet;
@@ -552,6 +639,7 @@ bool check_answer(Context& c, const Check& check, std::string* why) {
     *why = fmt::format("{} has no answer for '{}' (a line '{}: ...')", name, key, key);
     return false;
   }
+  if (check.spec.value("ask", "") == "parenthesize") return check_parenthesized(c, check, it->second, why);
   std::string truth = true_answer(c.lab, check.spec, why);
   if (truth.empty()) {
     *why = "the lab could not compute its answer: " + *why;
