@@ -15,6 +15,7 @@
 #include <mutex>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "bench/internal.h"
@@ -625,6 +626,46 @@ std::string true_answer(const Lab& lab, const nlohmann::json& q, std::string* wh
     *why = "no " + mnemonic + " in " + function + "'s code";
     return "";
   }
+  if (ask == "mir_vregs" || ask == "mir_phis" || ask == "spill_slots") {
+    // The machine IR of one function (x86-64), before register allocation ("mir") or after
+    // ("mir-regalloc"), at the question's -O level.
+    s.set_opt_level(q.value("opt", 2));
+    if (!s.set_target("x86-64", why)) return "";
+    StageResult mir = s.stage(ask == "spill_slots" ? "mir-regalloc" : "mir", Format::Text, function);
+    if (!mir.ok) {
+      *why = mir.text;
+      return "";
+    }
+    if (ask == "mir_phis") {
+      int phis = 0;
+      for (const auto& line : split_lines(mir.text)) phis += line.find(" = PHI ") != std::string::npos;
+      return std::to_string(phis);
+    }
+    // Distinct virtual registers (%12) or stack slots (%stack.3) named anywhere.
+    std::regex name(ask == "mir_vregs" ? "%[0-9]+\\b" : "%stack\\.[0-9]+");
+    std::set<std::string> seen;
+    for (auto it = std::sregex_iterator(mir.text.begin(), mir.text.end(), name); it != std::sregex_iterator(); ++it)
+      seen.insert(it->str());
+    return std::to_string(seen.size());
+  }
+  if (ask == "saved_registers") {
+    // The callee-saved registers (System V: rbx, rbp, r12-r15) the function's prologue pushes.
+    // Other pushes are not saves: `pushq %rax` only moves the stack to a 16-byte boundary.
+    if (!s.set_target("x86-64", why)) return "";
+    StageResult asm_text = s.stage("asm", Format::Text, function);
+    if (!asm_text.ok) {
+      *why = asm_text.text;
+      return "";
+    }
+    static const std::set<std::string> kCalleeSaved = {"rbx", "rbp", "r12", "r13", "r14", "r15"};
+    std::vector<std::string> saved;
+    std::regex push("^\\s*pushq\\s+%(\\w+)");
+    for (const auto& line : split_lines(asm_text.text)) {
+      std::smatch m;
+      if (std::regex_search(line, m, push) && kCalleeSaved.count(m[1].str())) saved.push_back(m[1].str());
+    }
+    return join(saved, " ");
+  }
   *why = "unknown question kind '" + ask + "'";
   return "";
 }
@@ -666,7 +707,20 @@ bool check_answer(Context& c, const Check& check, std::string* why) {
     while (!out.empty() && out.back() == ' ') out.pop_back();
     return out;
   };
-  if (norm(it->second) == norm(truth)) return true;
+  // Sets ("unordered": true): the words in any order, registers with or without % or $.
+  auto as_set = [&norm](const std::string& v) {
+    std::vector<std::string> words;
+    std::istringstream in(norm(v));
+    for (std::string w; in >> w;) {
+      w.erase(std::remove_if(w.begin(), w.end(), [](char ch) { return ch == '%' || ch == '$'; }), w.end());
+      words.push_back(w);
+    }
+    std::sort(words.begin(), words.end());
+    return join(words, " ");
+  };
+  if (check.spec.value("unordered", false) ? as_set(it->second) == as_set(truth)
+                                           : norm(it->second) == norm(truth))
+    return true;
   // Not the answer itself: where to look for it.
   *why = fmt::format("'{}' is not it; look again: {}", it->second, check.spec.value("look", ""));
   return false;
