@@ -119,6 +119,14 @@ bool Session::build_object(const std::string& path, std::string* error) const {
   return llvmbe::build_object(*last_->program, module_, target_, opt_level_, path, error);
 }
 
+bool Session::jit_stats(JitStats* out) const {
+  auto it = engine_cache_.find("jit");
+  if (it == engine_cache_.end()) return false;
+  llvmbe::JitEngine::Stats st = static_cast<const llvmbe::JitEngine&>(*it->second).last_stats();
+  *out = {st.compile_seconds, st.run_seconds, st.functions_compiled};
+  return true;
+}
+
 bool Session::set_num_registers(int n) {
   if (n < 3 || n > 250) return false;
   num_registers_ = n;
@@ -348,6 +356,12 @@ Outcome Session::run(const RunOptions& options) {
     RunResult r = engine_for(engine).run(*last_->program, module_, globals_, opts);
     out.run_seconds = seconds_since(t0);
     out.stages.push_back({"run", out.run_seconds, 0});
+    // The JIT compiles inside run(): how long, and how many functions it (re)compiled.
+    JitStats jit;
+    if (engine == "jit" && jit_stats(&jit))
+      out.stages.push_back({"jit: " + std::to_string(jit.functions_compiled) +
+                                (jit.functions_compiled == 1 ? " function" : " functions"),
+                            jit.compile_seconds, 1});
     out.launches = tensors_->launches();
     out.launch_totals = tensors_->launch_totals();
     const tensor::EvaluationTimes& tt = tensors_->evaluation_times();

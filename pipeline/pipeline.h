@@ -87,7 +87,8 @@ struct StageResult {
 // One stage of an input's way through the Session and its time (`:time` lists them).
 struct StageTime {
   std::string stage;  // "parse", "check", "fold_constants", "run"; within run: "lower",
-                      // "graph passes", "compile", "kernels" (tensor code only)
+                      // "graph passes", "compile", "kernels" (tensor code only), and on
+                      // the jit engine "jit: N functions" (its machine code compile)
   double seconds = 0;
   int depth = 0;      // 1: part of the depth-0 stage before it (tensor work within "run")
 };
@@ -184,6 +185,14 @@ class Session {
   const AsmOptions& asm_options() const { return asm_options_; }
   // `descent build`: the last input as a standalone object file (links with `cc F.o -lm`).
   bool build_object(const std::string& path, std::string* error) const;
+  // What the JIT did in its last run: compile and run time, and how many Descent functions
+  // it (re)compiled (a function is compiled when first reached, and again when it, or a
+  // function it calls, was redefined). False when no input ran on the jit engine yet.
+  struct JitStats {
+    double compile_seconds = 0, run_seconds = 0;
+    int functions_compiled = 0;
+  };
+  bool jit_stats(JitStats* out) const;
   // A unified diff of the IR after two LLVM passes (labels as passes() gives them).
   StageResult diff_passes(std::string_view a, std::string_view b) const;
 

@@ -301,6 +301,55 @@ bool check_output_close(Context& c, const Check& check, std::string* why) {
   return true;
 }
 
+bench::ProcResult run_child(const std::vector<std::string>& argv, double limit_s, bool* timed_out);
+std::string first_lines(const std::string& text, int n);
+
+// Ahead of time: the student's program built into an object file (`descent build`), linked
+// with the system's C compiler (`cc prog.o -lm`) and run as a program of its own, in a child
+// process with the time limit; what it prints must be `expect`.
+bool check_aot_output(Context& c, const Check& check, std::string* why) {
+  std::string name, source;
+  if (!student_file(c, check, &name, &source, why)) return false;
+  Session s;
+  Outcome o = s.compile(source, name);
+  if (o.status != Outcome::Ok) {
+    *why = o.message;
+    return false;
+  }
+  fs::path dir = c.work / ".descent-lab-build";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::string object = (dir / "aot.o").string(), exe = (dir / "aot").string();
+  if (!s.build_object(object, why)) return false;
+  std::string cc = bench::find_on_path("cc");
+  if (cc.empty()) {
+    *why = "no C compiler `cc` on PATH to link the object with (Debian: apt-get install gcc)";
+    return false;
+  }
+  bool timed_out = false;
+  bench::ProcResult link = run_child({cc, object, "-lm", "-o", exe}, 120, &timed_out);
+  if (!link.ok) {
+    *why = "cc could not link the object: " + first_lines(link.err + link.problem, 10);
+    return false;
+  }
+  bench::ProcResult r = run_child({exe}, c.limit_s, &timed_out);
+  if (timed_out) {
+    *why = fmt::format("the built program was stopped after {:g} s (an endless loop?)", c.limit_s);
+    return false;
+  }
+  std::string expect = check.spec.value("expect", "");
+  if (!r.ok && r.out.empty()) {
+    *why = "the built program failed: " + first_lines(r.err + r.problem, 5);
+    return false;
+  }
+  if (r.out != expect) {
+    *why = fmt::format("built with `descent build` and run, it printed {}; the lab expects {}",
+                       quoted_output(r.out), quoted_output(expect));
+    return false;
+  }
+  return true;
+}
+
 // The student's file (with the lab's driver appended) run once: it may launch at most `max`
 // kernels. A kernel the graph passes could not fuse into its neighbour is one more launch
 // (one more pass over memory), so this checks the shape of the program, not its values.
@@ -527,6 +576,38 @@ std::string true_answer(const Lab& lab, const nlohmann::json& q, std::string* wh
   // The lexer's questions are about a line of text given in the question.
   if (ask == "count_tokens") return std::to_string(token_names(q.value("text", "")).size());
   if (ask == "token_kinds") return join(token_names(q.value("text", "")), " ");
+  if (ask == "jit_functions") {
+    // A REPL session on the jit engine: each line of the lab's session file is one input.
+    // The answer: how many Descent functions the JIT compiled for input `input` (1-based).
+    std::string text;
+    if (!read_file((fs::path(lab.dir) / q.value("session", "session.ds")).string(), &text, why)) return "";
+    std::vector<std::string> inputs;
+    for (const auto& line : split_lines(text))
+      if (line.find_first_not_of(" \t") != std::string::npos && line[line.find_first_not_of(" \t")] != '#')
+        inputs.push_back(line);
+    size_t upto = q.value("input", inputs.size());
+    if (upto < 1 || upto > inputs.size()) {
+      *why = fmt::format("the session has {} inputs, not {}", inputs.size(), upto);
+      return "";
+    }
+    Session s;
+    s.set_engine("jit");
+    RunOptions quiet;
+    quiet.out = [](std::string_view) {};
+    for (size_t i = 0; i < upto; ++i) {
+      Outcome o = s.submit(inputs[i] + "\n", "session", quiet);
+      if (o.status != Outcome::Ok) {
+        *why = fmt::format("input {} fails: {}", i + 1, o.message);
+        return "";
+      }
+    }
+    Session::JitStats st;
+    if (!s.jit_stats(&st)) {
+      *why = "the JIT did not run";
+      return "";
+    }
+    return std::to_string(st.functions_compiled);
+  }
   if (ask == "error_at") {
     // Where the first error of the text is reported: "line:column".
     Session s;
@@ -867,7 +948,8 @@ const std::map<std::string, CheckFn>& check_table() {
       {"no_spills", check_no_spills},     {"schedule_runs", check_schedule_runs},
       {"nest_equals", check_nest_equals}, {"source_lacks", check_source_lacks},
       {"answer", check_answer},           {"output_close", check_output_close},
-      {"cpp", check_cpp},                 {"max_kernels", check_max_kernels}};
+      {"cpp", check_cpp},                 {"max_kernels", check_max_kernels},
+      {"aot_output", check_aot_output}};
   return t;
 }
 
