@@ -172,12 +172,11 @@ std::vector<LiveInterval> compute_live_intervals(const RegFunction& f) {
 
 namespace {
 
-// Linear scan over intervals sorted by start, with `nregs` allocatable registers.
-// Returns whether anything was spilled.
-bool linear_scan(std::vector<LiveInterval>& iv, int nregs) {
+}  // namespace
+
+void linear_scan_assign(std::vector<LiveInterval>& iv, int nregs) {
   std::vector<size_t> active;  // indices into iv, sorted by end
   std::vector<char> used(static_cast<size_t>(std::max(nregs, 1)), 0);
-  bool spilled = false;
   auto add_active = [&](size_t i) {
     auto at = std::upper_bound(active.begin(), active.end(), i,
                                [&](size_t x, size_t y) { return iv[x].end < iv[y].end; });
@@ -198,7 +197,6 @@ bool linear_scan(std::vector<LiveInterval>& iv, int nregs) {
       add_active(i);
       continue;
     }
-    spilled = true;
     // No register left: spill whichever interval ends last.
     if (!active.empty() && iv[active.back()].end > iv[i].end) {
       size_t s = active.back();
@@ -207,6 +205,23 @@ bool linear_scan(std::vector<LiveInterval>& iv, int nregs) {
       iv[s].reg = -1;
       add_active(i);
     }
+  }
+}
+
+namespace {
+
+// Runs `assign` (with nregs allocatable registers) and returns whether anything spilled; a
+// register out of range counts as a spill (see RegisterAssigner).
+bool assign_with(const RegisterAssigner& assign, std::vector<LiveInterval>& iv, int nregs) {
+  for (auto& x : iv) x.reg = -1, x.slot = -1;
+  if (assign)
+    assign(iv, nregs);
+  else
+    linear_scan_assign(iv, nregs);
+  bool spilled = false;
+  for (auto& x : iv) {
+    if (x.reg >= nregs || x.reg < 0) x.reg = -1;
+    spilled = spilled || x.reg < 0;
   }
   return spilled;
 }
@@ -228,12 +243,13 @@ int assign_slots(std::vector<LiveInterval>& iv) {
 
 }  // namespace
 
-std::vector<LiveInterval> allocate_registers(RegFunction& f, int num_registers) {
+std::vector<LiveInterval> allocate_registers(RegFunction& f, int num_registers,
+                                             const RegisterAssigner& assign) {
   int n = std::clamp(num_registers, kMinRegisters, kMaxRegisters);
   std::vector<LiveInterval> iv = compute_live_intervals(f);
   // First try the whole file; only if something spills, keep two registers as scratch.
-  bool spills = linear_scan(iv, n);
-  if (spills) linear_scan(iv, n - 2);
+  bool spills = assign_with(assign, iv, n);
+  if (spills) assign_with(assign, iv, n - 2);
   int nslots = assign_slots(iv);
   int nregs = 0;
   for (const auto& x : iv) nregs = std::max(nregs, x.reg + 1);

@@ -12,6 +12,7 @@
 // 3. Two registers are reserved as scratch for those reloads only when something spills, so
 //    any file of 3 or more registers works (one allocatable register, two scratch).
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,10 +48,25 @@ inline bool overlaps(const LiveInterval& a, const LiveInterval& b) {
 // are never live (an unused parameter) have none. reg/slot are left unassigned.
 std::vector<LiveInterval> compute_live_intervals(const RegFunction& virt);
 
+// Step 2 on its own, replaceable (labs/linear_scan plugs a student's linear scan in here):
+// given intervals sorted by start (then vreg), set each one's reg to a register in
+// [0, num_registers), or to -1 to spill it. Slots are assigned afterwards. An assigner must
+// never give two overlapping intervals one register (the code would be wrong, silently); a
+// register outside [0, num_registers) is taken as a spill, so the code stays well-formed.
+using RegisterAssigner =
+    std::function<void(std::vector<LiveInterval>& intervals, int num_registers)>;
+
+// The project's own assigner: Poletto & Sarkar's linear scan, spilling whichever interval
+// ends last.
+void linear_scan_assign(std::vector<LiveInterval>& intervals, int num_registers);
+
 // Rewrites f (virtual code) in place into allocated code for a file of num_registers
 // (clamped to [kMinRegisters, kMaxRegisters]) and returns the intervals with their
-// assignments (positions refer to the virtual code).
-std::vector<LiveInterval> allocate_registers(RegFunction& f, int num_registers = kDefaultRegisters);
+// assignments (positions refer to the virtual code). `assign` (null: linear_scan_assign)
+// is called with the whole file, then, when something spilled, again with two registers
+// fewer (the scratch registers of step 3).
+std::vector<LiveInterval> allocate_registers(RegFunction& f, int num_registers = kDefaultRegisters,
+                                             const RegisterAssigner& assign = {});
 
 // Liveness of any form of the code (virtual registers, or an allocated frame's locations),
 // for passes that run after allocation (fuse_reg_superinstructions).

@@ -91,7 +91,8 @@ constexpr uint64_t kPollSteps = 1024;  // how often (in steps) loops and calls r
 
 class RegVM final : public Engine {
  public:
-  explicit RegVM(int num_registers) : num_registers_(num_registers) {}
+  RegVM(int num_registers, RegisterAssigner assign)
+      : num_registers_(num_registers), assign_(std::move(assign)) {}
   ~RegVM() override { std::free(stack_); }
   const char* name() const override { return "reg"; }
   bool runs_tensors() const override { return true; }
@@ -146,7 +147,7 @@ class RegVM final : public Engine {
   // when its frame would need offsets beyond the 16-bit fields (tens of thousands of
   // simultaneously live values).
   bool prepare(RegFunction& f, SourceLoc loc, Diagnostic* err) {
-    if (num_registers_ > 0) allocate_registers(f, num_registers_);
+    if (num_registers_ > 0) allocate_registers(f, num_registers_, assign_);
     fuse_reg_superinstructions(f);
     if (f.frame_size() <= kMaxOperand) return true;
     *err = Diagnostic{Severity::Error, ErrorKind::Runtime, loc,
@@ -175,6 +176,7 @@ class RegVM final : public Engine {
   void release_output(const RunOptions& options);
 
   int num_registers_;
+  RegisterAssigner assign_;  // null: allocate_registers' own linear scan
   std::vector<Cached> cache_;
   std::vector<FnRt> rt_;  // per Module function index, for this run
   Value* stack_ = nullptr;
@@ -913,9 +915,9 @@ void RegVM::trace_fail(const FnRt& f, const Instr* ran, Value* base, const Modul
 
 }  // namespace
 
-std::unique_ptr<Engine> make_reg_vm(int num_registers) {
+std::unique_ptr<Engine> make_reg_vm(int num_registers, RegisterAssigner assign) {
   if (num_registers != 0) num_registers = std::clamp(num_registers, kMinRegisters, kMaxRegisters);
-  return std::make_unique<RegVM>(num_registers);
+  return std::make_unique<RegVM>(num_registers, std::move(assign));
 }
 
 }  // namespace descent

@@ -19,7 +19,9 @@ namespace descent {
 
 // num_registers: the register file every function is allocated for (clamped to
 // [kMinRegisters, kMaxRegisters]). 0 runs the VIRTUAL code unallocated (one frame slot per
-// virtual register): the same VM, useful to check the allocator against.
-std::unique_ptr<Engine> make_reg_vm(int num_registers = kDefaultRegisters);
+// virtual register): the same VM, useful to check the allocator against. `assign` replaces
+// the allocator's register assignment (reg_alloc.h; null: its own linear scan).
+std::unique_ptr<Engine> make_reg_vm(int num_registers = kDefaultRegisters,
+                                    RegisterAssigner assign = {});
 
 }  // namespace descent

@@ -5,15 +5,7 @@
 namespace descent::stack {
 namespace {
 
-// An instruction taken out of the byte string, with its jump target as an instruction index
-// so that rewrites can move code around freely; encode() turns it back into offsets.
-struct Ins {
-  Op op = Op::HALT;
-  uint32_t arg[3] = {0, 0, 0};
-  SourceLoc loc;
-  size_t target = 0;       // jumps: the index of the instruction it lands on
-  bool is_target = false;  // some jump lands here: nothing may be fused across it
-};
+using Ins = Instruction;
 
 bool is_jump(Op op) {
   Format f = op_format(op);
@@ -71,11 +63,6 @@ void encode(const std::vector<Ins>& code, Chunk& c) {
 }
 
 // ---- the rules: each looks at code[i...] and, when it matches, appends the replacement ----
-
-struct Rewrite {
-  std::vector<Ins> out;
-  size_t used = 0;  // how many instructions of the input it replaces
-};
 
 // code[i .. i+n) exists and no jump lands strictly inside it.
 bool window(const std::vector<Ins>& code, size_t i, size_t n) {
@@ -238,7 +225,8 @@ constexpr Rule kRules[] = {const_operand,   commuted_const_operand, local_const_
                            increment_local, add_to_local,           compare_jump,
                            local_const_jump};
 
-int apply(Rule rule, Chunk& c, std::vector<Ins>& code) {
+template <class R>
+int apply(const R& rule, Chunk& c, std::vector<Ins>& code) {
   std::vector<Ins> out;
   std::vector<size_t> moved(code.size() + 1, 0);  // old index -> new index
   int count = 0;
@@ -268,6 +256,13 @@ int fuse_superinstructions(Chunk& chunk) {
   std::vector<Ins> code = decode(chunk);
   int count = 0;
   for (Rule rule : kRules) count += apply(rule, chunk, code);
+  encode(code, chunk);
+  return count;
+}
+
+int apply_peephole_rule(Chunk& chunk, const PeepholeRule& rule) {
+  std::vector<Ins> code = decode(chunk);
+  int count = apply(rule, chunk, code);
   encode(code, chunk);
   return count;
 }

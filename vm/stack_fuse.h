@@ -18,14 +18,44 @@
 // (int division by a constant is fused only when the constant is not 0), so errors keep
 // their instruction and location. Jump offsets and the line table are rebuilt afterwards.
 #pragma once
+#include <functional>
+#include <vector>
+
 #include "vm/stack_chunk.h"
 
 namespace descent::stack {
+
+// An instruction taken out of the byte string, with its jump target as an instruction index
+// so that rewrites can move code around freely; the pass turns it back into offsets.
+struct Instruction {
+  Op op = Op::HALT;
+  uint32_t arg[3] = {0, 0, 0};  // the operands; a jump's offset operand is unused here
+  SourceLoc loc;
+  size_t target = 0;       // jumps: the index of the instruction it lands on
+  bool is_target = false;  // some jump lands here: nothing may be fused across it
+};
+
+// What a rule that matched at code[i] puts in its place.
+struct Rewrite {
+  std::vector<Instruction> out;
+  size_t used = 0;  // how many instructions of the input it replaces
+};
+
+// A peephole rule: looks at code[i...] and, when it matches, fills the rewrite and returns
+// true. A rule must itself refuse a window with a jump target after its first instruction
+// (code[k].is_target). A jump in `out` keeps `target` as an index into `code`.
+using PeepholeRule =
+    std::function<bool(Chunk& chunk, const std::vector<Instruction>& code, size_t i, Rewrite& r)>;
 
 // Rewrites the chunk in place; returns how many superinstructions it made.
 int fuse_superinstructions(Chunk& chunk);
 
 // Every chunk of a compiled program; returns the total.
 int fuse_superinstructions(StackProgram& program);
+
+// One rule instead of the pass's own (labs/peephole plugs a student's rule in here): decodes
+// the chunk, offers the rule each position left to right (after a match, the position after
+// the instructions it replaced), re-links the jumps and encodes. Returns how many rewrites.
+int apply_peephole_rule(Chunk& chunk, const PeepholeRule& rule);
 
 }  // namespace descent::stack

@@ -141,7 +141,8 @@ constexpr size_t kInitialStack = 256 * 1024;  // values: 10,000 frames of 25 slo
 
 class StackVM final : public Engine {
  public:
-  explicit StackVM(bool fuse) : fuse_(fuse), frames_(kMaxCallDepth + 1) {
+  explicit StackVM(std::function<void(Chunk&)> pass)
+      : pass_(std::move(pass)), frames_(kMaxCallDepth + 1) {
     enlarge(0, kInitialStack);
   }
 
@@ -153,7 +154,7 @@ class StackVM final : public Engine {
     globals.resize(module.globals.size());
     refresh_functions(module);
     Chunk script = stack::compile_script(program, module, options.echo);
-    if (fuse_) stack::fuse_superinstructions(script);
+    if (pass_) pass_(script);
     if (options.trace || options.trace_steps)
       return execute<true>(script, module, globals, options);
     return execute<false>(script, module, globals, options);
@@ -172,7 +173,7 @@ class StackVM final : public Engine {
       if (!info.decl) continue;
       if (!c.chunk || c.decl != info.decl || c.version != info.version) {
         c.chunk = std::make_unique<Chunk>(stack::compile_function(*info.decl, m));
-        if (fuse_) stack::fuse_superinstructions(*c.chunk);
+        if (pass_) pass_(*c.chunk);
         c.decl = info.decl;
         c.version = info.version;
         c.owner = owner_of(m, info.decl);
@@ -225,7 +226,7 @@ class StackVM final : public Engine {
     uint32_t version = 0;
     std::unique_ptr<Chunk> chunk;
   };
-  bool fuse_;                             // run fuse_superinstructions on compiled code
+  std::function<void(Chunk&)> pass_;      // run on compiled code (null: none)
   std::vector<Cached> cache_;             // by function index
   std::vector<const Chunk*> fn_table_;    // what CALL f runs
   std::unique_ptr<Value[]> stack_, retired_;
@@ -636,7 +637,12 @@ on_error: {
 }  // namespace
 
 std::unique_ptr<Engine> make_stack_vm(bool superinstructions) {
-  return std::make_unique<StackVM>(superinstructions);
+  if (!superinstructions) return std::make_unique<StackVM>(nullptr);
+  return std::make_unique<StackVM>([](Chunk& c) { stack::fuse_superinstructions(c); });
+}
+
+std::unique_ptr<Engine> make_stack_vm_with_pass(std::function<void(stack::Chunk&)> pass) {
+  return std::make_unique<StackVM>(std::move(pass));
 }
 
 }  // namespace descent

@@ -8,14 +8,20 @@
 // instantiation of the same loop reports every instruction (vm/stack_trace.h); the untraced
 // loop has no trace code at all.
 #pragma once
+#include <functional>
 #include <memory>
 
 #include "lang/engine.h"
+#include "vm/stack_chunk.h"
 
 namespace descent {
 
 // Engine::name() is "stack". superinstructions: run the fuse_superinstructions pass on the
 // compiled code (the default; off runs the compiler's plain code, e.g. to compare traces).
 std::unique_ptr<Engine> make_stack_vm(bool superinstructions = true);
+
+// The same VM with `pass` run on every compiled chunk instead of fuse_superinstructions (the
+// peephole lab runs a student's rule this way, through stack::apply_peephole_rule).
+std::unique_ptr<Engine> make_stack_vm_with_pass(std::function<void(stack::Chunk&)> pass);
 
 }  // namespace descent

@@ -232,14 +232,17 @@ TEST_CASE("reg: allocator invariants on every golden program and many generated 
   }
 }
 
-TEST_CASE("reg: with 3 registers, spills and reloads appear and the program stays correct") {
-  const std::string text =
+// Five parameters and a loop: with a small file, values spill.
+const char* const kMany =
       "fn many(a: int, b: int, c: int, d: int, e: int) -> int {\n"
       "  s = 0\n"
       "  for i in 0..10 { s += a * i + b * c - d % e + i }\n"
       "  return s + a + b + c + d + e\n"
       "}\n"
       "print(many(1, 2, 3, 4, 5))\n";
+
+TEST_CASE("reg: with 3 registers, spills and reloads appear and the program stays correct") {
+  const std::string text = kMany;
   agree_with_walker(text, "many");
   auto units16 = units_of(text, 16);
   auto units3 = units_of(text, 3);
@@ -266,6 +269,52 @@ TEST_CASE("reg: with 3 registers, spills and reloads appear and the program stay
   CHECK(traced.submit(text, {}, true).output == "125\n");
   CHECK(traced.trace.find("  reload      r") != std::string::npos);
   CHECK(traced.trace.find(" s0=") != std::string::npos);
+}
+
+TEST_CASE("reg: allocate_registers with an assigner of its own (labs/linear_scan's hook)") {
+  const std::string text = kMany;
+  RegRunner r(make_reg_vm(4));
+  auto prog = r.compile(text);
+  REQUIRE(prog);
+  Diagnostic err;
+  auto virt = compile_reg_function(*r.module.functions[static_cast<size_t>(r.module.find_function("many"))].decl,
+                                   r.module, &err);
+  REQUIRE(virt);
+  auto spilled = [](const std::vector<LiveInterval>& iv) {
+    return std::count_if(iv.begin(), iv.end(), [](const LiveInterval& x) { return x.spilled(); });
+  };
+  // The project's scan, passed explicitly, is what allocate_registers does by default.
+  RegFunction a = *virt, b = *virt;
+  auto own = allocate_registers(a, 4);
+  allocate_registers(b, 4, linear_scan_assign);
+  CHECK(disassemble(a, nullptr) == disassemble(b, nullptr));
+  CHECK(spilled(own) > 0);
+  CHECK(spilled(own) < static_cast<long>(own.size()));
+  // An assigner that spills everything is called with the whole file, then two fewer.
+  std::vector<int> files;
+  RegFunction c = *virt;
+  auto all = allocate_registers(c, 4, [&files](std::vector<LiveInterval>& iv, int k) {
+    files.push_back(k);
+    for (auto& x : iv) CHECK(x.reg == -1);
+  });
+  CHECK(files == std::vector<int>{4, 2});
+  CHECK(spilled(all) == static_cast<long>(all.size()));
+  for (const auto& x : all) CHECK(x.slot >= 0);
+  // A register outside the file is taken as a spill, so the code stays well-formed.
+  RegFunction d = *virt;
+  auto wild = allocate_registers(d, 4, [](std::vector<LiveInterval>& iv, int k) {
+    for (auto& x : iv) x.reg = k + 5;
+  });
+  CHECK(spilled(wild) == static_cast<long>(wild.size()));
+  // The engine allocates every body with it: everything reloaded, the same output.
+  RegRunner reloading(make_reg_vm(4, [](std::vector<LiveInterval>& iv, int) {
+    for (auto& x : iv) x.reg = -1;
+  }));
+  RegRunner::Result got = reloading.submit(text, {}, true);
+  CHECK(got.output == "125\n");
+  RegRunner plain(make_reg_vm(4));
+  CHECK(got.steps > plain.submit(text).steps);
+  CHECK(reloading.trace.find("  reload      r") != std::string::npos);
 }
 
 TEST_CASE("reg: parameters assigned before they are read do not clobber live ones") {

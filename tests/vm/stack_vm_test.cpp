@@ -196,6 +196,41 @@ TEST_CASE(
         std::string::npos);
 }
 
+TEST_CASE("stack: apply_peephole_rule runs a rule of its own; make_stack_vm_with_pass runs it") {
+  Module m;
+  // CONST k; ADD_INT -> ADD_CONST_INT k, with or without the jump-target check.
+  auto rule = [](bool careful) {
+    return [careful](stack::Chunk&, const std::vector<stack::Instruction>& code, size_t i,
+                     stack::Rewrite& r) {
+      if (i + 2 > code.size() || code[i].op != stack::Op::CONST || code[i + 1].op != stack::Op::ADD_INT)
+        return false;
+      if (careful && code[i + 1].is_target) return false;
+      stack::Instruction f = code[i];
+      f.op = stack::Op::ADD_CONST_INT;
+      r.out = {f};
+      r.used = 2;
+      return true;
+    };
+  };
+  stack::Chunk c = hand_chunk(0);
+  CHECK(stack::apply_peephole_rule(c, rule(true)) == 1);
+  std::string fused = stack::disassemble(c, m);
+  CHECK(fused.find("ADD_CONST_INT") != std::string::npos);
+  CHECK(fused.find("JUMP                       -> 0000") != std::string::npos);  // re-linked
+  // The pass marks the targets and leaves the check to the rule.
+  stack::Chunk d = hand_chunk(10);  // lands on ADD_INT
+  CHECK(stack::apply_peephole_rule(d, rule(true)) == 0);
+  stack::Chunk e = hand_chunk(10);
+  CHECK(stack::apply_peephole_rule(e, rule(false)) == 1);
+  // On the VM: the same output as the walker, fewer instructions than the plain code.
+  const std::string text = "x = 0\nwhile x < 10 { x = x + 3 }\nprint(x + 1)\n";
+  Runner mine(make_stack_vm_with_pass([&rule](stack::Chunk& ch) { stack::apply_peephole_rule(ch, rule(true)); }));
+  Runner::Result got = mine.submit(text);
+  CHECK(got.output == "13\n");
+  CHECK(got.steps < stack_runner(false).submit(text).steps);
+  CHECK(got.steps > stack_runner(true).submit(text).steps);  // one rule of seven
+}
+
 TEST_CASE("stack: the trace shows each instruction and the operand stack after it") {
   Runner s = stack_runner();
   RunOptions opts;
