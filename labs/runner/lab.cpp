@@ -19,6 +19,9 @@
 #include <thread>
 
 #include "bench/internal.h"
+#include "bench/roofline.h"
+#include "tensor/launch.h"
+#include "tensor/tir.h"
 #include "lang/text.h"
 #include "lang/token.h"
 #include "lang/tree.h"
@@ -427,6 +430,55 @@ bool check_schedule_runs(Context& c, const Check& check, std::string* why) {
       *why = fmt::format("on {}: {}", device, run.error);
       return false;
     }
+  }
+  return true;
+}
+
+// Speed, as a ratio measured in this run: the student's schedule against the unscheduled
+// nest on the cpu device (medians of `repeats` runs), at least `min_speedup` times faster,
+// and (when `min_share` is given) at least that share of this machine's f32 FMA peak,
+// measured just before. The results must equal the reference interpreter's first. With
+// DESCENT_LABS_EQUALITY_ONLY set (CI: a shared machine's timings prove nothing) only the
+// equality is checked.
+bool check_speed(Context& c, const Check& check, std::string* why) {
+  std::string name, schedule;
+  if (!student_file(c, check, &name, &schedule, why)) return false;
+  Session base, mine;
+  if (!scheduled_kernel(c.lab, base, "", "the unscheduled kernel", why)) return false;
+  if (!scheduled_kernel(c.lab, mine, schedule, name, why)) return false;
+  Session::KernelRun checked = mine.run_kernel("cpu", true, 7);
+  if (!checked.ok) {
+    *why = "on cpu: " + checked.error;
+    return false;
+  }
+  const char* equality_only = std::getenv("DESCENT_LABS_EQUALITY_ONLY");
+  if (equality_only && *equality_only) return true;
+  int repeats = check.spec.value("repeats", 20);
+  double peak = bench::measure_fma_peak_gflops(0);
+  Session::KernelRun before = base.run_kernel("cpu", false, 7, repeats);
+  Session::KernelRun after = mine.run_kernel("cpu", false, 7, repeats);
+  if (!before.ok || !after.ok || after.seconds <= 0) {
+    *why = "the kernel could not be timed: " + (before.ok ? after.error : before.error);
+    return false;
+  }
+  std::map<std::string, int64_t> dims;
+  const nlohmann::json dim_spec = c.lab.spec.value("dims", nlohmann::json::object());
+  for (const auto& [k, v] : dim_spec.items()) dims[k] = v.get<int64_t>();
+  tir::PrimFunc f;
+  double flops = 0;
+  if (mine.lower_kernel(c.lab.spec.value("kernel", ""), dims, schedule, &f, why))
+    flops = tensor::kernel_cost(f).flops;
+  double speedup = before.seconds / after.seconds;
+  double gflops = flops / after.seconds / 1e9, share = gflops / peak;
+  double min_speedup = check.spec.value("min_speedup", 1.0), min_share = check.spec.value("min_share", 0.0);
+  std::string measured = fmt::format(
+      "{:.3f} ms against {:.3f} ms unscheduled ({:.1f}x); {:.1f} GFLOP/s, {:.0f}% of the "
+      "{:.0f} GFLOP/s FMA peak measured just now", after.seconds * 1e3, before.seconds * 1e3,
+      speedup, gflops, share * 100, peak);
+  if (speedup < min_speedup || share < min_share) {
+    *why = fmt::format("{}; the lab asks for {:g}x{}", measured, min_speedup,
+                       min_share > 0 ? fmt::format(" and {:.0f}% of the peak", min_share * 100) : "");
+    return false;
   }
   return true;
 }
@@ -949,7 +1001,7 @@ const std::map<std::string, CheckFn>& check_table() {
       {"nest_equals", check_nest_equals}, {"source_lacks", check_source_lacks},
       {"answer", check_answer},           {"output_close", check_output_close},
       {"cpp", check_cpp},                 {"max_kernels", check_max_kernels},
-      {"aot_output", check_aot_output}};
+      {"aot_output", check_aot_output},   {"speed", check_speed}};
   return t;
 }
 
