@@ -141,7 +141,8 @@ constexpr size_t kInitialStack = 256 * 1024;  // values: 10,000 frames of 25 slo
 
 class StackVM final : public Engine {
  public:
-  explicit StackVM(bool fuse) : fuse_(fuse), frames_(kMaxCallDepth + 1) {
+  StackVM(bool fuse, stack::CompileHooks hooks)
+      : fuse_(fuse), hooks_(std::move(hooks)), frames_(kMaxCallDepth + 1) {
     enlarge(0, kInitialStack);
   }
 
@@ -152,7 +153,7 @@ class StackVM final : public Engine {
                 const RunOptions& options) override {
     globals.resize(module.globals.size());
     refresh_functions(module);
-    Chunk script = stack::compile_script(program, module, options.echo);
+    Chunk script = stack::compile_script(program, module, options.echo, &hooks_);
     if (fuse_) stack::fuse_superinstructions(script);
     if (options.trace || options.trace_steps)
       return execute<true>(script, module, globals, options);
@@ -171,7 +172,7 @@ class StackVM final : public Engine {
       Cached& c = cache_[i];
       if (!info.decl) continue;
       if (!c.chunk || c.decl != info.decl || c.version != info.version) {
-        c.chunk = std::make_unique<Chunk>(stack::compile_function(*info.decl, m));
+        c.chunk = std::make_unique<Chunk>(stack::compile_function(*info.decl, m, &hooks_));
         if (fuse_) stack::fuse_superinstructions(*c.chunk);
         c.decl = info.decl;
         c.version = info.version;
@@ -226,6 +227,7 @@ class StackVM final : public Engine {
     std::unique_ptr<Chunk> chunk;
   };
   bool fuse_;                             // run fuse_superinstructions on compiled code
+  stack::CompileHooks hooks_;             // the compiler's (none: its own code)
   std::vector<Cached> cache_;             // by function index
   std::vector<const Chunk*> fn_table_;    // what CALL f runs
   std::unique_ptr<Value[]> stack_, retired_;
@@ -635,8 +637,8 @@ on_error: {
 
 }  // namespace
 
-std::unique_ptr<Engine> make_stack_vm(bool superinstructions) {
-  return std::make_unique<StackVM>(superinstructions);
+std::unique_ptr<Engine> make_stack_vm(bool superinstructions, stack::CompileHooks hooks) {
+  return std::make_unique<StackVM>(superinstructions, std::move(hooks));
 }
 
 }  // namespace descent
