@@ -275,10 +275,8 @@ class Compiler {
         }
         break;
       case StmtKind::For: for_stmt(s); break;
-      case StmtKind::Break: loops_.back().breaks.push_back(emit_jump(Op::JUMP, s.loc)); break;
-      case StmtKind::Continue:
-        loops_.back().continues.push_back(emit_jump(Op::JUMP, s.loc));
-        break;
+      case StmtKind::Break: loop().breaks.push_back(emit_jump(Op::JUMP, s.loc)); break;
+      case StmtKind::Continue: loop().continues.push_back(emit_jump(Op::JUMP, s.loc)); break;
       case StmtKind::Return:
         if (s.expr) {
           expr(*s.expr);
@@ -292,6 +290,14 @@ class Compiler {
       case StmtKind::FnDecl: break;  // compiled on its own
       case StmtKind::KernelDecl: break;  // kernels run when called
     }
+  }
+
+  // The innermost loop. Sema puts every break and continue inside one; only a control-flow
+  // hook that forgot begin_loop gets here without one, and then gets a jump nobody patches
+  // rather than undefined behaviour.
+  LoopJumps& loop() {
+    if (loops_.empty()) loops_.emplace_back();
+    return loops_.back();
   }
 
   void store(Storage st, int32_t slot, SourceLoc loc) {
@@ -553,6 +559,7 @@ class Compiler {
     }
     void begin_loop() override { c_.loops_.emplace_back(); }
     LoopJumps end_loop() override {
+      if (c_.loops_.empty()) return {};  // no begin_loop: nothing to hand back
       LoopJumps j = std::move(c_.loops_.back());
       c_.loops_.pop_back();
       return j;
