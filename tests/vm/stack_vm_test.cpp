@@ -587,3 +587,24 @@ TEST_CASE("stack: a control-flow hook compiles if and while through the Emitter"
   CHECK(loops == 2);
   CHECK(hooked.code != plain.code);  // the compiler's own code fuses conditions into jumps
 }
+
+TEST_CASE("stack: a control-flow hook that forgets begin_loop gets unpatched jumps, not a crash") {
+  // Sema puts every break inside a loop; only a hook can compile one outside begin_loop.
+  stack::CompileHooks hooks;
+  size_t handed_back = 99;
+  hooks.control_flow = [&handed_back](const Stmt& s, stack::Emitter& e) {
+    if (s.kind == StmtKind::While) {
+      e.block(s.body);  // no begin_loop: the break has no loop to belong to
+      handed_back = e.end_loop().breaks.size() + e.end_loop().breaks.size();
+    }
+  };
+  auto src = std::make_shared<SourceFile>("test.ds", "i = 0\nwhile i < 3 { i += 1; break }\n");
+  std::vector<Diagnostic> diags;
+  Program prog = parse(src, diags);
+  Module m;
+  GlobalStore g;
+  REQUIRE(check(prog, m, g.defined, diags));
+  stack::Chunk c = stack::compile_script(prog, m, false, &hooks);
+  CHECK(handed_back == 1);  // the break's JUMP, once; the second end_loop has nothing
+  CHECK(c.op_at(c.code.size() - 1) == stack::Op::HALT);
+}
