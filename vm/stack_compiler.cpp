@@ -1,6 +1,7 @@
 #include "vm/stack_compiler.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <utility>
@@ -74,7 +75,8 @@ Op arith_op(BinaryOp op, Type t) {
 
 class Compiler {
  public:
-  Compiler(const Module& module, Chunk& chunk) : m_(module), c_(chunk) {}
+  Compiler(const Module& module, Chunk& chunk, const CompileHooks* hooks)
+      : m_(module), c_(chunk), hooks_(hooks && hooks->control_flow ? hooks : nullptr) {}
 
   void script(const Program& program, bool echo) {
     c_.name = "<script>";
@@ -261,13 +263,20 @@ class Compiler {
         if (s.expr->type != Type::Void) emit(Op::POP, s.loc);
         break;
       case StmtKind::Assign: assign(s); break;
-      case StmtKind::If: if_stmt(s); break;
-      case StmtKind::While: while_stmt(s); break;
-      case StmtKind::For: for_stmt(s); break;
-      case StmtKind::Break: loops_.back().breaks.push_back(emit_jump(Op::JUMP, s.loc)); break;
-      case StmtKind::Continue:
-        loops_.back().continues.push_back(emit_jump(Op::JUMP, s.loc));
+      case StmtKind::If:
+      case StmtKind::While:
+        if (hooks_) {
+          Hooked e(*this);
+          hooks_->control_flow(s, e);
+        } else if (s.kind == StmtKind::If) {
+          if_stmt(s);
+        } else {
+          while_stmt(s);
+        }
         break;
+      case StmtKind::For: for_stmt(s); break;
+      case StmtKind::Break: loop().breaks.push_back(emit_jump(Op::JUMP, s.loc)); break;
+      case StmtKind::Continue: loop().continues.push_back(emit_jump(Op::JUMP, s.loc)); break;
       case StmtKind::Return:
         if (s.expr) {
           expr(*s.expr);
@@ -281,6 +290,14 @@ class Compiler {
       case StmtKind::FnDecl: break;  // compiled on its own
       case StmtKind::KernelDecl: break;  // kernels run when called
     }
+  }
+
+  // The innermost loop. Sema puts every break and continue inside one; only a control-flow
+  // hook that forgot begin_loop gets here without one, and then gets a jump nobody patches
+  // rather than undefined behaviour.
+  LoopJumps& loop() {
+    if (loops_.empty()) loops_.emplace_back();
+    return loops_.back();
   }
 
   void store(Storage st, int32_t slot, SourceLoc loc) {
@@ -522,12 +539,39 @@ class Compiler {
     }
   }
 
-  struct Loop {
-    std::vector<size_t> breaks, continues;
+  using Loop = LoopJumps;
+
+  // The Emitter a control-flow hook writes through: the compiler's own emitting, a few
+  // calls wide.
+  class Hooked final : public Emitter {
+   public:
+    explicit Hooked(Compiler& c) : c_(c) {}
+    size_t here() const override { return c_.here(); }
+    void expr(const Expr& e) override { c_.expr(e); }
+    void block(const Block& b) override { c_.block(b); }
+    size_t emit_jump(Op op, SourceLoc loc) override {
+      if (op_format(op) != Format::J) return SIZE_MAX;
+      return c_.emit_jump(op, loc);
+    }
+    void patch_jump(size_t at) override { c_.patch(at); }
+    void emit_loop(size_t target, SourceLoc loc) override {
+      c_.set_jump(c_.emit_jump(Op::LOOP, loc), target);
+    }
+    void begin_loop() override { c_.loops_.emplace_back(); }
+    LoopJumps end_loop() override {
+      if (c_.loops_.empty()) return {};  // no begin_loop: nothing to hand back
+      LoopJumps j = std::move(c_.loops_.back());
+      c_.loops_.pop_back();
+      return j;
+    }
+
+   private:
+    Compiler& c_;
   };
 
   const Module& m_;
   Chunk& c_;
+  const CompileHooks* hooks_;  // null: if and while are the compiler's own
   std::vector<Loop> loops_;
   std::map<std::pair<int, int64_t>, uint32_t> const_index_;
   const FnDecl* fn_ = nullptr;  // the function being compiled (null: the script)
@@ -537,24 +581,26 @@ class Compiler {
 
 }  // namespace
 
-Chunk compile_script(const Program& program, const Module& module, bool echo) {
+Chunk compile_script(const Program& program, const Module& module, bool echo,
+                     const CompileHooks* hooks) {
   Chunk c;
-  Compiler(module, c).script(program, echo);
+  Compiler(module, c, hooks).script(program, echo);
   return c;
 }
 
-Chunk compile_function(const FnDecl& fn, const Module& module) {
+Chunk compile_function(const FnDecl& fn, const Module& module, const CompileHooks* hooks) {
   Chunk c;
-  Compiler(module, c).function(fn);
+  Compiler(module, c, hooks).function(fn);
   return c;
 }
 
-StackProgram compile_stack(const Program& program, const Module& module, bool echo) {
+StackProgram compile_stack(const Program& program, const Module& module, bool echo,
+                           const CompileHooks* hooks) {
   StackProgram p;
-  p.script = compile_script(program, module, echo);
+  p.script = compile_script(program, module, echo, hooks);
   for (const auto& s : program.body)
     if (s->kind == StmtKind::FnDecl && s->fn)
-      p.functions.push_back(compile_function(*s->fn, module));
+      p.functions.push_back(compile_function(*s->fn, module, hooks));
   return p;
 }
 

@@ -141,8 +141,8 @@ constexpr size_t kInitialStack = 256 * 1024;  // values: 10,000 frames of 25 slo
 
 class StackVM final : public Engine {
  public:
-  explicit StackVM(std::function<void(Chunk&)> pass)
-      : pass_(std::move(pass)), frames_(kMaxCallDepth + 1) {
+  StackVM(std::function<void(Chunk&)> pass, stack::CompileHooks hooks)
+      : pass_(std::move(pass)), hooks_(std::move(hooks)), frames_(kMaxCallDepth + 1) {
     enlarge(0, kInitialStack);
   }
 
@@ -153,7 +153,7 @@ class StackVM final : public Engine {
                 const RunOptions& options) override {
     globals.resize(module.globals.size());
     refresh_functions(module);
-    Chunk script = stack::compile_script(program, module, options.echo);
+    Chunk script = stack::compile_script(program, module, options.echo, &hooks_);
     if (pass_) pass_(script);
     if (options.trace || options.trace_steps)
       return execute<true>(script, module, globals, options);
@@ -172,7 +172,7 @@ class StackVM final : public Engine {
       Cached& c = cache_[i];
       if (!info.decl) continue;
       if (!c.chunk || c.decl != info.decl || c.version != info.version) {
-        c.chunk = std::make_unique<Chunk>(stack::compile_function(*info.decl, m));
+        c.chunk = std::make_unique<Chunk>(stack::compile_function(*info.decl, m, &hooks_));
         if (pass_) pass_(*c.chunk);
         c.decl = info.decl;
         c.version = info.version;
@@ -227,6 +227,7 @@ class StackVM final : public Engine {
     std::unique_ptr<Chunk> chunk;
   };
   std::function<void(Chunk&)> pass_;      // run on compiled code (null: none)
+  stack::CompileHooks hooks_;             // the compiler's (none: its own code)
   std::vector<Cached> cache_;             // by function index
   std::vector<const Chunk*> fn_table_;    // what CALL f runs
   std::unique_ptr<Value[]> stack_, retired_;
@@ -636,13 +637,14 @@ on_error: {
 
 }  // namespace
 
-std::unique_ptr<Engine> make_stack_vm(bool superinstructions) {
-  if (!superinstructions) return std::make_unique<StackVM>(nullptr);
-  return std::make_unique<StackVM>([](Chunk& c) { stack::fuse_superinstructions(c); });
+std::unique_ptr<Engine> make_stack_vm(bool superinstructions, stack::CompileHooks hooks) {
+  if (!superinstructions) return std::make_unique<StackVM>(nullptr, std::move(hooks));
+  return std::make_unique<StackVM>([](Chunk& c) { stack::fuse_superinstructions(c); },
+                                   std::move(hooks));
 }
 
 std::unique_ptr<Engine> make_stack_vm_with_pass(std::function<void(stack::Chunk&)> pass) {
-  return std::make_unique<StackVM>(std::move(pass));
+  return std::make_unique<StackVM>(std::move(pass), stack::CompileHooks{});
 }
 
 }  // namespace descent

@@ -13,12 +13,16 @@
 
 #include "lang/engine.h"
 #include "vm/stack_chunk.h"
+#include "vm/stack_compiler.h"
 
 namespace descent {
 
 // Engine::name() is "stack". superinstructions: run the fuse_superinstructions pass on the
 // compiled code (the default; off runs the compiler's plain code, e.g. to compare traces).
-std::unique_ptr<Engine> make_stack_vm(bool superinstructions = true);
+// hooks: handed to the compiler for every chunk (stack_compiler.h; the lab stack_if_while
+// compiles if and while through them); none by default.
+std::unique_ptr<Engine> make_stack_vm(bool superinstructions = true,
+                                      stack::CompileHooks hooks = {});
 
 // The same VM with `pass` run on every compiled chunk instead of fuse_superinstructions (the
 // peephole lab runs a student's rule this way, through stack::apply_peephole_rule).

@@ -553,3 +553,93 @@ TEST_CASE("stack: docs/stack_vm.md lists every opcode") {
     CHECK(doc.find("`" + name + "`") != std::string::npos);
   }
 }
+
+TEST_CASE("stack: a control-flow hook compiles if and while through the Emitter") {
+  // The clox way, through the hook: a condition's value and JUMP_IF_FALSE, forward jumps
+  // patched, one LOOP back-edge per while.
+  int calls = 0;
+  stack::CompileHooks hooks;
+  hooks.control_flow = [&calls](const Stmt& s, stack::Emitter& e) {
+    ++calls;
+    CHECK(e.emit_jump(stack::Op::ADD_INT, s.loc) == SIZE_MAX);  // not a jump: nothing emitted
+    size_t start = e.here();
+    e.expr(*s.expr);
+    size_t exit = e.emit_jump(stack::Op::JUMP_IF_FALSE, s.loc);
+    if (s.kind == StmtKind::While) {
+      e.begin_loop();
+      e.block(s.body);
+      stack::LoopJumps j = e.end_loop();
+      for (size_t c : j.continues) e.patch_jump(c);
+      e.emit_loop(start, s.loc);
+      e.patch_jump(exit);
+      for (size_t b : j.breaks) e.patch_jump(b);
+      return;
+    }
+    e.block(s.body);
+    size_t end = e.emit_jump(stack::Op::JUMP, s.loc);
+    e.patch_jump(exit);
+    e.block(s.else_body);
+    e.patch_jump(end);
+  };
+  std::string text =
+      "fn classify(n: int) -> int {\n"
+      "  if n < 0 { return -1 } else if n == 0 { return 0 } else { return 1 }\n"
+      "}\n"
+      "i = 0\n"
+      "s = 0\n"
+      "while i < 20 {\n"
+      "  i += 1\n"
+      "  if i % 2 == 0 { continue }\n"
+      "  j = 0\n"
+      "  while true { j += 1; if j > i { break } }\n"
+      "  if i > 15 { break }\n"
+      "  s += j\n"
+      "}\n"
+      "print(s, i, classify(-4), classify(0), classify(9))\n";
+  for (bool fused : {false, true}) {
+    calls = 0;
+    Runner hooked(make_stack_vm(fused, hooks)), w = walker_runner();
+    auto a = hooked.submit(text), b = w.submit(text);
+    CHECK(a.output == "72 17 -1 0 1\n");
+    CHECK(a.output == b.output);
+    CHECK(a.error == b.error);
+    CHECK(calls == 7);  // every if (the else-if one too) and while, each compiled once
+  }
+  // The dump through the hook has exactly one LOOP per while; unhooked code is unchanged.
+  auto src = std::make_shared<SourceFile>("test.ds", text);
+  std::vector<Diagnostic> diags;
+  auto prog = std::make_shared<Program>(parse(src, diags));
+  Module m;
+  GlobalStore g;
+  REQUIRE(check(*prog, m, g.defined, diags));
+  stack::Chunk plain = stack::compile_script(*prog, m, false);
+  stack::Chunk hooked = stack::compile_script(*prog, m, false, &hooks);
+  stack::CompileHooks none;
+  CHECK(stack::compile_script(*prog, m, false, &none).code == plain.code);
+  int loops = 0;
+  for (size_t at = 0; at < hooked.code.size(); at += stack::instruction_length(hooked.op_at(at)))
+    loops += hooked.op_at(at) == stack::Op::LOOP;
+  CHECK(loops == 2);
+  CHECK(hooked.code != plain.code);  // the compiler's own code fuses conditions into jumps
+}
+
+TEST_CASE("stack: a control-flow hook that forgets begin_loop gets unpatched jumps, not a crash") {
+  // Sema puts every break inside a loop; only a hook can compile one outside begin_loop.
+  stack::CompileHooks hooks;
+  size_t handed_back = 99;
+  hooks.control_flow = [&handed_back](const Stmt& s, stack::Emitter& e) {
+    if (s.kind == StmtKind::While) {
+      e.block(s.body);  // no begin_loop: the break has no loop to belong to
+      handed_back = e.end_loop().breaks.size() + e.end_loop().breaks.size();
+    }
+  };
+  auto src = std::make_shared<SourceFile>("test.ds", "i = 0\nwhile i < 3 { i += 1; break }\n");
+  std::vector<Diagnostic> diags;
+  Program prog = parse(src, diags);
+  Module m;
+  GlobalStore g;
+  REQUIRE(check(prog, m, g.defined, diags));
+  stack::Chunk c = stack::compile_script(prog, m, false, &hooks);
+  CHECK(handed_back == 1);  // the break's JUMP, once; the second end_loop has nothing
+  CHECK(c.op_at(c.code.size() - 1) == stack::Op::HALT);
+}
