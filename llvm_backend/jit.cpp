@@ -78,6 +78,7 @@ class Jit final : public JitEngine {
   bool runs_tensors() const override { return true; }
   void set_opt_level(int level) override { level_ = std::clamp(level, 0, 3); }
   int opt_level() const override { return level_; }
+  void set_ir_transform(IRTransform transform) override { transform_ = std::move(transform); }
   Stats last_stats() const override { return stats_; }
 
   RunResult run(const Program& program, const Module& module, GlobalStore& globals,
@@ -309,6 +310,13 @@ class Jit final : public JitEngine {
     if (!ir) return nullptr;
     ir.module->setDataLayout(jit_->getDataLayout());
     ir.module->setTargetTriple(jit_->getTargetTriple().str());
+    if (transform_) {
+      std::string why = transform_(*ir.module);
+      if (!why.empty()) {
+        *error = why;
+        return nullptr;
+      }
+    }
     optimize(*ir.module, level_, false, machines_->get(level_));
     llvm::orc::ThreadSafeModule tsm(std::move(ir.module), std::move(ir.context));
     if (auto e = jit_->addIRModule(std::move(tsm))) {
@@ -335,6 +343,7 @@ class Jit final : public JitEngine {
   }
 
   int level_;
+  IRTransform transform_;
   Stats stats_;
   Runtime runtime_;
   std::unique_ptr<Machines> machines_;

@@ -17,17 +17,31 @@
 // back-edges and calls, which call the runtime only while it watches). JIT code runs on a
 // thread with a 512 MB stack; the thread that called run() watches the interrupt flag.
 #pragma once
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "lang/engine.h"
 
+namespace llvm {
+class Module;
+}  // namespace llvm
+
 namespace descent::llvmbe {
+
+// A change to each unit's IR after codegen and before the -O pipeline: the extension point
+// through which a lab runs a student's pass on the code the JIT then runs (at -O0 nothing
+// else touches it). It returns "" to go on, or why the unit must not run (the verifier's
+// message on a module it broke): that run fails with "jit: " and the reason.
+using IRTransform = std::function<std::string(llvm::Module&)>;
 
 class JitEngine : public Engine {
  public:
   // -O level (0..3) of code compiled from now on: the IR pipeline and the code generator.
   virtual void set_opt_level(int level) = 0;
   virtual int opt_level() const = 0;
+  // Runs on every unit compiled from now on; null (the default) runs nothing.
+  virtual void set_ir_transform(IRTransform transform) = 0;
 
   struct Stats {
     double compile_seconds = 0;  // codegen + IR passes + machine code, for the last run()

@@ -9,6 +9,11 @@
 #include <chrono>
 #include <thread>
 
+#include <llvm/ADT/STLExtras.h>
+#include <llvm/IR/InstrTypes.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/Module.h>
+
 #include "lang/parser.h"
 #include "lang/sema.h"
 #include "lang/walker.h"
@@ -295,6 +300,35 @@ TEST_CASE("jit: corner cases agree with the walker at -O0 and -O2") {
     agree("x = 9223372036854775807\nprint(x + 1, x * 2, -x - 2, abs(-x - 1))\n", level);
     agree("fn b(p: bool) -> bool { return !p }\nt = b(false)\nprint(t, b(t), t == b(t))\n", level);
   }
+}
+
+TEST_CASE("jit: an IR transform changes the code that runs; its reason stops the run") {
+  auto jit = llvmbe::make_jit_engine(0);
+  llvmbe::JitEngine* engine = jit.get();
+  int units = 0;
+  // Every add becomes a sub: 5 + 3 printing 2 shows that the transformed IR is what ran.
+  engine->set_ir_transform([&units](llvm::Module& m) {
+    ++units;
+    for (auto& f : m)
+      for (auto& bb : f)
+        for (auto& i : llvm::make_early_inc_range(bb))
+          if (auto* add = llvm::dyn_cast<llvm::BinaryOperator>(&i);
+              add && add->getOpcode() == llvm::Instruction::Add) {
+            auto* sub = llvm::BinaryOperator::CreateSub(add->getOperand(0), add->getOperand(1), "", add);
+            add->replaceAllUsesWith(sub);
+            add->eraseFromParent();
+          }
+    return std::string();
+  });
+  Runner r(std::move(jit));
+  CHECK(r.submit("x = 5\nprint(x + 3)\n").output == "2\n");
+  CHECK(units == 1);
+  engine->set_ir_transform([](llvm::Module&) { return std::string("the verifier says no"); });
+  auto failed = r.submit("print(x)\n");
+  CHECK(failed.output == "");
+  CHECK(failed.error.find("jit: the verifier says no") != std::string::npos);
+  engine->set_ir_transform(nullptr);
+  CHECK(r.submit("print(x + 3)\n").output == "8\n");
 }
 
 TEST_CASE("jit: a function too big for 10,000 frames on the stack fails cleanly, not by crashing") {
