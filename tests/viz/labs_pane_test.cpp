@@ -33,7 +33,7 @@ TEST_CASE("labs pane: select, start, check, hint; the picture and the caption fo
   auto app = make_app("sample.ds");
   Image list = show(*app, "labs");
   Pane* labs = app->pane("labs");
-  CHECK(labs->caption() == "lab stack_budget: not started");
+  CHECK(labs->caption() == "lab read_syntax: not started");
   act(*app, "labs select no_spill");
   CHECK(labs->caption() == "lab no_spill: not started");
   Image chosen = app->capture();
