@@ -1,6 +1,7 @@
-// Shared by the harnesses of the C++ labs against the VMs (linear_scan, peephole): the lab's
-// programs and seeded random ones, compiled once and run on any engine, each run's output
-// with its runtime error as one string to compare with the AST walker's. Not a lab (no
+// Shared by the harnesses of the C++ labs (fold_ints, stack_ops, stack_if_while, peephole,
+// linear_scan): the lab's programs and seeded random ones, compiled once and run on any
+// engine, each run's output with its runtime error as one string to compare with the AST
+// walker's, and the harness's one line of answer ("PASS" or "FAIL: why"). Not a lab (no
 // lab.json): `descent lab` skips this folder.
 #pragma once
 #include <algorithm>
@@ -26,7 +27,8 @@ namespace lab {
 struct Source {
   std::string name;  // "poly.ds", or "random program 7"
   std::string text;
-  bool random = false;
+  bool random = false;    // not one of the lab's files: a message shows its text
+  std::string generator;  // a generated one: how to make it again, "ProgramGenerator(7) with ..."
 };
 
 // A program parsed and checked; ok is false (and error set) for a compile error.
@@ -80,35 +82,74 @@ inline std::string read_file(const std::filesystem::path& p) {
   return s.str();
 }
 
-// The lab's programs (*.ds in dir, by name), then `random` generated ones (seeds 1..random;
-// no 10,000-frame recursion, to keep a check quick).
-inline std::vector<Source> corpus(const std::filesystem::path& dir, int random) {
+// The lab's programs: the *.ds files in dir whose names start with `prefix`, by name.
+inline std::vector<Source> lab_programs(const std::filesystem::path& dir, const std::string& prefix = "") {
   std::vector<Source> out;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.path().extension() == ".ds")
-      out.push_back({e.path().filename().string(), read_file(e.path()), false});
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    std::string name = e.path().filename().string();
+    if (e.path().extension() == ".ds" && name.rfind(prefix, 0) == 0) out.push_back({name, read_file(e.path())});
+  }
   std::sort(out.begin(), out.end(), [](const Source& a, const Source& b) { return a.name < b.name; });
+  return out;
+}
+
+// The random programs' options here: no 10,000-frame recursion (to keep a check quick); with
+// planted_errors false, no program built to end in a runtime error either (plain programs).
+inline descent::testing::GenOptions random_options(bool planted_errors = true) {
   descent::testing::GenOptions opts;
   opts.boundary_recursion_percent = 0;
-  for (int seed = 1; seed <= random; ++seed) {
+  if (!planted_errors) opts.error_percent = 0;
+  return opts;
+}
+
+// "ProgramGenerator(7)", then the options that differ from the generator's defaults.
+inline std::string generator_call(uint64_t seed, const descent::testing::GenOptions& o) {
+  const descent::testing::GenOptions d;
+  std::string with;
+  auto note = [&with](const char* field, int64_t value, int64_t usual) {
+    if (value != usual) with += std::string(with.empty() ? " with " : ", ") + field + " = " + std::to_string(value);
+  };
+  note("max_functions", o.max_functions, d.max_functions);
+  note("max_top_statements", o.max_top_statements, d.max_top_statements);
+  note("max_block_statements", o.max_block_statements, d.max_block_statements);
+  note("max_nesting", o.max_nesting, d.max_nesting);
+  note("min_budget", o.min_budget, d.min_budget);
+  note("max_budget", o.max_budget, d.max_budget);
+  note("error_percent", o.error_percent, d.error_percent);
+  note("boundary_recursion_percent", o.boundary_recursion_percent, d.boundary_recursion_percent);
+  return "ProgramGenerator(" + std::to_string(seed) + ")" + with;
+}
+
+// `count` programs of tests/diff's generator (seeds 1..count), valid by construction.
+inline std::vector<Source> random_programs(int count, const descent::testing::GenOptions& opts = random_options()) {
+  std::vector<Source> out;
+  for (int seed = 1; seed <= count; ++seed) {
     descent::testing::ProgramGenerator gen(static_cast<uint64_t>(seed), opts);
-    out.push_back({"random program " + std::to_string(seed), gen.source(), true});
+    out.push_back({"random program " + std::to_string(seed), gen.source(), true,
+                   generator_call(static_cast<uint64_t>(seed), opts)});
   }
   return out;
 }
 
-// A one-line excerpt of program output for a message.
-inline std::string shown(std::string s) {
-  for (auto& c : s)
-    if (c == '\n') c = '|';
-  return s.size() > 160 ? s.substr(0, 157) + "..." : s;
+// The lab's programs, then `random` generated ones.
+inline std::vector<Source> corpus(const std::filesystem::path& dir, int random,
+                                  const descent::testing::GenOptions& opts = random_options()) {
+  std::vector<Source> out = lab_programs(dir);
+  for (auto& s : random_programs(random, opts)) out.push_back(std::move(s));
+  return out;
 }
 
-// A program's name for a message; a random one says how to get its text back.
+// A one-line excerpt of program output for a message, at most `max` characters.
+inline std::string shown(std::string s, size_t max = 160) {
+  for (auto& c : s)
+    if (c == '\n') c = '|';
+  return s.size() > max ? s.substr(0, max - 3) + "..." : s;
+}
+
+// A program's name for a message; a generated one says how to get its text back.
 inline std::string described(const Source& s) {
-  if (!s.random) return s.name;
-  return s.name + " (tests/diff/program_gen.h: ProgramGenerator(" +
-         s.name.substr(s.name.rfind(' ') + 1) + ") with boundary_recursion_percent = 0)";
+  if (s.generator.empty()) return s.name;
+  return s.name + " (tests/diff/program_gen.h: " + s.generator + ")";
 }
 
 inline int fail(const std::string& why) {

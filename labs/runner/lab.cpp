@@ -2,6 +2,7 @@
 #include "labs/runner/lab.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -916,8 +917,76 @@ bool link_arguments(const std::vector<std::string>& names, std::vector<std::stri
   return true;
 }
 
-// The lab's harness.cpp and the student's file, compiled against the project's headers and
-// its lang/ library, the way the project itself is built.
+// Where compiled harnesses are kept between checks: $DESCENT_LABS_CACHE, else
+// $XDG_CACHE_HOME/descent-labs, else ~/.cache/descent-labs, else the temp folder.
+fs::path harness_cache_dir() {
+  if (const char* d = std::getenv("DESCENT_LABS_CACHE"); d && *d) return d;
+  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return fs::path(d) / "descent-labs";
+  if (const char* d = std::getenv("HOME"); d && *d) return fs::path(d) / ".cache" / "descent-labs";
+  return fs::temp_directory_path() / "descent-labs-cache";
+}
+
+// Runs the compiler; false with *error (the compiler's first lines) when it fails.
+bool compile_step(const std::vector<std::string>& argv, const std::string& what, std::string* error) {
+  bool timed_out = false;
+  bench::ProcResult r = run_child(argv, 300, &timed_out);
+  if (r.ok) return true;
+  *error = timed_out ? "the compiler ran for more than 300 s"
+                     : fmt::format("{} does not compile:\n{}", what, first_lines(r.err.empty() ? r.problem : r.err, 20));
+  while (!error->empty() && error->back() == '\n') error->pop_back();
+  return false;
+}
+
+// The lab's harness as an object file, compiled once and kept: it is most of the compile
+// time (LLVM's headers, the program generator), and it is the same for every student. The
+// key covers its text, the lab's headers, the flags, and the libraries it will be linked
+// with (their build times: a rebuilt project makes a new object). Written under a
+// temporary name and renamed, so two checkers at once never see half an object.
+bool harness_object(const Lab& lab, const std::vector<std::string>& flags,
+                    const std::vector<std::string>& libs, std::string* object, std::string* error) {
+  fs::path source = fs::path(lab.dir) / lab.spec.value("harness", "harness.cpp");
+  std::string key, text;
+  if (!read_file(source.string(), &text, error)) return false;
+  key += text;
+  std::error_code ec;
+  std::vector<fs::path> headers;
+  for (const auto& e : fs::directory_iterator(lab.dir, ec))
+    if (e.path().extension() == ".h") headers.push_back(e.path());
+  std::sort(headers.begin(), headers.end());
+  for (const auto& h : headers)
+    if (read_file(h.string(), &text, error)) key += text;
+  for (const auto& f : flags) key += "\n" + f;
+  for (const auto& l : libs) {
+    key += "\n" + l;
+    auto t = fs::last_write_time(l, ec);
+    if (!ec) key += std::to_string(t.time_since_epoch().count());
+  }
+  fs::path dir = harness_cache_dir();
+  fs::create_directories(dir, ec);
+  fs::path final_path = dir / fmt::format("{}-{:016x}.o", lab.name, std::hash<std::string>{}(key));
+  *object = final_path.string();
+  if (fs::exists(final_path, ec)) return true;
+  fs::path temp = final_path;
+  temp += fmt::format(".{}.tmp", ::getpid());
+  std::vector<std::string> argv = flags;
+  argv.insert(argv.end(), {"-c", source.string(), "-o", temp.string()});
+  if (!compile_step(argv, "the lab's " + source.filename().string(), error)) return false;
+  fs::rename(temp, final_path, ec);
+  if (ec) {
+    *error = fmt::format("cannot keep the compiled harness in {}: {}", dir.string(), ec.message());
+    return false;
+  }
+  // One object per lab is kept: the ones made before the harness or the project changed go.
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (e.path() != final_path && name.rfind(lab.name + "-", 0) == 0 && e.path().extension() == ".o")
+      fs::remove(e.path(), ec);
+  }
+  return true;
+}
+
+// The lab's harness and the student's file, compiled against the project's headers the way
+// the project itself is built, and linked with the libraries the lab names.
 bool build_cpp(Context& c) {
   if (c.cpp_tried) return c.cpp_error.empty();
   c.cpp_tried = true;
@@ -931,30 +1000,30 @@ bool build_cpp(Context& c) {
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   c.cpp_exe = (out_dir / "harness").string();
-  std::vector<std::string> argv = {DESCENT_LABS_CXX, "-std=c++20", "-O1", "-g",
-                                   "-I" + std::string(DESCENT_LABS_SOURCE_ROOT), "-I" + lab.dir};
-  std::string sanitize = DESCENT_LABS_SANITIZE;
-  if (!sanitize.empty()) argv.push_back("-fsanitize=" + sanitize);
   std::vector<std::string> libs;
   if (!link_arguments(lab.spec.value("libraries", std::vector<std::string>{"lang"}), &libs,
                       &c.cpp_error))
     return false;
-  bool llvm = std::find(libs.begin(), libs.end(), "-lLLVM-15") != libs.end();
-  if (llvm) argv.push_back("-isystem" + std::string(DESCENT_LABS_LLVM_INCLUDE));
-  argv.push_back((fs::path(lab.dir) / lab.spec.value("harness", "harness.cpp")).string());
-  argv.push_back((c.work / file).string());
+  std::vector<std::string> flags = {DESCENT_LABS_CXX, "-std=c++20", "-O1", "-g",
+                                    "-I" + std::string(DESCENT_LABS_SOURCE_ROOT), "-I" + lab.dir};
+  std::string sanitize = DESCENT_LABS_SANITIZE;
+  if (!sanitize.empty()) flags.push_back("-fsanitize=" + sanitize);
+  if (std::find(libs.begin(), libs.end(), "-lLLVM-15") != libs.end())
+    flags.push_back("-isystem" + std::string(DESCENT_LABS_LLVM_INCLUDE));
+  std::string harness;
+  if (!harness_object(lab, flags, libs, &harness, &c.cpp_error)) return false;
+  std::string student = (out_dir / "student.o").string();
+  std::vector<std::string> argv = flags;
+  argv.insert(argv.end(), {"-c", (c.work / file).string(), "-o", student});
+  if (!compile_step(argv, file, &c.cpp_error)) return false;
+  argv = {DESCENT_LABS_CXX};
+  if (!sanitize.empty()) argv.push_back("-fsanitize=" + sanitize);
+  argv.insert(argv.end(), {harness, student});
   argv.insert(argv.end(), libs.begin(), libs.end());
-  argv.push_back("-o");
-  argv.push_back(c.cpp_exe);
-  bool timed_out = false;
-  bench::ProcResult r = run_child(argv, 300, &timed_out);
-  if (!r.ok) {
-    c.cpp_error = timed_out ? "the compiler ran for more than 300 s"
-                            : fmt::format("{} does not compile:\n{}", file, first_lines(r.err, 20));
-    while (!c.cpp_error.empty() && c.cpp_error.back() == '\n') c.cpp_error.pop_back();
-    return false;
-  }
-  return true;
+  argv.insert(argv.end(), {"-o", c.cpp_exe});
+  // A link error is the student's too: a function declared in the lab's header and not
+  // defined, or defined twice.
+  return compile_step(argv, file + " (linking)", &c.cpp_error);
 }
 
 // What a signal that ended the harness says about the student's code.

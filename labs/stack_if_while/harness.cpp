@@ -13,20 +13,14 @@
 // The programs run on the real stack VM (make_stack_vm), with superinstructions (as
 // `descent run` runs them) and without (the compiler's plain code): both must be right.
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "control_lab.h"
-#include "lang/module.h"
-#include "lang/parser.h"
-#include "lang/sema.h"
-#include "lang/walker.h"
+// The lab's and the random programs, compiled and run on any engine: shared with the other
+// C++ labs.
+#include "labs/cpp_common/differential.h"
 #include "vm/stack_disasm.h"
 #include "vm/stack_vm.h"
-// The project's random program generator (the differential tests' own), compiled in here.
-#include "tests/diff/program_gen.cpp"
 
 using namespace descent;
 using stack::Emitter;
@@ -141,23 +135,10 @@ stack::CompileHooks student_hooks(Findings& findings) {
 
 // The plain bytecode the student's code makes for the program (script and functions), as
 // `descent dump --stage stack` lists it; what the recorders found goes to *findings.
-std::string code_of(const Program& program, const Module& module, Findings* findings) {
+std::string code_of(const lab::Compiled& c, Findings* findings) {
   Findings ignored;
   stack::CompileHooks hooks = student_hooks(findings ? *findings : ignored);
-  return stack::disassemble(stack::compile_stack(program, module, false, &hooks), module);
-}
-
-// Parses and checks a program; null on a compile error (its message in *error).
-std::shared_ptr<Program> compile(const std::string& text, Module& module, std::string* error) {
-  auto file = std::make_shared<SourceFile>("program.ds", text);
-  std::vector<Diagnostic> diags;
-  auto program = std::make_shared<Program>(parse(file, diags));
-  if (!diags.empty() || !check(*program, module, {}, diags)) {
-    *error = "compile error: " + (diags.empty() ? std::string("?") : diags[0].message);
-    return nullptr;
-  }
-  module.programs.push_back(program);
-  return program;
+  return stack::disassemble(stack::compile_stack(*c.program, c.module, false, &hooks), c.module);
 }
 
 struct Outcome {
@@ -165,49 +146,23 @@ struct Outcome {
   std::string code;  // the plain bytecode of the student's code, for a failure's message
 };
 
-std::string run_on(Engine& engine, const Program& program, const Module& module) {
-  std::string out;
-  GlobalStore globals;
-  globals.resize(module.globals.size());
-  RunOptions opts;
-  opts.out = [&out](std::string_view t) { out += t; };
-  opts.step_limit = 50'000'000;  // a wrong jump can loop forever: stop it as "interrupted"
-  RunResult rr;
-  run_on_big_stack([&] { rr = engine.run(program, module, globals, opts); });
-  if (!rr.ok) out += "error at line " + std::to_string(rr.error.loc.line) + ": " + rr.error.message;
-  return out;
-}
-
-Outcome run_all(const std::string& text) {
+// lab::run stops a run after 50,000,000 steps as "interrupted": a wrong jump can loop forever.
+Outcome run_all(const lab::Source& src) {
   Outcome r;
-  Module module;
-  std::string error;
-  auto program = compile(text, module, &error);
-  if (!program) {
-    r.walker = r.plain = r.fused = error;
+  auto c = lab::compile(src);
+  if (!c->ok) {
+    r.walker = r.plain = r.fused = "compile error: " + c->error;
     return r;
   }
   Findings ignored;  // the structural checks compile without running (code_of)
-  r.walker = run_on(*make_ast_walker(), *program, module);
-  r.plain = run_on(*make_stack_vm(false, student_hooks(ignored)), *program, module);
-  r.fused = run_on(*make_stack_vm(true, student_hooks(ignored)), *program, module);
-  r.code = code_of(*program, module, nullptr);
+  r.walker = lab::walker_output(*c);
+  r.plain = lab::run(*make_stack_vm(false, student_hooks(ignored)), *c);
+  r.fused = lab::run(*make_stack_vm(true, student_hooks(ignored)), *c);
+  r.code = code_of(*c, nullptr);
   return r;
 }
 
 // ---- reporting ----
-
-std::string read(const std::filesystem::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-int fail(const std::string& why) {
-  std::printf("FAIL: %s\n", why.c_str());
-  return 0;
-}
 
 // The first `max` lines of a listing.
 std::string first_lines(const std::string& s, int max) {
@@ -216,35 +171,18 @@ std::string first_lines(const std::string& s, int max) {
   return at == std::string::npos ? s : s.substr(0, at + 1) + "...\n";
 }
 
-std::string shown(std::string s, size_t max = 200) {
-  for (auto& c : s)
-    if (c == '\n') c = '|';
-  return s.size() > max ? s.substr(0, max - 3) + "..." : s;
-}
-
-// The lab's programs whose names start with `prefix` ("" for all), sorted.
-std::vector<std::pair<std::string, std::string>> lab_programs(const std::filesystem::path& dir,
-                                                              const std::string& prefix) {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    std::string name = e.path().filename().string();
-    if (e.path().extension() == ".ds" && name.rfind(prefix, 0) == 0) out.push_back({name, read(e.path())});
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-// "" when every program prints the same on the walker and on the stack VM (both ways).
-std::string same_output(const std::vector<std::pair<std::string, std::string>>& programs, bool show_text) {
-  for (const auto& [name, text] : programs) {
-    Outcome r = run_all(text);
+// "" when every program prints the same on the walker and on the stack VM (both ways). A
+// random program's message shows its text, a lab program's its bytecode.
+std::string same_output(const std::vector<lab::Source>& programs) {
+  for (const auto& src : programs) {
+    Outcome r = run_all(src);
     bool plain_ok = r.plain == r.walker, fused_ok = r.fused == r.walker;
     if (plain_ok && fused_ok) continue;
-    std::string why = name + ": the AST walker prints \"" + shown(r.walker) + "\", the stack VM with your code \"" +
-                      shown(plain_ok ? r.fused : r.plain) + "\"" +
+    std::string why = lab::described(src) + ": the AST walker prints \"" + lab::shown(r.walker, 200) +
+                      "\", the stack VM with your code \"" + lab::shown(plain_ok ? r.fused : r.plain, 200) + "\"" +
                       (plain_ok ? " (with superinstructions)" : "");
-    if (show_text) why += ". The program:\n" + text;
-    else why += ". Its bytecode (`descent dump " + name + " --stage stack` shows the compiler's own):\n" + first_lines(r.code, 40);
+    if (src.random) why += ". The program:\n" + src.text;
+    else why += ". Its bytecode (`descent dump " + src.name + " --stage stack` shows the compiler's own):\n" + first_lines(r.code, 40);
     return why;
   }
   return "";
@@ -253,40 +191,36 @@ std::string same_output(const std::vector<std::pair<std::string, std::string>>& 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) return fail("usage: harness CASE PROGRAMS_DIR");
+  if (argc < 3) return lab::fail("usage: harness CASE PROGRAMS_DIR");
   std::string which = argv[1];
   std::filesystem::path dir = argv[2];
   std::string why;
   if (which == "ifs") {
-    why = same_output(lab_programs(dir, "if_"), false);
+    why = same_output(lab::lab_programs(dir, "if_"));
   } else if (which == "whiles") {
-    why = same_output(lab_programs(dir, "while_"), false);
+    why = same_output(lab::lab_programs(dir, "while_"));
   } else if (which == "random") {
-    std::vector<std::pair<std::string, std::string>> programs;
-    for (uint64_t seed = 1; seed <= 200; ++seed)
-      programs.push_back({"random program " + std::to_string(seed) + " (tests/diff's generator, seed " +
-                              std::to_string(seed) + ")",
-                          testing::ProgramGenerator(seed).source()});
-    why = same_output(programs, true);
+    // The generator's own options: planted runtime errors and 10,000-deep recursion included.
+    why = same_output(lab::random_programs(200, testing::GenOptions{}));
   } else if (which == "jumps_patched" || which == "back_edge") {
-    for (const auto& [name, text] : lab_programs(dir, "")) {
-      Module module;
-      auto program = compile(text, module, &why);
-      if (!program) break;
+    for (const auto& src : lab::lab_programs(dir)) {
+      auto c = lab::compile(src);
+      if (!c->ok) {
+        why = src.name + " does not compile: " + c->error;
+        break;
+      }
       Findings f;
-      code_of(*program, module, &f);
+      code_of(*c, &f);
       std::string found = which == "back_edge" ? f.back_edge
                           : !f.unpatched.empty() ? f.unpatched
                                                  : f.next_instruction;
       if (!found.empty()) {
-        why = name + ", " + found;
+        why = src.name + ", " + found;
         break;
       }
     }
   } else {
     why = "unknown case " + which;
   }
-  if (!why.empty()) return fail(why);
-  std::printf("PASS\n");
-  return 0;
+  return why.empty() ? lab::pass() : lab::fail(why);
 }

@@ -13,21 +13,17 @@
 // lang/value.h's apply_binary (the rule every engine shares), a jump's from the table in
 // vm/stack_chunk.h, written out once below in reference_op.
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
+#include <cstring>
 #include <limits>
+#include <map>
 #include <optional>
-#include <sstream>
 #include <string>
 
-#include "lang/module.h"
-#include "lang/parser.h"
-#include "lang/sema.h"
-#include "lang/walker.h"
+// The lab's and the random programs, compiled and run on the AST walker: shared with the
+// other C++ labs.
+#include "labs/cpp_common/differential.h"
 #include "ops_lab.h"
 #include "vm/stack_compiler.h"
-// The project's random program generator (the differential tests' own), compiled in here.
-#include "tests/diff/program_gen.cpp"
 
 using namespace descent;
 using stack::Chunk;
@@ -395,55 +391,23 @@ struct Outcome {
   std::string first_wrong, stopped;
 };
 
-Outcome run_both(const std::string& text) {
+Outcome run_both(const lab::Source& src) {
   Outcome r;
-  auto file = std::make_shared<SourceFile>("program.ds", text);
-  std::vector<Diagnostic> diags;
-  Program program = parse(file, diags);
-  Module module;
-  if (!diags.empty() || !check(program, module, {}, diags)) {
-    r.walker = r.vm = "compile error: " + (diags.empty() ? std::string("?") : diags[0].message);
+  auto c = lab::compile(src);
+  if (!c->ok) {
+    r.walker = r.vm = "compile error: " + c->error;
     return r;
   }
-  GlobalStore globals;
-  globals.resize(module.globals.size());
-  RunOptions opts;
-  opts.out = [&r](std::string_view t) { r.walker += t; };
-  auto walker = make_ast_walker();
-  RunResult rr;
-  run_on_big_stack([&] { rr = walker->run(program, module, globals, opts); });
-  if (!rr.ok) r.walker += "error at line " + std::to_string(rr.error.loc.line) + ": " + rr.error.message;
+  r.walker = lab::walker_output(*c);
 
   // The real compiler's plain code: no superinstruction fusion, so the lab's opcodes appear
   // as themselves (fused, LT_INT + JUMP_IF_FALSE would be one JUMP_IF_GE_INT).
-  Chunk script = stack::compile_script(program, module, false);
-  MiniVM vm(module);
+  Chunk script = stack::compile_script(*c->program, c->module, false);
+  MiniVM vm(c->module);
   r.vm = vm.run(script);
   r.first_wrong = vm.first_wrong();
   r.stopped = vm.stopped();
   return r;
-}
-
-std::string read(const std::filesystem::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-int fail(const std::string& why) {
-  std::printf("FAIL: %s\n", why.c_str());
-  return 0;
-}
-int pass() {
-  std::printf("PASS\n");
-  return 0;
-}
-
-std::string shown(std::string s, size_t max = 200) {
-  for (auto& c : s)
-    if (c == '\n') c = '|';
-  return s.size() > max ? s.substr(0, max - 3) + "..." : s;
 }
 
 Value i(int64_t v) { return Value::of_int(v); }
@@ -453,7 +417,7 @@ Value b(bool v) { return Value::of_bool(v); }
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) return fail("usage: harness CASE PROGRAMS_DIR");
+  if (argc < 3) return lab::fail("usage: harness CASE PROGRAMS_DIR");
   std::string which = argv[1];
   std::filesystem::path dir = argv[2];
   const int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
@@ -470,7 +434,7 @@ int main(int argc, char** argv) {
     if (wrong.empty())
       wrong = check_comparisons({Op::EQ_BOOL, Op::NE_BOOL, Op::NOT},
                                 {{b(false), b(false)}, {b(false), b(true)}, {b(true), b(false)}, {b(true), b(true)}});
-    return wrong.empty() ? pass() : fail(wrong);
+    return wrong.empty() ? lab::pass() : lab::fail(wrong);
   }
 
   if (which == "nan") {
@@ -479,8 +443,8 @@ int main(int argc, char** argv) {
         {{f(nan), f(1.0)}, {f(1.0), f(nan)}, {f(nan), f(nan)}, {f(-0.0), f(0.0)},
          {f(-inf), f(inf)}, {f(inf), f(inf)}, {f(inf), f(nan)}});
     if (!wrong.empty())
-      return fail(wrong + " (every comparison with nan is false, except !=; -0.0 == 0.0)");
-    return pass();
+      return lab::fail(wrong + " (every comparison with nan is false, except !=; -0.0 == 0.0)");
+    return lab::pass();
   }
 
   if (which == "jumps") {
@@ -494,34 +458,24 @@ int main(int argc, char** argv) {
           std::vector<Value> s = {i(7), b(top)};
           size_t next;
           std::string wrong = compare_one(op, c, 10, s, &next);
-          if (!wrong.empty()) return fail(wrong);
+          if (!wrong.empty()) return lab::fail(wrong);
         }
-    return pass();
+    return lab::pass();
   }
 
   if (which == "runs_programs") {
-    std::vector<std::pair<std::string, std::string>> programs;
-    for (const auto& e : std::filesystem::directory_iterator(dir))
-      if (e.path().extension() == ".ds") programs.push_back({e.path().filename().string(), read(e.path())});
-    std::sort(programs.begin(), programs.end());
-    testing::GenOptions gen;
-    gen.error_percent = 0;  // no planted errors, no 10,000-deep recursion: plain programs
-    gen.boundary_recursion_percent = 0;
-    for (uint64_t seed = 1; seed <= 200; ++seed)
-      programs.push_back({"random program " + std::to_string(seed) + " (tests/diff's generator, seed " +
-                              std::to_string(seed) + ")",
-                          testing::ProgramGenerator(seed, gen).source()});
-    for (const auto& [name, text] : programs) {
-      Outcome r = run_both(text);
+    // The lab's programs, then 200 random ones: no planted errors, no 10,000-deep recursion.
+    for (const auto& src : lab::corpus(dir, 200, lab::random_options(false))) {
+      Outcome r = run_both(src);
       if (r.walker == r.vm && r.stopped.empty()) continue;
-      std::string why = name + ": the AST walker prints \"" + shown(r.walker) + "\", this VM \"" +
-                        shown(r.vm) + "\"";
+      std::string why = lab::described(src) + ": the AST walker prints \"" + lab::shown(r.walker, 200) +
+                        "\", this VM \"" + lab::shown(r.vm, 200) + "\"";
       if (!r.stopped.empty()) why += ", then it stopped: " + r.stopped;
       if (!r.first_wrong.empty()) why += ". The first instruction that went wrong: " + r.first_wrong;
-      if (name.rfind("random", 0) == 0) why += ". The program:\n" + text;
-      return fail(why);
+      if (src.random) why += ". The program:\n" + src.text;
+      return lab::fail(why);
     }
-    return pass();
+    return lab::pass();
   }
-  return fail("unknown case " + which);
+  return lab::fail("unknown case " + which);
 }

@@ -339,10 +339,15 @@ TEST_CASE("start never overwrites work; hints advance and stay at the last; stat
 }
 
 TEST_CASE("grading three students: one row per student and lab, points per check") {
+  // Four labs of three kinds (programs, a schedule, C++): every lab is already checked with
+  // its solution, its starter and its mistake above; grading is what is tested here.
+  const std::set<std::string> graded = {"stack_budget", "no_spill", "mm_relu_mlc", "fold_ints"};
   auto labs = all_labs();
   fs::path root = scratch("class");
-  // ada solved two labs, bob handed in the starters, cy made the likely mistakes.
+  // ada solved them but did not hand in mm_relu_mlc, bob handed in the starters, cy made the
+  // likely mistakes.
   for (const auto& lab : labs) {
+    if (!graded.count(lab.name)) continue;
     fs::path solution = fs::path(default_labs_dir()) / "solutions" / lab.name;
     for (const auto& [student, from] : std::vector<std::pair<std::string, fs::path>>{
              {"ada", solution}, {"bob", fs::path(lab.dir) / "starter"}, {"cy", fs::path(kWrong) / lab.name}}) {
@@ -355,7 +360,11 @@ TEST_CASE("grading three students: one row per student and lab, points per check
   auto lines = split_lines(csv);
   REQUIRE(!lines.empty());
   CHECK(lines[0] == "student,lab,points,max_points,passed,checks");
-  CHECK(lines.size() == 1 + (labs.size() - 1) + labs.size() + labs.size());
+  CHECK(lines.size() == 1 + 3 + 4 + 4);
+  CHECK(std::find(lines.begin(), lines.end(),
+                  "ada,fold_ints,6,6,yes,\"folds 2 * 3 + 4 - 1 to the literal 9=2/2; every program prints the "
+                  "same folded and unfolded (wrap-around included)=3/3; leaves division alone: 1 / 0 "
+                  "stays a runtime error=1/1\"") != lines.end());
   CHECK(std::find(lines.begin(), lines.end(),
                   "ada,no_spill,5,5,yes,\"prints the polynomial's values on every engine=2/2; no value "
                   "spills with 4 registers=3/3\"") != lines.end());
