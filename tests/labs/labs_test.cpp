@@ -300,6 +300,39 @@ TEST_CASE("C++ labs: a compile error, a crash, an exception and an endless loop 
   CHECK(r.points == 0);
 }
 
+TEST_CASE("C++ labs: the harness is compiled once and kept; a changed harness replaces it") {
+  auto labs = all_labs();
+  const Lab* found = nullptr;
+  std::string error;
+  REQUIRE(find_lab(labs, "fold_ints", &found, &error));
+  Lab lab = *found;
+  fs::path cache = scratch("harness-cache");
+  ::setenv("DESCENT_LABS_CACHE", cache.string().c_str(), 1);
+  auto objects = [&] {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(cache)) out.push_back(e.path());
+    return out;
+  };
+  fs::path work = work_with(lab, fs::path(default_labs_dir()) / "solutions" / lab.name, "cache");
+  CHECK(check_lab(lab, work.string()).passed());
+  auto first = objects();
+  REQUIRE(first.size() == 1);
+  auto made = fs::last_write_time(first[0]);
+  CHECK(check_lab(lab, work.string()).passed());  // a second student, or a second check
+  CHECK(objects() == first);
+  CHECK(fs::last_write_time(first[0]) == made);
+  // The lab's harness changes (a teacher edits it): a new object, the old one gone.
+  fs::path copy = scratch("harness-copy") / "fold_ints";
+  fs::copy(lab.dir, copy, fs::copy_options::recursive);
+  { std::ofstream(copy / "harness.cpp", std::ios::app) << "\n// edited\n"; }
+  lab.dir = copy.string();
+  CHECK(check_lab(lab, work.string()).passed());
+  auto second = objects();
+  ::unsetenv("DESCENT_LABS_CACHE");
+  REQUIRE(second.size() == 1);
+  CHECK(second != first);
+}
+
 TEST_CASE("start never overwrites work; hints advance and stay at the last; status follows checks") {
   auto labs = all_labs();
   const Lab* lab = nullptr;
