@@ -6,6 +6,7 @@
 //
 // Everything a button does is the lab runner's (labs/runner/lab.h), as `descent lab` does
 // it: the pane only lays it out.
+#include <algorithm>
 #include <imgui.h>
 
 #include <filesystem>
@@ -178,16 +179,24 @@ struct LabsPane : Pane {
                    : "lab " + l.name + ": " + status[size_t(selected_)];
     ImGui::TextDisabled("%d of %zu labs passed", passed, labs_.size());
 
-    // The list.
-    ImGui::BeginChild("##labs", ImVec2(em(270), 0), true);
+    // The list: the status column starts after the longest name, at any font size.
+    std::vector<std::string> rows;
+    float name_w = 0, status_w = ImGui::CalcTextSize("not started").x;
+    for (size_t i = 0; i < labs_.size(); ++i) {
+      rows.push_back(std::to_string(labs_[i].order) + ". " + labs_[i].name);
+      name_w = std::max(name_w, ImGui::CalcTextSize(rows.back().c_str()).x);
+      status_w = std::max(status_w, ImGui::CalcTextSize(status[i].c_str()).x);
+    }
+    const ImGuiStyle& style = ImGui::GetStyle();
+    float status_x = style.WindowPadding.x + name_w + em(16);
+    ImGui::BeginChild("##labs", ImVec2(status_x + status_w + 2 * style.WindowPadding.x + em(8), 0), true);
     for (size_t i = 0; i < labs_.size(); ++i) {
       ImU32 c = status[i] == "passed" ? colors::loop_kind("vectorized")
                 : status[i] == "failing" ? colors::error() : colors::dim();
       ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(c));
-      std::string row = std::to_string(labs_[i].order) + ". " + labs_[i].name;
-      if (ImGui::Selectable(row.c_str(), int(i) == selected_)) choose(int(i));
+      if (ImGui::Selectable(rows[i].c_str(), int(i) == selected_)) choose(int(i));
       ImGui::PopStyleColor();
-      ImGui::SameLine(em(170));
+      ImGui::SameLine(status_x);
       ImGui::TextDisabled("%s", status[i].c_str());
     }
     ImGui::EndChild();
