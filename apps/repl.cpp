@@ -15,13 +15,6 @@
 namespace descent {
 
 namespace {
-std::vector<std::string> words(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> w;
-  for (std::string s; in >> s;) w.push_back(s);
-  return w;
-}
-
 bool parse_format(const std::string& s, Format* f) {
   if (s == "text") *f = Format::Text;
   else if (s == "sexpr") *f = Format::Sexpr;
@@ -503,7 +496,7 @@ std::vector<std::string> Repl::complete(const std::string& prefix) const {
 std::vector<std::string> Repl::complete(const std::string& before,
                                         const std::string& prefix) const {
   std::vector<std::string> pool;
-  std::vector<std::string> w = words(before);
+  std::vector<std::string> w = split_words(before);
   if (!w.empty() && w[0][0] == ':' && !continuing()) {
     // A command's next word: what that command takes there, and nothing else.
     for (const auto& k : command_table())
@@ -702,13 +695,13 @@ std::string Repl::usage(const std::string& name) {
 bool Repl::command(const std::string& text) {
   // A '#' starts a comment, as in programs (":device cpu   # kernels now run compiled").
   std::string line = text.substr(0, text.find('#'));
-  std::vector<std::string> w = words(line);
+  std::vector<std::string> w = split_words(line);
   for (const auto& k : command_table()) {
     bool match = w[0] == k.name;
     for (const char* a : k.aliases) match |= w[0] == a;
     if (!match) continue;
     // The usage text is the spec: as many words as it names, any number after "...".
-    size_t max = words(k.args).size();
+    size_t max = split_words(k.args).size();
     if (w.size() > max + 1 && std::string_view(k.args).find("...") == std::string_view::npos) {
       err_ << "error: " << k.name << " takes " << (max == 0 ? "no" : "at most " + std::to_string(max))
            << " argument" << (max == 1 ? "" : "s") << ", not '" << w[max + 1] << "' (usage: " << k.name

@@ -21,6 +21,8 @@ inline std::string join(const std::vector<std::string>& items, std::string_view 
 
 // "a\nb\n" -> {"a", "b"}; "" -> {}; a line's '\n' is not part of it.
 std::vector<std::string> split_lines(std::string_view text);
+// " split  i 4" -> {"split", "i", "4"}: the words between runs of white space.
+std::vector<std::string> split_words(std::string_view text);
 
 // For each line of b: is it new or changed relative to a? The line diff unified_diff prints
 // (longest common subsequence, deletions before insertions, as `diff` does), as data: the

@@ -116,17 +116,10 @@ void Document::finish_run() {
 }
 
 namespace {
-std::vector<std::string> words_of(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
 bool select_on(Session& s, const std::string& name, const std::string& dims_text,
                std::string* error) {
   std::map<std::string, int64_t> dims;
-  return Session::parse_dims(words_of(dims_text), &dims, error) &&
+  return Session::parse_dims(split_words(dims_text), &dims, error) &&
          s.select_kernel(name, dims, error);
 }
 }  // namespace

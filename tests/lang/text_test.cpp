@@ -20,3 +20,10 @@ TEST_CASE("changed_lines marks what a pass changed, as diff does") {
         std::vector<bool>{true, false, true, false});
   CHECK(changed_lines(L(""), L("a\n")) == std::vector<bool>{true});
 }
+
+TEST_CASE("split_words: the words between runs of white space") {
+  CHECK(split_words(" split  i\t4 \n") == std::vector<std::string>{"split", "i", "4"});
+  CHECK(split_words("").empty());
+  CHECK(split_words(" \t ").empty());
+  CHECK(split_words("one") == std::vector<std::string>{"one"});
+}
