@@ -11,27 +11,14 @@
 #include "tensor/tensor.h"
 #include "tensor/tir.h"
 #include "tune/space.h"
+#include "tune_util.h"
 
 using namespace descent;
 using namespace descent::tune;
+using descent::testing::matmul;
+using descent::testing::parsed;
 
 namespace {
-
-// The prelude's matmul lowered for n = m = k = `size`, unscheduled.
-tir::PrimFunc matmul(int64_t size) {
-  Session s;
-  tir::PrimFunc f;
-  std::string error;
-  REQUIRE_MESSAGE(s.lower_kernel("matmul", {{"n", size}, {"m", size}, {"k", size}}, "", &f, &error), error);
-  return f;
-}
-
-Space parsed(const std::string& text) {
-  Space space;
-  std::string error;
-  REQUIRE_MESSAGE(parse_space(text, &space, &error), error);
-  return space;
-}
 
 std::string parse_error(const std::string& text) {
   Space space;

@@ -1,0 +1,42 @@
+// The tuning database: every measured candidate as one line of JSON (JSON Lines), appended
+// as it is measured, so a search that is stopped (Ctrl-C, a crash) keeps what it measured and
+// a later search resumes from it. The best record for a kernel, its shapes and a device is
+// what `descent kernel --tuned` and the graph runtime will use (issue 17).
+//
+//   {"kernel":"matmul","shape":"k=64,m=64,n=64","device":"cpu","ok":true,"seconds":0.00012,
+//    "trace":"split i 16\n...","decisions":[4,1,0],"error":""}
+#pragma once
+#include <string>
+#include <vector>
+
+namespace descent::tune {
+
+struct Record {
+  std::string kernel;   // the kernel's name ("matmul", a fused "linear_relu")
+  std::string shape;    // its named dims, sorted: "k=64,m=64,n=64"
+  std::string device;   // "cpu", "opencl"
+  bool ok = false;
+  double seconds = 0;   // ok only
+  std::string trace;    // the schedule
+  std::vector<int> decisions;
+  std::string error;    // why it failed
+};
+
+// One line of JSON, without the newline.
+std::string record_line(const Record& r);
+// Appends one record (and a newline) to the file, created if missing.
+bool append_record(const std::string& path, const Record& r, std::string* error);
+
+struct Database {
+  std::vector<Record> records;
+  // Lines that are not records: "db.jsonl:3: not JSON: ..." (skipped, the others are kept).
+  std::vector<std::string> problems;
+};
+// The records of a file; a missing file is an empty database, not an error.
+Database load_database(const std::string& path);
+
+// The fastest ok record for this kernel, shape and device; null when there is none.
+const Record* best_record(const Database& db, const std::string& kernel, const std::string& shape,
+                          const std::string& device);
+
+}  // namespace descent::tune
