@@ -22,8 +22,8 @@ TEST_CASE("changed_lines marks what a pass changed, as diff does") {
 }
 
 TEST_CASE("split_words: the words between runs of white space") {
-  CHECK(split_words(" split  i\t4 \n") == std::vector<std::string>{"split", "i", "4"});
-  CHECK(split_words("").empty());
-  CHECK(split_words(" \t ").empty());
-  CHECK(split_words("one") == std::vector<std::string>{"one"});
+  CHECK(descent::split_words(" split  i\t4 \n") == std::vector<std::string>{"split", "i", "4"});
+  CHECK(descent::split_words("").empty());
+  CHECK(descent::split_words(" \t ").empty());
+  CHECK(descent::split_words("one") == std::vector<std::string>{"one"});
 }
