@@ -1,5 +1,6 @@
-// Searching a space: candidates, the measurer that times them, and the random strategy
-// (issue 17; the genetic, beam and evolutionary strategies build on the same pieces).
+// Searching a space: candidates, the measurer that times them, and the strategies (issue 17):
+// random, a genetic algorithm over decision lists, and a beam search that fixes one decision
+// at a time (the cost-model-guided evolutionary strategy will build on the same pieces).
 //
 //   tune::Space space;  tune::parse_space(text, &space, &error);
 //   MyMeasurer m;                                  // times one scheduled function
@@ -41,7 +42,9 @@ struct Candidate {
 };
 
 struct SearchOptions {
-  std::string strategy = "random";
+  std::string strategy = "random";  // random, ga, beam
+  int population = 16;              // ga: individuals per generation
+  int beam_width = 4;               // beam: decision lists kept at each depth
   int trials = 64;        // candidates measured (duplicates of a trace are not measured twice)
   uint64_t seed = 1;
   const std::atomic<bool>* interrupt = nullptr;  // set: stop after the current candidate
