@@ -1,0 +1,145 @@
+// The rule-based scheduler (tune/rules.h): every prelude kernel gets a default schedule that
+// applies, is recognised as the nest shape it is, and computes what the unscheduled kernel
+// computes (the reference interpreter's answer, compared on the cpu backend and, where a
+// device opens, OpenCL); the rule-built spaces parse and their samples compute the same.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+#include "tensor/backend.h"
+#include "tensor/schedule.h"
+#include "tensor/tensor.h"
+#include "tests/tune/tune_util.h"
+#include "tune/rules.h"
+
+using namespace descent;
+using namespace descent::testing;
+
+namespace {
+
+tir::PrimFunc lowered(const std::string& kernel, const std::map<std::string, int64_t>& dims) {
+  Session s;
+  tir::PrimFunc f;
+  std::string error;
+  REQUIRE_MESSAGE(s.lower_kernel(kernel, dims, "", &f, &error), error);
+  return f;
+}
+
+// f and g (scheduled) on the same seeded inputs: g on `device`, f on the interpreter.
+void same_result(const tir::PrimFunc& f, const tir::PrimFunc& g, const std::string& device) {
+  std::vector<tensor::Tensor> inputs(f.params.size());
+  std::string error;
+  for (size_t p = 0; p < f.params.size(); ++p)
+    REQUIRE(tensor::rand(f.buffers[size_t(f.params[p])].shape, int64_t(100 + p), &inputs[p], &error));
+  std::vector<const tensor::Tensor*> args;
+  for (const auto& t : inputs) args.push_back(&t);
+  tensor::Tensor want, got;
+  REQUIRE_MESSAGE(tir::interpret(f, args, &want, &error), error);
+  tensor::Backend* b = tensor::find_backend(device);
+  REQUIRE(b);
+  std::unique_ptr<tensor::CompiledKernel> k;
+  REQUIRE_MESSAGE(b->compile(g, {}, &k, &error), error);
+  REQUIRE_MESSAGE(k->run(args, &got, nullptr, &error), error);
+  std::string why;
+  REQUIRE_MESSAGE(tensor::allclose(got, want, 1e-4, &why), why);
+}
+
+struct Case {
+  const char* kernel;
+  std::map<std::string, int64_t> dims;
+  const char* shape;  // the rules' name for the nest
+  bool scheduled = true;  // false: too small or too odd for any rule to apply
+};
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> all = {
+      {"matmul", {{"n", 64}, {"k", 64}, {"m", 64}}, "nest C: matmul"},
+      {"matmul", {{"n", 48}, {"k", 20}, {"m", 96}}, "nest C: matmul"},
+      {"linear", {{"n", 1}, {"k", 256}, {"m", 40}}, "nest out: dot"},
+      {"linear", {{"n", 8}, {"k", 64}, {"m", 16}}, "nest out: dot"},
+      {"linear_relu", {{"n", 4}, {"k", 128}, {"m", 24}}, "nest out_acc: dot with an epilogue"},
+      {"add", {{"n", 4}, {"m", 80}}, "nest out: elementwise"},
+      {"relu", {{"n", 3}, {"m", 7}}, "nest out: elementwise", false},
+      {"bias_add", {{"n", 2}, {"m", 48}}, "nest out: elementwise"},
+      {"softmax", {{"n", 5}, {"m", 32}}, "nest mx: dot"},
+      {"transpose", {{"n", 16}, {"m", 32}}, "nest out: elementwise"},
+  };
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("default schedules: every prelude kernel, recognised and computing the same on cpu") {
+  for (const Case& c : cases()) {
+    INFO(c.kernel);
+    tir::PrimFunc f = lowered(c.kernel, c.dims);
+    tune::RuleSchedule s = tune::default_schedule(f, {});
+    std::string notes;
+    for (const auto& n : s.notes) notes += n + "\n";
+    INFO("trace:\n", s.trace, "notes:\n", notes);
+    REQUIRE(!s.notes.empty());
+    CHECK(s.notes[0] == c.shape);
+    CHECK(s.trace.empty() == !c.scheduled);
+    // The trace replays on the unscheduled kernel to the same loop nest.
+    tensor::Schedule replayed(f);
+    std::string error;
+    REQUIRE_MESSAGE(replayed.apply_text(s.trace, &error), error);
+    CHECK(tir::print_script(replayed.func()) == tir::print_script(s.func));
+    same_result(f, s.func, "cpu");
+  }
+}
+
+TEST_CASE("default schedules: matmul gets the register tile, linear the vector partial sums") {
+  tune::RuleSchedule mm = tune::default_schedule(lowered("matmul", {{"n", 256}, {"k", 256}, {"m", 256}}), {});
+  CHECK(mm.trace ==
+        "tile C.i C.j 8 32\nreorder C.i_0 C.j_0 C.r C.i_1 C.j_1\ncache_write C local\n"
+        "reverse_compute_at C_writeback C.j_0\ndecompose_reduction C C.r\nvectorize C.j_1\n"
+        "vectorize C_init.j_1\nvectorize C_writeback.ax1\nunroll C.i_1\nunroll C_init.i_1\n"
+        "unroll C_writeback.ax0\nparallel C.i_0\n");
+  for (const auto& n : mm.notes) CHECK_MESSAGE(n.rfind("skipped", 0) != 0, n);
+  tune::RuleSchedule lin = tune::default_schedule(lowered("linear", {{"n", 1}, {"k", 784}, {"m", 128}}), {});
+  CHECK(lin.trace ==
+        "split out.r 16\nrfactor out out.r_1\ndecompose_reduction out_rf out_rf.r_0\n"
+        "vectorize out_rf.r_1\nvectorize out_rf_init.r_1\n");
+  // Too little work for the threads: a 1 x 128 output of 784-long dots stays on one.
+  CHECK(lin.trace.find("parallel") == std::string::npos);
+  // The reference interpreter has no default schedule: it runs the loop nest as written.
+  CHECK(tune::default_schedule(lowered("matmul", {{"n", 8}, {"k", 8}, {"m", 8}}), {.device = "ref"}).trace.empty());
+}
+
+TEST_CASE("default schedules for OpenCL bind every nest and compute the same") {
+  tensor::Backend* b = tensor::find_backend("opencl");
+  std::string why;
+  if (!b || !b->open(&why)) {
+    MESSAGE("no OpenCL device (", why, "): the OpenCL schedules are checked on the reference only");
+  }
+  for (const Case& c : cases()) {
+    INFO(c.kernel);
+    tir::PrimFunc f = lowered(c.kernel, c.dims);
+    tune::RuleSchedule s = tune::default_schedule(f, {.device = "opencl"});
+    INFO("trace:\n", s.trace);
+    CHECK(s.trace.find("bind") != std::string::npos);
+    if (b && b->open(&why)) same_result(f, s.func, "opencl");
+    else same_result(f, s.func, "ref");
+  }
+}
+
+TEST_CASE("rule-built spaces parse, and their samples compute what the kernel computes") {
+  std::mt19937_64 rng(7);
+  for (const Case& c : cases()) {
+    INFO(c.kernel);
+    tir::PrimFunc f = lowered(c.kernel, c.dims);
+    std::string text = tune::rule_space(f, {});
+    INFO("space:\n", text);
+    tune::Space space = parsed(text);
+    int ok = 0;
+    for (int k = 0; k < 6; ++k) {
+      tune::Sample s = tune::sample(space, f, rng);
+      if (!s.ok) continue;
+      ++ok;
+      same_result(f, s.func, "cpu");
+    }
+    CHECK(ok > 0);
+  }
+}

@@ -1,0 +1,342 @@
+// The rule-based scheduler: see rules.h for the recipes. Each recipe is a list of steps, each
+// with two forms: the fixed one the default schedule applies, and the open one (with `?`,
+// `maybe`, `one_of`) that the rule-built space writes in its place. Only the steps whose
+// fixed form applied go into the space, so a space never carries a step that cannot apply.
+#include "tune/rules.h"
+
+#include <algorithm>
+#include <map>
+
+#include "tensor/schedule.h"
+
+namespace descent::tune {
+namespace {
+
+using tir::Expr;
+using tir::ExprKind;
+using tir::Stmt;
+using tir::StmtKind;
+
+// A nest of loops under one root loop, as the rules see it.
+struct Nest {
+  std::string block;                       // the block that does the work
+  std::vector<std::string> spatial;        // its loops bound to spatial iterators, outside in
+  std::vector<int64_t> spatial_extent;
+  std::vector<std::string> reduce;         // ... and to reduce iterators
+  std::vector<int64_t> reduce_extent;
+  bool reduction = false;
+  bool epilogue = false;   // another block shares its innermost spatial loop (a fused relu)
+  bool spatial_contiguous = false;  // some load's last index walks the innermost spatial loop
+  bool reduce_contiguous = false;   // some load's last index walks the innermost reduce loop
+  double iterations = 1;            // product of the extents of the block's loops
+};
+
+// The last index of every load of a buffer other than `written` (a reduction reads its own
+// accumulator, which says nothing about how the inputs are walked).
+void last_indices(const Expr& e, int written, std::vector<const Expr*>* out) {
+  if (e.kind == ExprKind::Load && !e.args.empty() && e.buffer != written)
+    out->push_back(e.args.back().get());
+  for (const auto& a : e.args) last_indices(*a, written, out);
+}
+void stores(const Stmt& s, std::vector<const Stmt*>* out) {
+  if (s.kind == StmtKind::Store && s.value) out->push_back(&s);
+  if (s.body) stores(*s.body, out);
+  for (const auto& c : s.stmts) stores(*c, out);
+}
+
+std::vector<Nest> analyse(const tir::PrimFunc& original) {
+  tir::PrimFunc f = original;  // blocks() wants a mutable function; the copy is read only
+  std::vector<tir::BlockSite> sites = tir::blocks(f);
+  // Sites grouped by their root loop, in program order.
+  std::vector<std::vector<const tir::BlockSite*>> groups;
+  std::map<const Stmt*, size_t> group_of;
+  for (const auto& s : sites) {
+    if (s.loops.empty()) continue;  // a block with no loop: nothing to schedule
+    auto it = group_of.find(s.loops[0]);
+    if (it == group_of.end()) {
+      group_of[s.loops[0]] = groups.size();
+      groups.push_back({&s});
+    } else {
+      groups[it->second].push_back(&s);
+    }
+  }
+  std::vector<Nest> nests;
+  for (const auto& g : groups) {
+    const tir::BlockSite* main = g.back();
+    for (const auto* s : g)  // the first reduction block, if any
+      if (std::any_of(s->block->iters.begin(), s->block->iters.end(),
+                      [](const tir::IterVar& v) { return v.kind == tir::IterKind::Reduce; })) {
+        main = s;
+        break;
+      }
+    Nest n;
+    n.block = main->block->name;
+    for (const Stmt* loop : main->loops) {
+      n.iterations *= double(loop->extent);
+      for (const auto& it : main->block->iters) {
+        if (!it.binding || !tir::uses_var(*it.binding, loop->var)) continue;
+        if (it.kind == tir::IterKind::Reduce) {
+          n.reduce.push_back(loop->var);
+          n.reduce_extent.push_back(loop->extent);
+          n.reduction = true;
+        } else {
+          n.spatial.push_back(loop->var);
+          n.spatial_extent.push_back(loop->extent);
+        }
+        break;
+      }
+    }
+    if (n.spatial.empty()) continue;
+    for (const auto* s : g)
+      if (s != main && std::find(s->loops.begin(), s->loops.end(),
+                                 main->loops[0]) != s->loops.end()) {
+        for (const Stmt* l : s->loops)
+          if (l->var == n.spatial.back()) n.epilogue = true;
+      }
+    std::vector<const Stmt*> written;
+    stores(*main->block->body, &written);
+    for (const Stmt* st : written) {
+      tir::ExprPtr inlined = tir::inline_bindings(*st->value, *main->block);
+      std::vector<const Expr*> here;
+      last_indices(*inlined, st->buffer, &here);
+      for (const Expr* idx : here) {
+        if (tir::uses_var(*idx, n.spatial.back())) n.spatial_contiguous = true;
+        if (n.reduction && tir::uses_var(*idx, n.reduce.back())) n.reduce_contiguous = true;
+      }
+    }
+    nests.push_back(std::move(n));
+  }
+  return nests;
+}
+
+// One step in its two forms.
+struct Step {
+  std::string fixed;  // "split B.j 16"
+  std::string open;   // "split B.j ?{4,8,16}" ("" = the same as fixed)
+};
+
+// The largest of `options` that divides `extent` (0 when none does).
+int64_t largest_divisor(int64_t extent, std::initializer_list<int64_t> options) {
+  for (int64_t o : options)
+    if (o <= extent && extent % o == 0) return o;
+  return 0;
+}
+
+std::string lanes_list(int lanes) {
+  std::string s = "?{";
+  bool first = true;
+  for (int v = 4; v <= lanes; v *= 2) {
+    s += (first ? "" : ",") + std::to_string(v);
+    first = false;
+  }
+  return s + "}";
+}
+
+// Loop work below which handing a nest to the thread pool costs more than it saves.
+constexpr double kParallelIterations = 1 << 17;
+
+void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
+  const std::string b = n.block + ".";
+  auto add = [&](std::string fixed, std::string open = "") {
+    out->push_back({std::move(fixed), std::move(open)});
+  };
+  auto parallel = [&](const std::string& loop) {
+    if (n.iterations >= kParallelIterations) add("parallel " + b + loop, "maybe 0.8 parallel " + b + loop);
+  };
+  // The outermost spatial loop with more than one iteration: the threads' share.
+  auto outer = [&]() {
+    for (size_t k = 0; k < n.spatial.size(); ++k)
+      if (n.spatial_extent[k] > 1) return k;
+    return size_t(0);
+  };
+  const int64_t lanes = t.vector_lanes;
+  if (!n.reduction) {
+    size_t last = n.spatial.size() - 1;
+    const std::string& j = n.spatial[last];
+    int64_t v = largest_divisor(n.spatial_extent[last], {lanes, lanes / 2, lanes / 4});
+    if (v > 1 && v < n.spatial_extent[last]) {
+      add("split " + b + j + " " + std::to_string(v), "split " + b + j + " " + lanes_list(int(lanes)));
+      add("vectorize " + b + j + "_1");
+      size_t o = outer();
+      parallel(o == last ? j + "_0" : n.spatial[o]);
+    } else if (v > 1) {
+      add("vectorize " + b + j);
+      if (outer() != last) parallel(n.spatial[outer()]);
+    } else {
+      parallel(n.spatial[outer()]);
+    }
+    return;
+  }
+  const std::string& r = n.reduce.back();
+  int64_t r_extent = n.reduce_extent.back();
+  if (!n.spatial_contiguous && n.reduce_contiguous) {
+    // dot: the partial sums of r in vector lanes (the sum's order changes: rounding may too).
+    int64_t v = largest_divisor(r_extent, {lanes, lanes / 2, lanes / 4});
+    if (v > 1 && r_extent >= 4 * v) {
+      add("split " + b + r + " " + std::to_string(v), "split " + b + r + " " + lanes_list(int(lanes)));
+      add("rfactor " + n.block + " " + b + r + "_1");
+      add("decompose_reduction " + n.block + "_rf " + n.block + "_rf." + r + "_0");
+      add("vectorize " + n.block + "_rf." + r + "_1");
+      add("vectorize " + n.block + "_rf_init." + r + "_1");
+    }
+    parallel(n.spatial[outer()]);
+    return;
+  }
+  if (n.spatial.size() >= 2 && !n.epilogue) {
+    // matmul: a register tile of the output.
+    const std::string& i = n.spatial[n.spatial.size() - 2];
+    const std::string& j = n.spatial.back();
+    int64_t ti = largest_divisor(n.spatial_extent[n.spatial.size() - 2], {8, 4, 2});
+    int64_t tj = largest_divisor(n.spatial_extent.back(), {2 * lanes, lanes, lanes / 2});
+    if (ti > 1 && tj > 1) {
+      if (tj == 2 * lanes && n.spatial_extent.back() < 4 * lanes) tj = lanes;
+      add("tile " + b + i + " " + b + j + " " + std::to_string(ti) + " " + std::to_string(tj),
+          "tile " + b + i + " " + b + j + " ?{1,2,4,8} " + lanes_list(int(2 * lanes)));
+      std::string order = "reorder " + b + i + "_0 " + b + j + "_0";
+      for (const auto& red : n.reduce) order += " " + b + red;
+      order += " " + b + i + "_1 " + b + j + "_1";
+      add(order);
+      add("cache_write " + n.block + " local");
+      add("reverse_compute_at " + n.block + "_writeback " + b + j + "_0");
+      add("decompose_reduction " + n.block + " " + b + n.reduce.front());
+      add("vectorize " + b + j + "_1");
+      add("vectorize " + n.block + "_init." + j + "_1");
+      add("vectorize " + n.block + "_writeback.ax1");
+      add("unroll " + b + i + "_1", "maybe 0.7 unroll " + b + i + "_1");
+      add("unroll " + n.block + "_init." + i + "_1");
+      add("unroll " + n.block + "_writeback.ax0");
+      if (n.spatial_extent[n.spatial.size() - 2] / ti > 1) parallel(i + "_0");
+      else parallel(j + "_0");
+      return;
+    }
+  }
+  parallel(n.spatial[outer()]);
+}
+
+void opencl_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
+  const std::string b = n.block + ".";
+  auto add = [&](std::string fixed, std::string open = "") {
+    out->push_back({std::move(fixed), std::move(open)});
+  };
+  size_t last = n.spatial.size() - 1;
+  // A second spatial loop with more than one iteration goes to group.y.
+  auto bind_y = [&](size_t except) {
+    for (size_t k = last; k-- > 0;)
+      if (k != except && n.spatial_extent[k] > 1) {
+        add("bind " + b + n.spatial[k] + " group.y");
+        return;
+      }
+  };
+  const int64_t lanes = t.vector_lanes;
+  if (!n.reduction) {
+    const std::string& j = n.spatial[last];
+    int64_t v = largest_divisor(n.spatial_extent[last], {64, 32, 16, 8, 4, 2});
+    if (v > 1 && v < n.spatial_extent[last]) {
+      add("split " + b + j + " " + std::to_string(v), "split " + b + j + " ?{16,32,64,128}");
+      add("bind " + b + j + "_0 group.x");
+      add("bind " + b + j + "_1 local.x");
+    } else {
+      add("bind " + b + j + " group.x");
+    }
+    bind_y(last);
+    return;
+  }
+  const std::string& r = n.reduce.back();
+  int64_t r_extent = n.reduce_extent.back();
+  if (!n.spatial_contiguous && n.reduce_contiguous) {
+    int64_t v = largest_divisor(r_extent, {lanes, lanes / 2, lanes / 4});
+    if (v > 1 && r_extent >= 4 * v) {
+      add("split " + b + r + " " + std::to_string(v), "split " + b + r + " " + lanes_list(int(lanes)));
+      add("rfactor " + n.block + " " + b + r + "_1");
+      add("decompose_reduction " + n.block + "_rf " + n.block + "_rf." + r + "_0");
+      add("vectorize " + n.block + "_rf." + r + "_1");
+      add("vectorize " + n.block + "_rf_init." + r + "_1");
+    }
+    add("bind " + b + n.spatial[last] + " group.x");
+    bind_y(last);
+    return;
+  }
+  if (n.spatial.size() >= 2 && !n.epilogue) {
+    const std::string& i = n.spatial[last - 1];
+    const std::string& j = n.spatial[last];
+    int64_t ti = largest_divisor(n.spatial_extent[last - 1], {4, 2});
+    int64_t tj = largest_divisor(n.spatial_extent[last], {lanes, lanes / 2});
+    if (ti > 1 && tj > 1) {
+      add("tile " + b + i + " " + b + j + " " + std::to_string(ti) + " " + std::to_string(tj),
+          "tile " + b + i + " " + b + j + " ?{1,2,4,8} ?{4,8,16}");
+      int64_t groups = n.spatial_extent[last] / tj;
+      int64_t w = largest_divisor(groups, {8, 4, 2});
+      std::string jj = j + "_0";
+      if (w > 1) {
+        add("split " + b + j + "_0 " + std::to_string(w), "split " + b + j + "_0 ?{1,2,4,8,16}");
+        add("reorder " + b + i + "_0 " + b + j + "_0_0 " + b + j + "_0_1 " + b + r + " " + b + i +
+            "_1 " + b + j + "_1");
+        jj = j + "_0_1";
+      } else {
+        add("reorder " + b + i + "_0 " + b + j + "_0 " + b + r + " " + b + i + "_1 " + b + j + "_1");
+      }
+      add("cache_write " + n.block + " local");
+      add("reverse_compute_at " + n.block + "_writeback " + b + jj);
+      add("decompose_reduction " + n.block + " " + b + r);
+      add("bind " + b + i + "_0 group.y");
+      if (w > 1) {
+        add("bind " + b + j + "_0_0 group.x");
+        add("bind " + b + j + "_0_1 local.x");
+      } else {
+        add("bind " + b + j + "_0 group.x");
+      }
+      add("vectorize " + b + j + "_1");
+      add("vectorize " + n.block + "_init." + j + "_1");
+      add("vectorize " + n.block + "_writeback.ax1");
+      add("unroll " + b + i + "_1");
+      add("unroll " + n.block + "_init." + i + "_1");
+      add("unroll " + n.block + "_writeback.ax0");
+      return;
+    }
+  }
+  add("bind " + b + n.spatial[last] + " group.x");
+  bind_y(last);
+}
+
+// Applies the recipes' fixed steps one by one; `applied` gets the steps that applied.
+RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<Step>* applied) {
+  RuleSchedule out;
+  out.func = f;
+  if (t.device != "cpu" && t.device != "opencl") return out;
+  std::vector<Nest> nests = analyse(f);
+  for (const Nest& n : nests) {
+    std::vector<Step> steps;
+    const char* shape = !n.reduction                                    ? "elementwise"
+                        : (!n.spatial_contiguous && n.reduce_contiguous) ? "dot"
+                                                                          : "matmul";
+    out.notes.push_back("nest " + n.block + ": " + shape + (n.epilogue ? " with an epilogue" : ""));
+    if (t.device == "cpu") cpu_recipe(n, t, &steps);
+    else opencl_recipe(n, t, &steps);
+    for (Step& s : steps) {
+      std::string canonical, why;
+      if (!tensor::apply_step(out.func, s.fixed, &canonical, &why)) {
+        out.notes.push_back("skipped '" + s.fixed + "': " + why);
+        continue;
+      }
+      out.trace += canonical + "\n";
+      if (applied) applied->push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+RuleSchedule default_schedule(const tir::PrimFunc& f, const RuleTarget& target) {
+  return run_rules(f, target, nullptr);
+}
+
+std::string rule_space(const tir::PrimFunc& f, const RuleTarget& target) {
+  std::vector<Step> applied;
+  run_rules(f, target, &applied);
+  std::string text;
+  for (const Step& s : applied) text += (s.open.empty() ? s.fixed : s.open) + "\n";
+  return text;
+}
+
+}  // namespace descent::tune
