@@ -466,6 +466,7 @@ Graph fuse_elementwise(const Graph& g, PassStats* stats) {
       users.erase(pid);
       removed[pit->second] = true;
       e.label = label;
+      if (p.schedule == "user") e.schedule = "user";  // the user's steps are in the fused nest
       e.inputs = std::move(inputs);
       e.kernel = nullptr;
       e.version = 0;

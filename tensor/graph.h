@@ -46,6 +46,10 @@ struct Node {
   const KernelDecl* kernel = nullptr;  // Kernel: the declaration called (null once fused)
   uint32_t version = 0;            // Kernel: the declaration's version in the Module
   std::shared_ptr<const tir::PrimFunc> func;  // Kernel: the lowered (and scheduled) loop nest
+  // Kernel: where func's schedule came from: "" (none: the nest as lowered), "user" (the
+  // user's schedule for the kernel, or for one of the kernels fused into it), "tuned" (the
+  // tuning database's best record), "default" (the rule-based scheduler).
+  std::string schedule;
   std::vector<int64_t> shape;      // always known, even before the value
   std::shared_ptr<const Tensor> value;  // Constant/Input: the data; Kernel: once executed
 };

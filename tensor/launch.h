@@ -35,6 +35,7 @@ struct LaunchRecord {
   bool compiled = false;    // this launch compiled the kernel (false: the cache had it)
   double compile_s = 0;     // code generation and build when compiled (a lazy build too)
   double flops = 0, bytes = 0;  // kernel_cost of the loop nest that ran
+  std::string schedule;     // Node::schedule: "", "user", "tuned", "default"
 
   // Rates over `seconds`; 0 when the time is 0 (a clock too coarse for a tiny kernel).
   double gflops() const { return seconds > 0 ? flops / seconds / 1e9 : 0; }

@@ -357,6 +357,7 @@ bool GraphRuntime::run_kernel(const Node& n, const std::string& key,
   KernelCost cost = kernel_cost(*n.func);
   rec.flops = cost.flops;
   rec.bytes = cost.bytes;
+  rec.schedule = n.schedule;
   auto it = compiled_.find(key);
   if (it == compiled_.end()) {
     auto t0 = std::chrono::steady_clock::now();
@@ -494,6 +495,8 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
       n.kernel = nullptr;
     } else if (!lower_node(n, &n.func, error)) {
       return fail(*error);
+    } else if (schedules_.count(n.label)) {
+      n.schedule = "user";
     }
     g.nodes.push_back(std::move(n));
   }
@@ -511,6 +514,19 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
   }
   times_.passes_s +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_passes).count();
+
+  // The kernels nobody scheduled get the auto-scheduler's schedule, after fusion: the nest
+  // that runs is the one it schedules.
+  if (auto_scheduler_ && backend_ && device_ != "ref") {
+    for (auto& n : g.nodes) {
+      if (n.kind != NodeKind::Kernel || !n.func || !n.schedule.empty()) continue;
+      auto scheduled = std::make_shared<tir::PrimFunc>();
+      std::string source;
+      if (!auto_scheduler_->schedule(n.label, *n.func, device_, scheduled.get(), &source)) continue;
+      n.func = std::move(scheduled);
+      n.schedule = source;
+    }
+  }
 
   std::vector<std::string> keys;
   if (!execute(g, &keys, error)) return fail(*error);
@@ -611,6 +627,7 @@ std::string GraphRuntime::plan_key(const std::vector<int64_t>& all, int64_t tens
   key += '\0';
   put(threads_);
   put(passes_on_ ? 1 : 0);
+  put(auto_scheduler_ ? auto_generation_ : 0);
   put(pos(tensor));
   for (int64_t id : all) {
     const Node& n = nodes_[size_t(id)];

@@ -102,6 +102,22 @@ class NodeTable {
   static const Node empty_;
 };
 
+// Schedules for the kernels nobody scheduled (issue 17). After the graph passes, every kernel
+// node that carries no user schedule asks this for one, so a kernel that fusion made (a
+// linear_relu inside an MLP, which no user could have scheduled) runs scheduled too. The
+// Session installs the tuner's (tune/: the tuning database's best record for the kernel,
+// its shapes and the device, else the rule-based default schedule), so tensor/ never
+// depends on the tuner. Never asked for the reference interpreter: the oracle runs every
+// nest as lowered.
+class AutoScheduler {
+ public:
+  virtual ~AutoScheduler() = default;
+  // f (kernel `label`, about to run on `device`) scheduled into *out, and where the schedule
+  // came from in *source ("tuned", "default"); false to leave f as it is.
+  virtual bool schedule(const std::string& label, const tir::PrimFunc& f,
+                        const std::string& device, tir::PrimFunc* out, std::string* source) = 0;
+};
+
 class GraphRuntime : public TensorRuntime {
  public:
   GraphRuntime();
@@ -168,6 +184,12 @@ class GraphRuntime : public TensorRuntime {
   // evaluation error naming the kernel and the step.
   void set_schedule(const std::string& kernel_name, const std::string& text);
   const std::map<std::string, std::string>& schedules() const { return schedules_; }
+  // The scheduler of the kernels with no user schedule; null: they run as lowered. Setting
+  // it (again) forgets the plans made with the one before.
+  void set_auto_scheduler(std::shared_ptr<AutoScheduler> s) {
+    auto_scheduler_ = std::move(s);
+    ++auto_generation_;
+  }
   void set_graph_passes(bool on) { passes_on_ = on; }
   bool graph_passes_on() const { return passes_on_; }
   void set_interrupt(const std::atomic<bool>* flag) { interrupt_ = flag; }
@@ -271,6 +293,8 @@ class GraphRuntime : public TensorRuntime {
   bool passes_on_ = true;
   const std::atomic<bool>* interrupt_ = nullptr;
   std::map<std::string, std::string> schedules_;
+  std::shared_ptr<AutoScheduler> auto_scheduler_;
+  int64_t auto_generation_ = 0;  // in plan keys: a new scheduler makes new plans
   // Compiled kernels, keyed by the device, the thread count and the printed function: the
   // text is exactly what gets compiled, so a fused function (which belongs to no single
   // kernel) or a changed schedule can never hit a stale entry.

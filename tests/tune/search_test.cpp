@@ -130,7 +130,7 @@ TEST_CASE("random search: a small space runs out, an interrupt stops it, an unkn
   CHECK(cut.candidates.size() == 3);
 
   SearchResult bad = search(parsed(kSpace), f, m, {.strategy = "anneal"});
-  CHECK(bad.error == "unknown strategy 'anneal' (strategies: random, ga, beam)");
+  CHECK(bad.error == "unknown strategy 'anneal' (strategies: random, ga, beam, evolutionary)");
   CHECK(bad.candidates.empty());
 }
 
