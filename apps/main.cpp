@@ -162,6 +162,7 @@ int kernel_command(Session& session, const std::string& file, const std::string&
     fmt::print(stderr, "error: {}\n", error);
     return 2;
   }
+  std::string source;  // where the schedule came from when no file gave one
   if (!schedule_file.empty()) {
     std::string sched;
     if (!read_or_say(schedule_file, &sched)) return 2;
@@ -169,6 +170,9 @@ int kernel_command(Session& session, const std::string& file, const std::string&
       fmt::print(stderr, "{}: error: {}\n", schedule_file, error);
       return 2;
     }
+  } else if (!session.schedule_automatically(backend, &source, &error)) {
+    fmt::print(stderr, "error: {}\n", error);
+    return 2;
   }
   if (!dump.empty()) {
     StageResult r = session.kernel_view(dump);
@@ -186,12 +190,65 @@ int kernel_command(Session& session, const std::string& file, const std::string&
   }
   std::string shape;
   for (auto d : r.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-  fmt::print("{} on {}: output [{}], sum {:.6g}, {:.3f} ms", name, backend, shape, r.checksum,
-             r.seconds * 1e3);
+  fmt::print("{} on {}{}: output [{}], sum {:.6g}, {:.3f} ms", name, backend,
+             source.empty() ? "" : " (" + source + " schedule)", shape, r.checksum, r.seconds * 1e3);
   // The interpreter compiles nothing; the others say what their build cost.
   if (backend != "ref") fmt::print(" kernel time (build {:.1f} ms)", r.compile_seconds * 1e3);
   if (r.checked) fmt::print("; matches the reference interpreter");
   fmt::print("\n");
+  return 0;
+}
+
+// `descent tune FILE [KERNEL]`: the Session searches and measures; this prints.
+int tune_command(Session& session, const std::string& file, Session::TuneRequest request,
+                 const std::vector<std::string>& dim_args, const std::string& space_file,
+                 bool no_overlap) {
+  if (std::string error; !Session::parse_dims(dim_args, &request.dims, &error)) {
+    fmt::print(stderr, "error: --dim: {}\n", error);
+    return kUsageError;
+  }
+  if (!space_file.empty() && !read_or_say(space_file, &request.space)) return 2;
+  request.overlap_builds = !no_overlap;
+  std::string text;
+  if (!read_or_say(file, &text)) return 2;
+  if (request.kernel.empty()) {
+    // Every kernel the program launches: run it on the device (its output is not the point).
+    std::string error;
+    if (!session.set_device(request.device, &error)) {
+      fmt::print(stderr, "error: --device: {}\n", error);
+      return kUsageError;
+    }
+    RunOptions opts;
+    opts.out = [](std::string_view) {};
+    Outcome o = session.submit(std::move(text), file, opts);
+    if (o.status != Outcome::Ok) {
+      fmt::print(stderr, "{}", o.message);
+      return o.exit_code();
+    }
+  } else {
+    Outcome o = session.compile(std::move(text), file);
+    if (o.status != Outcome::Ok) {
+      fmt::print(stderr, "{}", o.message);
+      return o.exit_code();
+    }
+  }
+  if (!request.database.empty()) {
+    session.set_tuning_database(request.database);
+    for (const auto& p : session.tuning_problems()) fmt::print(stderr, "warning: {}\n", p);
+  }
+  Session::TuneReport r = session.tune(request, [](const std::string& line) {
+    fmt::print(stderr, "{}\n", line);
+    std::fflush(stderr);
+  });
+  if (!r.ok) {
+    fmt::print(stderr, "error: {}\n", r.error);
+    return session.interrupt_flag().load() ? kInterrupted : 2;
+  }
+  fmt::print("{}", tune_report(r, request));
+  if (session.interrupt_flag().load()) {
+    fmt::print(stderr, "error: interrupted: the results above are partial (every measured candidate is in the database)\n");
+    return kInterrupted;
+  }
   return 0;
 }
 
@@ -369,6 +426,31 @@ int main(int argc, char** argv) {
   kernelcmd->add_option("--threads", threads, "threads for parallel loops (default: all)");
   kernelcmd->add_option("--repeats", kernel_repeats, "timed runs; the median is reported (default 1)");
   kernelcmd->add_option("--seed", seed, "seed of the random inputs (default 1)");
+  std::string tuned_db;
+  bool no_default_schedule = false;
+  for (auto* c : {kernelcmd, run}) {
+    c->add_option("--tuned", tuned_db, "a tuning database (descent tune --db): kernels nobody scheduled use its best records");
+    c->add_flag("--no-default-schedule", no_default_schedule, "kernels nobody scheduled run as lowered (the naive loop nest), not with the rule-based default schedule");
+  }
+
+  // descent tune FILE [KERNEL]: search schedules, measured on a device (docs/tuning.md).
+  Session::TuneRequest treq;
+  std::string tune_space_file;
+  std::vector<std::string> tune_dims;
+  auto* tunecmd = app.add_subcommand("tune", "search a kernel's schedule (or those of every kernel a program runs), measuring each candidate on a device");
+  tunecmd->add_option("FILE", file, "the .ds file (a program to run, or one that defines the kernel)")->required();
+  tunecmd->add_option("KERNEL", treq.kernel, "the kernel to tune (default: every kernel FILE launches when run)");
+  tunecmd->add_option("--dim", tune_dims, "bind a named dim of KERNEL, e.g. --dim n=1024 (others default to 64)");
+  tunecmd->add_option("--device", treq.device, "where candidates run: cpu (default) or opencl");
+  tunecmd->add_option("--strategy", treq.strategy, "random, ga, beam or evolutionary (default: evolutionary, with the XGBoost cost model)");
+  tunecmd->add_option("--trials", treq.trials, "candidates measured per kernel (default 32)");
+  tunecmd->add_option("--seed", treq.seed, "seed of the search (default 1)");
+  tunecmd->add_option("--space", tune_space_file, "a search space file (docs/tuning.md); default: built from rules");
+  tunecmd->add_option("--db", treq.database, "the tuning database (JSON Lines) to resume from and append to");
+  tunecmd->add_option("--repeats", treq.repeats, "timed runs per candidate; the median counts (default 5)");
+  tunecmd->add_option("--time-limit", treq.time_limit_s, "seconds a candidate's run may take (default 10)");
+  bool no_overlap = false;
+  tunecmd->add_flag("--no-overlap", no_overlap, "build each candidate only after the last one ran (cleaner timings, longer jobs)");
 
   bench::BenchOptions bopts;
   bool quick = false;
@@ -474,6 +556,9 @@ int main(int argc, char** argv) {
       return kUsageError;
     }
     session.set_threads(run_threads);
+    if (no_default_schedule) session.set_default_schedules(false);
+    if (!tuned_db.empty()) session.set_tuning_database(tuned_db);
+    for (const auto& p : session.tuning_problems()) fmt::print(stderr, "warning: {}\n", p);
     if (!tensor_limit.empty() && !session.set_tensor_limit(tensor_limit, &error)) {
       fmt::print(stderr, "error: --tensor-limit: {}\n", error);
       return kUsageError;
@@ -520,8 +605,14 @@ int main(int argc, char** argv) {
     fmt::print("{}", text);
     return 0;
   }
-  if (*kernelcmd) return kernel_command(session, file, kernel_name, schedule_file, backend,
-                                         kernel_dump, dim_args, check, threads, kernel_repeats, seed);
+  if (*kernelcmd) {
+    if (no_default_schedule) session.set_default_schedules(false);
+    if (!tuned_db.empty()) session.set_tuning_database(tuned_db);
+    for (const auto& p : session.tuning_problems()) fmt::print(stderr, "warning: {}\n", p);
+    return kernel_command(session, file, kernel_name, schedule_file, backend, kernel_dump,
+                          dim_args, check, threads, kernel_repeats, seed);
+  }
+  if (*tunecmd) return tune_command(session, file, treq, tune_dims, tune_space_file, no_overlap);
   if (*labcmd) return lab_command(lab_list, lab_start, lab_check, lab_hint, lab_watch, lab_grade,
                                    lab_name, lab_dir, grade_dirs, grade_csv_file, session);
   if (*importcmd) {

@@ -116,6 +116,59 @@ bool parse_debug_level(const std::string& word, int* level, std::string* error) 
   return true;
 }
 
+std::string tune_report(const Session::TuneReport& r, const Session::TuneRequest& request) {
+  auto ms = [](double s) { return s > 0 ? fmt::format("{:.4g} ms", s * 1e3) : std::string("-"); };
+  std::string text = fmt::format("{:<18} {:<22} {:>12} {:>12} {:>12} {:>8} {:>10}  {}\n", "kernel",
+                                 "inputs", "as lowered", "default", "tuned", "speedup", "GFLOP/s",
+                                 "candidates");
+  for (const auto& t : r.tasks) {
+    const tune::SearchResult& s = t.result;
+    double best = s.best >= 0 ? s.candidates[size_t(s.best)].seconds : 0;
+    int failed = 0, reused = 0;
+    for (const auto& c : s.candidates) {
+      if (c.from_database) ++reused;
+      else if (!c.ok) ++failed;
+    }
+    std::string speedup = best > 0 && t.naive_seconds > 0 ? fmt::format("{:.1f}x", t.naive_seconds / best) : "-";
+    std::string rate = best > 0 ? fmt::format("{:.3g}", t.flops / best / 1e9) : "-";
+    std::string count = fmt::format("{} measured", s.candidates.size() - size_t(reused));
+    if (failed) count += fmt::format(", {} failed", failed);
+    if (reused) count += fmt::format(", {} from the database", reused);
+    text += fmt::format("{:<18} {:<22} {:>12} {:>12} {:>12} {:>8} {:>10}  {}\n", t.kernel, t.shape,
+                        ms(t.naive_seconds), ms(t.default_seconds), ms(best), speedup, rate, count);
+  }
+  for (const auto& t : r.tasks) {
+    const tune::SearchResult& s = t.result;
+    if (s.best < 0) {
+      text += fmt::format("\n{}: no candidate built and matched the reference\n", t.kernel);
+      for (const auto& c : s.candidates)
+        if (!c.ok) {
+          text += "  first failure: " + c.error + "\n";
+          break;
+        }
+      continue;
+    }
+    text += fmt::format("\nbest schedule for {} ({}):\n", t.kernel, t.shape);
+    std::string trace = s.candidates[size_t(s.best)].trace;
+    size_t at = 0;
+    while (at < trace.size()) {
+      size_t end = trace.find('\n', at);
+      if (end == std::string::npos) end = trace.size();
+      text += "  " + trace.substr(at, end - at) + "\n";
+      at = end + 1;
+    }
+    if (s.ranked > 0)
+      text += fmt::format("cost model: rank correlation {:.2f} between its scores and the measured "
+                          "speeds of the {} candidates it ranked before they ran\n",
+                          s.rank_correlation, s.ranked);
+    if (!s.model_error.empty()) text += "cost model: " + s.model_error + "\n";
+  }
+  text += fmt::format("\n{} on {}, {} trials per kernel; ", request.strategy, request.device, request.trials);
+  text += r.database.empty() ? std::string("records kept in this session only\n")
+                             : "records appended to " + r.database + "\n";
+  return text;
+}
+
 std::string timing_report(const Outcome& o, const std::string& engine) {
   std::string text = fmt::format("[{}] compile {:.3f} ms, run {:.3f} ms, {} steps\n", engine,
                                  o.compile_seconds * 1e3, o.run_seconds * 1e3, o.steps);

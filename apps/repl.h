@@ -21,6 +21,10 @@ std::string launch_summary(const tensor::LaunchTotals& totals);
 bool parse_debug_level(const std::string& word, int* level, std::string* error);
 // `:time`: the engine's line, then each stage of Outcome::stages and each kernel launch.
 std::string timing_report(const Outcome& o, const std::string& engine);
+// A tuning job's result as a table (`descent tune`, `:tune`): per kernel, the nest as
+// lowered, the default schedule and the best found, then the best schedules and the cost
+// model's rank correlation.
+std::string tune_report(const Session::TuneReport& r, const Session::TuneRequest& request);
 
 // Writes launch lines (debug level 2) or the summary (1) beside a program's output without
 // breaking one of its lines: a launch while the output is mid-line (print("x", t) writes

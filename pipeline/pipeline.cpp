@@ -66,6 +66,7 @@ struct Session::Unit {
 Session::Session() : tensors_(std::make_unique<tensor::GraphRuntime>()) {
   register_tensor_backends();
   tensors_->set_interrupt(&interrupt_);
+  install_auto_scheduler();  // default schedules for the kernels nobody scheduled
   // The prelude's kernels (add, matmul, linear, relu, softmax, ...) are there from the
   // start, as if the user had typed them; it is not "the last input".
   Outcome o = compile(std::string(tensor::prelude_source()), "<prelude>");

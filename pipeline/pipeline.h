@@ -24,6 +24,7 @@
 #include "lang/token.h"
 #include "lang/tree.h"
 #include "tensor/launch.h"
+#include "tune/search.h"
 
 namespace descent {
 
@@ -348,6 +349,64 @@ class Session {
   // tuner measures. False with *error naming the kernel, or the schedule line that failed.
   bool lower_kernel(const std::string& name, const std::map<std::string, int64_t>& dims,
                     std::string_view schedule, tir::PrimFunc* out, std::string* error) const;
+  // ---- Tuning (issue 17: tune/, docs/tuning.md) ----
+  // Kernels nobody scheduled run with the rule-based default schedule on cpu and OpenCL
+  // (on unless turned off: `--no-default-schedule`, `:defaults off`); off, they run as
+  // lowered. The reference interpreter always runs the nest as lowered.
+  void set_default_schedules(bool on);
+  bool default_schedules() const { return default_schedules_; }
+  // The tuning database whose best records schedule the kernels nobody scheduled, before the
+  // defaults (`--tuned DB`, `:tuned DB`); "" for none. A missing file is an empty database;
+  // malformed lines are skipped and listed in tuning_problems().
+  void set_tuning_database(const std::string& path);
+  const std::string& tuning_database() const { return tuning_path_; }
+  const std::vector<std::string>& tuning_problems() const;
+  size_t tuning_records() const;
+  // The schedule the runtime gives a nest nobody scheduled on `device`: the database's best
+  // record for its kernel and shapes, else the default rules. *source: "tuned", "default" or
+  // "" (none: the nest runs as lowered); *notes: what the rules saw and skipped.
+  std::string automatic_schedule(const std::string& kernel, const tir::PrimFunc& f,
+                                 const std::string& device, std::string* source,
+                                 std::vector<std::string>* notes = nullptr) const;
+  // Applies that schedule to the kernel under the microscope as ordinary steps (what
+  // `descent kernel` does when no --schedule is given). False with *error without a kernel.
+  bool schedule_automatically(const std::string& device, std::string* source, std::string* error);
+
+  struct TuneRequest {
+    std::string kernel;  // a kernel of the module; "" = every kernel the last run launched
+    std::map<std::string, int64_t> dims;  // its named dims (others 64)
+    std::string device = "cpu";
+    std::string strategy = "evolutionary";  // tune::strategies()
+    int trials = 32;                         // candidates measured per kernel
+    uint64_t seed = 1;
+    std::string space;     // a space (tune/space.h) for `kernel`; "" = built from rules
+    std::string database;  // appended to and resumed from; "" = the session's own database
+    int repeats = 5;
+    double time_limit_s = 10;
+    bool overlap_builds = true;
+  };
+  struct TuneTask {
+    std::string kernel, shape;  // the database's key
+    std::string space;          // the space searched
+    tune::SearchResult result;
+    double naive_seconds = 0;    // the nest as lowered (0: it failed; error in naive_error)
+    double default_seconds = 0;  // the default schedule (0 when the rules had none)
+    std::string naive_error, default_trace;
+    double flops = 0;
+  };
+  struct TuneReport {
+    bool ok = false;
+    std::string error;
+    std::vector<TuneTask> tasks;
+    std::string database;  // where the records went ("" when only in memory)
+  };
+  // Searches a schedule for a kernel (or for every kernel the last run launched), measuring
+  // on a device: each candidate checked against the reference interpreter and timed; the
+  // records go to the database and to the session, so the kernel runs tuned from then on.
+  // `progress` (may be null) hears a line per candidate. Stops early on interrupt().
+  TuneReport tune(const TuneRequest& request,
+                  const std::function<void(const std::string&)>& progress = nullptr);
+
   // The dataflow graph: "pending" (built but not computed yet), or what the last evaluation
   // did: "before" (as built), a graph pass's name (its result), "executed". Also fills
   // StageResult::graph.
@@ -399,6 +458,12 @@ class Session {
   std::map<std::string, int64_t> kernel_dims_;  // the dims it was selected with
   int threads_ = 0;          // parallel loops of cpu kernels (0: every hardware thread)
   std::unique_ptr<tensor::Schedule> schedule_;
+  // Tuning (tune_session.cpp): the scheduler the runtime asks, and what it knows.
+  struct AutoScheduling;
+  std::shared_ptr<AutoScheduling> auto_;
+  bool default_schedules_ = true;
+  std::string tuning_path_;
+  void install_auto_scheduler();
 };
 
 }  // namespace descent

@@ -19,6 +19,7 @@ PACKAGES=(
   libopenblas-dev lua5.4 python3         # benchmark references only
   graphviz                               # `dot` draws the DOT views (AST, graphs)
   libonnx-dev libprotobuf-dev            # `descent import`: reading ONNX models (importer/)
+  libxgboost-dev                         # the tuner's cost model (tune/cost_model.cpp)
 )
 
 missing=()

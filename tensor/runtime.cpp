@@ -517,6 +517,11 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
 
   // The kernels nobody scheduled get the auto-scheduler's schedule, after fusion: the nest
   // that runs is the one it schedules.
+  for (const auto& n : g.nodes) {
+    if (n.kind != NodeKind::Kernel || !n.func || !n.schedule.empty() || tasks_.size() >= 256) continue;
+    if (task_keys_.insert(n.label + "\n" + tir::print_script(*n.func)).second)
+      tasks_.push_back({n.label, n.func});
+  }
   if (auto_scheduler_ && backend_ && device_ != "ref") {
     for (auto& n : g.nodes) {
       if (n.kind != NodeKind::Kernel || !n.func || !n.schedule.empty()) continue;

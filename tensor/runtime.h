@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -190,6 +191,18 @@ class GraphRuntime : public TensorRuntime {
     auto_scheduler_ = std::move(s);
     ++auto_generation_;
   }
+  // Every kernel nest that ran with no user schedule, as lowered and fused (before any
+  // automatic schedule), once each: what `descent tune` tunes for a whole program
+  // (MetaSchedule extracts its tuning tasks from a model the same way).
+  struct KernelTask {
+    std::string label;
+    std::shared_ptr<const tir::PrimFunc> func;
+  };
+  const std::vector<KernelTask>& kernel_tasks() const { return tasks_; }
+  void clear_kernel_tasks() {
+    tasks_.clear();
+    task_keys_.clear();
+  }
   void set_graph_passes(bool on) { passes_on_ = on; }
   bool graph_passes_on() const { return passes_on_; }
   void set_interrupt(const std::atomic<bool>* flag) { interrupt_ = flag; }
@@ -295,6 +308,8 @@ class GraphRuntime : public TensorRuntime {
   std::map<std::string, std::string> schedules_;
   std::shared_ptr<AutoScheduler> auto_scheduler_;
   int64_t auto_generation_ = 0;  // in plan keys: a new scheduler makes new plans
+  std::vector<KernelTask> tasks_;
+  std::set<std::string> task_keys_;  // label + printed nest of each task
   // Compiled kernels, keyed by the device, the thread count and the printed function: the
   // text is exactly what gets compiled, so a fused function (which belongs to no single
   // kernel) or a changed schedule can never hit a stale entry.

@@ -11,6 +11,7 @@ std::string record_line(const Record& r) {
   nlohmann::json j = {{"kernel", r.kernel}, {"shape", r.shape}, {"device", r.device},
                       {"ok", r.ok},         {"seconds", r.seconds}, {"trace", r.trace},
                       {"decisions", r.decisions}, {"error", r.error}};
+  if (!r.features.empty()) j["features"] = r.features;
   return j.dump();
 }
 
@@ -47,6 +48,7 @@ Database load_database(const std::string& path) {
       r.trace = j.value("trace", std::string());
       r.decisions = j.value("decisions", std::vector<int>{});
       r.error = j.value("error", std::string());
+      r.features = j.value("features", std::vector<float>{});
       if (r.ok && !(r.seconds > 0)) {
         db.problems.push_back(where + "an ok record needs a time above 0");
         continue;
@@ -57,6 +59,16 @@ Database load_database(const std::string& path) {
     }
   }
   return db;
+}
+
+std::string shape_key(const tir::PrimFunc& f) {
+  std::string key;
+  for (int p : f.params) {
+    if (!key.empty()) key += ' ';
+    const auto& shape = f.buffers[size_t(p)].shape;
+    for (size_t d = 0; d < shape.size(); ++d) key += (d ? "x" : "") + std::to_string(shape[d]);
+  }
+  return key;
 }
 
 const Record* best_record(const Database& db, const std::string& kernel, const std::string& shape,

@@ -3,24 +3,33 @@
 // a later search resumes from it. The best record for a kernel, its shapes and a device is
 // what `descent kernel --tuned` and the graph runtime will use (issue 17).
 //
-//   {"kernel":"matmul","shape":"k=64,m=64,n=64","device":"cpu","ok":true,"seconds":0.00012,
-//    "trace":"split i 16\n...","decisions":[4,1,0],"error":""}
+//   {"kernel":"matmul","shape":"64x64 64x64","device":"cpu","ok":true,"seconds":0.00012,
+//    "trace":"split i 16\n...","decisions":[4,1,0],"error":"","features":[...]}
+//
+// A kernel is known by its name and the shapes of its inputs (shape_key): a kernel that
+// graph fusion made has no named dims, only the shapes it was lowered for.
 #pragma once
 #include <string>
 #include <vector>
+
+#include "tensor/tir.h"
 
 namespace descent::tune {
 
 struct Record {
   std::string kernel;   // the kernel's name ("matmul", a fused "linear_relu")
-  std::string shape;    // its named dims, sorted: "k=64,m=64,n=64"
+  std::string shape;    // its inputs' shapes: shape_key(f), "64x64 64x64"
   std::string device;   // "cpu", "opencl"
   bool ok = false;
   double seconds = 0;   // ok only
   std::string trace;    // the schedule
   std::vector<int> decisions;
   std::string error;    // why it failed
+  std::vector<float> features;  // the loop nest's features (features.h), what a model learns
 };
+
+// The shapes of f's inputs, in parameter order: "1x784 128x784".
+std::string shape_key(const tir::PrimFunc& f);
 
 // One line of JSON, without the newline.
 std::string record_line(const Record& r);

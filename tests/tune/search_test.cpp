@@ -138,11 +138,11 @@ TEST_CASE("the database: records round-trip; malformed lines are reported with t
   fs::path db = scratch("db") / "tune.jsonl";
   CHECK(load_database(db.string()).records.empty());  // missing: empty, no problem
   CHECK(load_database(db.string()).problems.empty());
-  Record fast{"matmul", "k=64,m=64,n=64", "cpu", true, 0.002, "split i 8\nsplit j 16\n", {3, 4}, ""};
+  Record fast{"matmul", "k=64,m=64,n=64", "cpu", true, 0.002, "split i 8\nsplit j 16\n", {3, 4}, "", {}};
   Record slow = fast;
   slow.seconds = 0.005;
   slow.trace = "split i 2\n";
-  Record broken{"matmul", "k=64,m=64,n=64", "cpu", false, 0, "vectorize r\n", {}, "cannot vectorize 'r'"};
+  Record broken{"matmul", "k=64,m=64,n=64", "cpu", false, 0, "vectorize r\n", {}, "cannot vectorize 'r'", {}};
   Record other_shape = fast;
   other_shape.shape = "k=32,m=32,n=32";
   other_shape.seconds = 0.0001;

@@ -1,0 +1,284 @@
+// The Session's tuning half (issue 17, docs/tuning.md): the scheduler the graph runtime asks
+// for the kernels nobody scheduled (the tuning database's best record, else the default
+// rules), and tuning jobs: a kernel, or every kernel a program launched, searched and
+// measured on a device. Every front end (`descent tune`, the REPL's :tune, the visualizer's
+// tuner pane) goes through these.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "pipeline/pipeline.h"
+#include "tensor/launch.h"
+#include "tensor/lower.h"
+#include "tensor/runtime.h"
+#include "tensor/schedule.h"
+#include "tune/cost_model.h"
+#include "tune/database.h"
+#include "tune/features.h"
+#include "tune/measure.h"
+#include "tune/rules.h"
+#include "tune/space.h"
+
+namespace descent {
+
+// What the runtime's scheduler knows: the database's records and whether defaults are on.
+// Shared with the runtime (which holds it as its AutoScheduler) and changed only between
+// runs, from the Session's thread.
+struct Session::AutoScheduling : tensor::AutoScheduler {
+  bool defaults = true;
+  tune::Database db;
+
+  // The trace for a nest and where it comes from; "" when none applies.
+  std::string choose(const std::string& label, const tir::PrimFunc& f, const std::string& device,
+                     std::string* source, std::vector<std::string>* notes,
+                     tir::PrimFunc* scheduled) const {
+    source->clear();
+    if (device == "ref") return "";
+    if (const tune::Record* r = tune::best_record(db, label, tune::shape_key(f), device)) {
+      tensor::Schedule s(f);
+      std::string why;
+      if (s.apply_text(r->trace, &why)) {
+        *source = "tuned";
+        if (scheduled) *scheduled = s.func();
+        return r->trace;
+      }
+      if (notes) notes->push_back("the tuned record does not apply (" + why + "): using the defaults");
+    }
+    if (!defaults) return "";
+    tune::RuleSchedule rs = tune::default_schedule(f, {.device = device});
+    if (notes) *notes = rs.notes;
+    if (rs.trace.empty()) return "";
+    *source = "default";
+    if (scheduled) *scheduled = std::move(rs.func);
+    return rs.trace;
+  }
+
+  bool schedule(const std::string& label, const tir::PrimFunc& f, const std::string& device,
+                tir::PrimFunc* out, std::string* source) override {
+    return !choose(label, f, device, source, nullptr, out).empty();
+  }
+};
+
+void Session::install_auto_scheduler() {
+  if (!auto_) auto_ = std::make_shared<AutoScheduling>();
+  auto_->defaults = default_schedules_;
+  tensors_->set_auto_scheduler(auto_);
+}
+
+void Session::set_default_schedules(bool on) {
+  default_schedules_ = on;
+  install_auto_scheduler();
+}
+
+void Session::set_tuning_database(const std::string& path) {
+  if (!auto_) install_auto_scheduler();
+  tuning_path_ = path;
+  auto_->db = path.empty() ? tune::Database{} : tune::load_database(path);
+  install_auto_scheduler();
+}
+
+const std::vector<std::string>& Session::tuning_problems() const {
+  static const std::vector<std::string> none;
+  return auto_ ? auto_->db.problems : none;
+}
+
+size_t Session::tuning_records() const { return auto_ ? auto_->db.records.size() : 0; }
+
+std::string Session::automatic_schedule(const std::string& kernel, const tir::PrimFunc& f,
+                                        const std::string& device, std::string* source,
+                                        std::vector<std::string>* notes) const {
+  AutoScheduling fallback;
+  fallback.defaults = default_schedules_;
+  const AutoScheduling& a = auto_ ? *auto_ : fallback;
+  return a.choose(kernel, f, device, source, notes, nullptr);
+}
+
+bool Session::schedule_automatically(const std::string& device, std::string* source,
+                                     std::string* error) {
+  if (!schedule_) {
+    *error = "no kernel selected";
+    return false;
+  }
+  std::string trace = automatic_schedule(kernel_name_, schedule_->original(), device, source);
+  if (trace.empty()) return true;
+  return schedule_text(trace, error);
+}
+
+namespace {
+
+// The candidates' loop nests as a table row, for progress lines.
+std::string ms(double s) { return s > 0 ? fmt::format("{:.4g} ms", s * 1e3) : std::string("-"); }
+
+}  // namespace
+
+Session::TuneReport Session::tune(const TuneRequest& request,
+                                  const std::function<void(const std::string&)>& progress) {
+  TuneReport report;
+  auto say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+  if (std::find(tune::strategies().begin(), tune::strategies().end(), request.strategy) ==
+      tune::strategies().end()) {
+    std::string known;
+    for (const auto& s : tune::strategies()) known += (known.empty() ? "" : ", ") + s;
+    report.error = "unknown strategy '" + request.strategy + "' (strategies: " + known + ")";
+    return report;
+  }
+  if (request.trials < 1) {
+    report.error = "the number of trials must be at least 1";
+    return report;
+  }
+  if (request.device == "ref") {
+    report.error = "the reference interpreter is the oracle, not a device to tune for (devices: cpu, opencl)";
+    return report;
+  }
+  // The tasks: one named kernel, or every kernel the last run launched.
+  struct Task {
+    std::string kernel;
+    tir::PrimFunc func;
+    bool named = false;
+  };
+  std::vector<Task> tasks;
+  if (!request.kernel.empty()) {
+    Task t;
+    t.kernel = request.kernel;
+    t.named = true;
+    int k = module_.find_kernel(request.kernel);
+    if (k < 0) {
+      report.error = "no kernel named '" + request.kernel + "'";
+      return report;
+    }
+    std::vector<std::string> names = tensor::dim_names(*module_.kernels[size_t(k)].decl);
+    for (const auto& [dim, value] : request.dims)
+      if (std::find(names.begin(), names.end(), dim) == names.end()) {
+        report.error = "kernel '" + request.kernel + "' has no dim '" + dim + "'";
+        return report;
+      }
+    if (!lower_kernel(request.kernel, request.dims, "", &t.func, &report.error)) return report;
+    tasks.push_back(std::move(t));
+  } else {
+    for (const auto& kt : tensors_->kernel_tasks()) tasks.push_back({kt.label, *kt.func, false});
+    if (tasks.empty()) {
+      report.error = "no kernel has run yet: run a program that calls kernels first, or name one";
+      return report;
+    }
+    if (!request.space.empty() && tasks.size() > 1) {
+      report.error = "a hand-written space is for one kernel: name it";
+      return report;
+    }
+  }
+  std::string dbpath = request.database.empty() ? tuning_path_ : request.database;
+  report.database = dbpath;
+  if (!auto_) install_auto_scheduler();
+  if (!request.database.empty() && request.database != tuning_path_) {
+    // Records already in that file resume the search; they join the session's own.
+    tune::Database extra = tune::load_database(request.database);
+    for (auto& r : extra.records) auto_->db.records.push_back(std::move(r));
+  }
+  interrupt_ = false;
+  for (Task& task : tasks) {
+    TuneTask out;
+    out.kernel = task.kernel;
+    out.shape = tune::shape_key(task.func);
+    out.flops = tensor::kernel_cost(task.func).flops;
+    out.space = request.space.empty() ? tune::rule_space(task.func, {.device = request.device})
+                                      : request.space;
+    tune::Space space;
+    if (!tune::parse_space(out.space, &space, &report.error)) {
+      report.error = "the space: " + report.error;
+      return report;
+    }
+    tune::MeasureOptions mo;
+    mo.device = request.device;
+    mo.repeats = request.repeats;
+    mo.time_limit_s = request.time_limit_s;
+    mo.threads = threads_;
+    mo.overlap_builds = request.overlap_builds;
+    mo.interrupt = &interrupt_;
+    tune::SmallLowering small;
+    if (task.named) {
+      int k = module_.find_kernel(task.kernel);
+      std::vector<std::string> names = tensor::dim_names(*module_.kernels[size_t(k)].decl);
+      small = [this, names, name = task.kernel, dims = request.dims](int shrink, tir::PrimFunc* f) {
+        std::map<std::string, int64_t> smaller;
+        bool any = false;
+        for (const auto& n : names) {
+          int64_t v = dims.count(n) ? dims.at(n) : 64;
+          if (v % (int64_t(1) << shrink) == 0 && (v >> shrink) >= 1) {
+            v >>= shrink;
+            any = true;
+          }
+          smaller[n] = v;
+        }
+        std::string error;
+        return any && lower_kernel(name, smaller, "", f, &error);
+      };
+    }
+    tune::BackendMeasurer measurer(task.func, mo, small);
+    if (!measurer.open(&report.error)) return report;
+    // The two yardsticks, measured the same way: the nest as lowered, and the defaults.
+    {
+      std::string err;
+      if (!measurer.measure(task.func, "", &out.naive_seconds, &err)) out.naive_error = err;
+      tune::RuleSchedule d = tune::default_schedule(task.func, {.device = request.device});
+      out.default_trace = d.trace;
+      if (!d.trace.empty() && !measurer.measure(d.func, d.trace, &out.default_seconds, &err))
+        out.default_seconds = 0;
+    }
+    say(fmt::format("{} {}: as lowered {}, default schedule {}", out.kernel, out.shape,
+                    ms(out.naive_seconds), ms(out.default_seconds)));
+    std::map<std::string, double> known;
+    for (const auto& r : auto_->db.records)
+      if (r.ok && r.kernel == out.kernel && r.shape == out.shape && r.device == request.device)
+        known[r.trace] = r.seconds;
+    std::unique_ptr<tune::CostModel> model = tune::make_cost_model("xgboost");
+    tune::SearchOptions so;
+    so.strategy = request.strategy;
+    so.trials = request.trials;
+    so.seed = request.seed;
+    so.interrupt = &interrupt_;
+    so.known = &known;
+    so.model = model.get();
+    std::string append_error;
+    out.result = tune::search(space, task.func, measurer, so, [&](const tune::Candidate& c) {
+      if (!c.from_database) {
+        tune::Record r;
+        r.kernel = out.kernel;
+        r.shape = out.shape;
+        r.device = request.device;
+        r.ok = c.ok;
+        r.seconds = c.seconds;
+        r.trace = c.trace;
+        r.decisions = c.decisions;
+        r.error = c.error;
+        if (c.ok) {
+          tensor::Schedule s(task.func);
+          std::string why;
+          if (s.apply_text(c.trace, &why)) r.features = tune::features(s.func());
+        }
+        if (!dbpath.empty() && append_error.empty()) tune::append_record(dbpath, r, &append_error);
+        auto_->db.records.push_back(std::move(r));
+      }
+      std::string line = fmt::format("  #{:<3} {}", c.trial + 1,
+                                     c.from_database ? "(from the database) " : "");
+      if (c.ok) line += ms(c.seconds);
+      else line += "failed: " + c.error.substr(0, c.error.find('\n'));
+      if (c.has_prediction) line += fmt::format("  (model score {:.3g})", c.predicted);
+      say(line);
+    });
+    if (!append_error.empty()) say("warning: " + append_error + " (the records are kept in this session)");
+    if (!out.result.error.empty()) {
+      report.error = out.result.error;
+      return report;
+    }
+    report.tasks.push_back(std::move(out));
+    if (interrupt_) break;
+  }
+  // The new records schedule the kernels from now on (plans made before are forgotten).
+  install_auto_scheduler();
+  report.ok = true;
+  return report;
+}
+
+}  // namespace descent
