@@ -123,7 +123,7 @@ std::string tune_report(const Session::TuneReport& r, const Session::TuneRequest
                                  "candidates");
   for (const auto& t : r.tasks) {
     const tune::SearchResult& s = t.result;
-    double best = s.best >= 0 ? s.candidates[size_t(s.best)].seconds : 0;
+    double best = t.best_seconds;
     int failed = 0, reused = 0;
     for (const auto& c : s.candidates) {
       if (c.from_database) ++reused;
@@ -139,7 +139,7 @@ std::string tune_report(const Session::TuneReport& r, const Session::TuneRequest
   }
   for (const auto& t : r.tasks) {
     const tune::SearchResult& s = t.result;
-    if (s.best < 0) {
+    if (t.best_trace.empty()) {
       text += fmt::format("\n{}: no candidate built and matched the reference\n", t.kernel);
       for (const auto& c : s.candidates)
         if (!c.ok) {
@@ -148,8 +148,9 @@ std::string tune_report(const Session::TuneReport& r, const Session::TuneRequest
         }
       continue;
     }
-    text += fmt::format("\nbest schedule for {} ({}):\n", t.kernel, t.shape);
-    std::string trace = s.candidates[size_t(s.best)].trace;
+    text += fmt::format("\nbest schedule for {} ({}){}:\n", t.kernel, t.shape,
+                        t.best_is_default ? ", the default one: no candidate beat it" : "");
+    std::string trace = t.best_trace;
     size_t at = 0;
     while (at < trace.size()) {
       size_t end = trace.find('\n', at);
@@ -486,8 +487,20 @@ const std::vector<Repl::Command>& Repl::command_table() {
        [](Repl& r, const Call& c) {
          std::string step = c.line.substr(std::min(c.line.size(), c.line.find(":sched") + 6));
          std::string error;
-         if (step.find_first_not_of(" \t") == std::string::npos)
-           r.err_ << "error: usage: :sched STEP (e.g. :sched split i 32)\n";
+         if (step.find_first_not_of(" \t") == std::string::npos) {
+           r.err_ << "error: usage: :sched STEP (e.g. :sched split i 32), or :sched auto\n";
+         } else if (split_words(step) == std::vector<std::string>{"auto"}) {
+           // The schedule a run would give the kernel: its tuned record, else the defaults.
+           std::string source;
+           std::string device = r.session_.device() == "ref" ? "cpu" : r.session_.device();
+           if (!r.session_.schedule_automatically(device, &source, &error))
+             r.err_ << "error: " << error << '\n';
+           else if (source.empty())
+             r.out_ << "no automatic schedule for this kernel on " << device << '\n';
+           else
+             r.out_ << "# the " << source << " schedule for " << device << ":\n"
+                    << r.session_.schedule_trace() << r.session_.kernel_view("tir").text;
+         }
          else if (!r.session_.schedule_step(step, &error))
            r.err_ << "error: " << error << '\n';
          else
@@ -495,6 +508,75 @@ const std::vector<Repl::Command>& Repl::command_table() {
        },
        [](const Session& s, const Words& w) {
          return w.size() == 1 ? Session::schedule_primitives() : s.schedule_names();
+       }},
+      {":tune", "[all|KERNEL] [n=SIZE ...] [strategy=S] [trials=N] [device=D] [db=FILE]",
+       "search a schedule, measuring candidates (the selected kernel, a named one, or all the last run launched)",
+       [](Repl& r, const Call& c) {
+         Session::TuneRequest req;
+         req.device = r.session_.device() == "ref" ? "cpu" : r.session_.device();
+         std::vector<std::string> dim_words;
+         bool all = false;
+         for (size_t i = 1; i < c.words.size(); ++i) {
+           const std::string& w = c.words[i];
+           size_t eq = w.find('=');
+           std::string key = w.substr(0, eq), value = eq == std::string::npos ? "" : w.substr(eq + 1);
+           try {
+             if (eq == std::string::npos && i == 1) {
+               if (w == "all") all = true;
+               else req.kernel = w;
+             } else if (key == "strategy") req.strategy = value;
+             else if (key == "trials") req.trials = std::stoi(value);
+             else if (key == "seed") req.seed = std::stoull(value);
+             else if (key == "device") req.device = value;
+             else if (key == "db") req.database = value;
+             else dim_words.push_back(w);
+           } catch (const std::exception&) {
+             r.err_ << "error: '" << w << "' needs a number\n";
+             return;
+           }
+         }
+         if (!all && req.kernel.empty() && !r.session_.selected_kernel().empty()) {
+           req.kernel = r.session_.selected_kernel();
+           req.dims = r.session_.selected_kernel_dims();
+         }
+         std::string error;
+         if (!Session::parse_dims(dim_words, &req.dims, &error)) {
+           r.err_ << "error: " << error << '\n';
+           return;
+         }
+         Session::TuneReport rep = r.session_.tune(req, [&r](const std::string& line) {
+           r.out_ << line << '\n';
+           r.out_.flush();
+         });
+         if (!rep.ok) {
+           r.err_ << "error: " << rep.error << '\n';
+           return;
+         }
+         r.out_ << tune_report(rep, req);
+         r.out_ << "the kernels run tuned from now on on " << req.device
+                << (req.kernel == r.session_.selected_kernel() && !req.kernel.empty()
+                        ? " (:sched auto puts the best schedule under the microscope)\n"
+                        : "\n");
+       },
+       kernel_names},
+      {":defaults", "[on|off]",
+       "kernels nobody scheduled run with the rule-based default schedule on cpu and OpenCL (on), or as lowered (off)",
+       [](Repl& r, const Call& c) {
+         if (c.words.size() > 1 && c.words[1] != "on" && c.words[1] != "off") {
+           r.err_ << "error: usage: :defaults on|off\n";
+           return;
+         }
+         if (c.words.size() > 1) r.session_.set_default_schedules(c.words[1] == "on");
+         r.out_ << "default schedules: " << (r.session_.default_schedules() ? "on" : "off") << '\n';
+       }},
+      {":tuned", "[FILE|off]", "use a tuning database's best records for kernels nobody scheduled",
+       [](Repl& r, const Call& c) {
+         if (c.words.size() > 1) r.session_.set_tuning_database(c.words[1] == "off" ? "" : c.words[1]);
+         for (const auto& p : r.session_.tuning_problems()) r.err_ << "warning: " << p << '\n';
+         r.out_ << "tuning database: "
+                << (r.session_.tuning_database().empty() ? std::string("none")
+                                                         : r.session_.tuning_database())
+                << " (" << r.session_.tuning_records() << " records)\n";
        }},
       {":undo", "", "undo the last schedule step",
        [](Repl& r, const Call&) {

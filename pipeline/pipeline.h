@@ -301,6 +301,7 @@ class Session {
   static bool parse_dims(const std::vector<std::string>& words,
                          std::map<std::string, int64_t>* dims, std::string* error);
   const std::string& selected_kernel() const { return kernel_name_; }
+  const std::map<std::string, int64_t>& selected_kernel_dims() const { return kernel_dims_; }
   bool schedule_step(std::string_view step, std::string* error);  // one step
   bool schedule_text(std::string_view text, std::string* error);  // a whole schedule file
   // What a schedule step's words can be, for completion: the primitives' names, and the
@@ -392,6 +393,10 @@ class Session {
     double naive_seconds = 0;    // the nest as lowered (0: it failed; error in naive_error)
     double default_seconds = 0;  // the default schedule (0 when the rules had none)
     std::string naive_error, default_trace;
+    // The fastest of the search's best and the default schedule: what the kernel now runs.
+    double best_seconds = 0;
+    std::string best_trace;
+    bool best_is_default = false;
     double flops = 0;
   };
   struct TuneReport {

@@ -228,6 +228,17 @@ Session::TuneReport Session::tune(const TuneRequest& request,
     }
     say(fmt::format("{} {}: as lowered {}, default schedule {}", out.kernel, out.shape,
                     ms(out.naive_seconds), ms(out.default_seconds)));
+    // The default schedule is a record like any candidate: a tuned kernel is never slower
+    // than its default (when the search finds nothing better, the default is the best).
+    std::string append_error;
+    auto keep = [&](tune::Record r) {
+      if (!dbpath.empty() && append_error.empty() && !tune::append_record(dbpath, r, &append_error))
+        say("warning: " + append_error + " (the records are kept in this session)");
+      auto_->db.records.push_back(std::move(r));
+    };
+    if (out.default_seconds > 0)
+      keep({out.kernel, out.shape, request.device, true, out.default_seconds, out.default_trace,
+            {}, "", tune::features(tune::default_schedule(task.func, {.device = request.device}).func)});
     std::map<std::string, double> known;
     for (const auto& r : auto_->db.records)
       if (r.ok && r.kernel == out.kernel && r.shape == out.shape && r.device == request.device)
@@ -240,7 +251,6 @@ Session::TuneReport Session::tune(const TuneRequest& request,
     so.interrupt = &interrupt_;
     so.known = &known;
     so.model = model.get();
-    std::string append_error;
     out.result = tune::search(space, task.func, measurer, so, [&](const tune::Candidate& c) {
       if (!c.from_database) {
         tune::Record r;
@@ -257,8 +267,7 @@ Session::TuneReport Session::tune(const TuneRequest& request,
           std::string why;
           if (s.apply_text(c.trace, &why)) r.features = tune::features(s.func());
         }
-        if (!dbpath.empty() && append_error.empty()) tune::append_record(dbpath, r, &append_error);
-        auto_->db.records.push_back(std::move(r));
+        keep(std::move(r));
       }
       std::string line = fmt::format("  #{:<3} {}", c.trial + 1,
                                      c.from_database ? "(from the database) " : "");
@@ -267,7 +276,15 @@ Session::TuneReport Session::tune(const TuneRequest& request,
       if (c.has_prediction) line += fmt::format("  (model score {:.3g})", c.predicted);
       say(line);
     });
-    if (!append_error.empty()) say("warning: " + append_error + " (the records are kept in this session)");
+    const tune::SearchResult& sr = out.result;
+    out.best_seconds = out.default_seconds;
+    out.best_trace = out.default_trace;
+    out.best_is_default = out.default_seconds > 0;
+    if (sr.best >= 0 && (out.best_seconds <= 0 || sr.candidates[size_t(sr.best)].seconds < out.best_seconds)) {
+      out.best_seconds = sr.candidates[size_t(sr.best)].seconds;
+      out.best_trace = sr.candidates[size_t(sr.best)].trace;
+      out.best_is_default = false;
+    }
     if (!out.result.error.empty()) {
       report.error = out.result.error;
       return report;

@@ -191,7 +191,7 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
     if (ti > 1 && tj > 1) {
       if (tj == 2 * lanes && n.spatial_extent.back() < 4 * lanes) tj = lanes;
       add("tile " + b + i + " " + b + j + " " + std::to_string(ti) + " " + std::to_string(tj),
-          "tile " + b + i + " " + b + j + " ?{1,2,4,8} " + lanes_list(int(2 * lanes)));
+          "tile " + b + i + " " + b + j + " ?{2,4,8} " + lanes_list(int(2 * lanes)));
       std::string order = "reorder " + b + i + "_0 " + b + j + "_0";
       for (const auto& red : n.reduce) order += " " + b + red;
       order += " " + b + i + "_1 " + b + j + "_1";
@@ -263,12 +263,12 @@ void opencl_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
     int64_t tj = largest_divisor(n.spatial_extent[last], {lanes, lanes / 2});
     if (ti > 1 && tj > 1) {
       add("tile " + b + i + " " + b + j + " " + std::to_string(ti) + " " + std::to_string(tj),
-          "tile " + b + i + " " + b + j + " ?{1,2,4,8} ?{4,8,16}");
+          "tile " + b + i + " " + b + j + " ?{2,4,8} ?{4,8,16}");
       int64_t groups = n.spatial_extent[last] / tj;
       int64_t w = largest_divisor(groups, {8, 4, 2});
       std::string jj = j + "_0";
       if (w > 1) {
-        add("split " + b + j + "_0 " + std::to_string(w), "split " + b + j + "_0 ?{1,2,4,8,16}");
+        add("split " + b + j + "_0 " + std::to_string(w), "split " + b + j + "_0 ?{2,4,8,16}");
         add("reorder " + b + i + "_0 " + b + j + "_0_0 " + b + j + "_0_1 " + b + r + " " + b + i +
             "_1 " + b + j + "_1");
         jj = j + "_0_1";

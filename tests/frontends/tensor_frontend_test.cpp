@@ -53,15 +53,36 @@ using R = fe::ReplHarness;
 
 TEST_SUITE("tensor front ends") {
 
-TEST_CASE("descent kernel --dump tir shows the lowered loop nest") {
+TEST_CASE("descent kernel --dump tir --no-default-schedule shows the lowered loop nest") {
   TempFile f("descent_fe_kernel.ds", kProgram);
-  ProcResult r = run_descent({"kernel", f.str(), "mm_relu", "--dump", "tir"});
+  ProcResult r = run_descent({"kernel", f.str(), "mm_relu", "--dump", "tir", "--no-default-schedule"});
   INFO(describe(r));
   CHECK(r.exit_code == 0);
   CHECK(contains(r.out, "def mm_relu(A: T.Buffer((64, 64), \"float32\")"));
   CHECK(contains(r.out, "for i, j, k in T.grid(64, 64, 64):"));
   CHECK(contains(r.out, "vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])"));
   CHECK(contains(r.out, "C[vi, vj] = T.max(Y[vi, vj], T.float32(0))"));
+}
+
+TEST_CASE("descent kernel: with no schedule file, the default schedule runs and says so") {
+  TempFile f("descent_fe_kernel_default.ds", kProgram);
+  // The view: the rules' register tile of the matmul stage (tune/rules.h).
+  ProcResult dump = run_descent({"kernel", f.str(), "mm_relu", "--dump", "schedule"});
+  INFO(describe(dump));
+  CHECK(dump.exit_code == 0);
+  CHECK(contains(dump.out, "tile Y.i Y.j 8 32\n"));
+  CHECK(contains(dump.out, "cache_write Y local\n"));
+  // The run names where its schedule came from, and still matches the reference.
+  ProcResult run = run_descent({"kernel", f.str(), "mm_relu", "--check"});
+  INFO(describe(run));
+  CHECK(run.exit_code == 0);
+  CHECK(contains(run.out, "mm_relu on cpu (default schedule): output [64, 64]"));
+  CHECK(contains(run.out, "matches the reference interpreter"));
+  ProcResult naive = run_descent({"kernel", f.str(), "mm_relu", "--check", "--no-default-schedule"});
+  CHECK(contains(naive.out, "mm_relu on cpu: output [64, 64]"));
+  // The reference interpreter never gets one: it is the oracle.
+  ProcResult ref = run_descent({"kernel", f.str(), "mm_relu", "--backend", "ref"});
+  CHECK(contains(ref.out, "mm_relu on ref: output [64, 64]"));
 }
 
 TEST_CASE("descent kernel: a schedule file changes the nest, --check runs it against the reference") {
