@@ -118,10 +118,10 @@ Session::TuneReport Session::tune(const TuneRequest& request,
   auto say = [&](const std::string& line) {
     if (progress) progress(line);
   };
-  if (std::find(tune::strategies().begin(), tune::strategies().end(), request.strategy) ==
-      tune::strategies().end()) {
+  const std::vector<std::string> strategies = tune::strategies();
+  if (std::find(strategies.begin(), strategies.end(), request.strategy) == strategies.end()) {
     std::string known;
-    for (const auto& s : tune::strategies()) known += (known.empty() ? "" : ", ") + s;
+    for (const auto& s : strategies) known += (known.empty() ? "" : ", ") + s;
     report.error = "unknown strategy '" + request.strategy + "' (strategies: " + known + ")";
     return report;
   }

@@ -85,6 +85,40 @@ TEST_CASE("descent kernel: with no schedule file, the default schedule runs and 
   CHECK(contains(ref.out, "mm_relu on ref: output [64, 64]"));
 }
 
+TEST_CASE("descent tune: a kernel's schedule searched, recorded, and used by descent kernel --tuned") {
+  TempFile f("descent_fe_tune.ds", kProgram);
+  TempFile db("descent_fe_tune.jsonl", "");
+  std::vector<std::string> args = {"tune", f.str(), "matmul", "--dim", "n=32", "--dim", "m=32",
+                                   "--dim", "k=32", "--trials", "3", "--repeats", "1",
+                                   "--strategy", "random", "--db", db.str()};
+  ProcResult r = run_descent(args);
+  INFO(describe(r));
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "kernel             inputs                   as lowered      default        tuned"));
+  CHECK(contains(r.out, "matmul             32x32 32x32"));
+  CHECK(contains(r.out, "best schedule for matmul (32x32 32x32)"));
+  CHECK(contains(r.out, "records appended to " + db.str()));
+  CHECK(contains(r.err, "matmul 32x32 32x32: as lowered"));  // progress on stderr
+  std::ifstream in(db.path);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) lines += !line.empty();
+  CHECK(lines >= 2);  // the default schedule and the candidates
+  ProcResult k = run_descent({"kernel", f.str(), "matmul", "--dim", "n=32", "--dim", "m=32",
+                              "--dim", "k=32", "--tuned", db.str(), "--check"});
+  INFO(describe(k));
+  CHECK(contains(k.out, "matmul on cpu (tuned schedule): output [32, 32]"));
+  CHECK(contains(k.out, "matches the reference interpreter"));
+  // Mistakes: a strategy it does not know, the oracle as a device, a kernel it lacks.
+  ProcResult bad = run_descent({"tune", f.str(), "matmul", "--strategy", "anneal"});
+  CHECK(bad.exit_code == 2);
+  CHECK(contains(bad.err, "error: unknown strategy 'anneal' (strategies: random, ga, beam, evolutionary)"));
+  ProcResult oracle = run_descent({"tune", f.str(), "matmul", "--device", "ref"});
+  CHECK(contains(oracle.err, "the reference interpreter is the oracle"));
+  ProcResult missing = run_descent({"tune", f.str(), "nope"});
+  CHECK(contains(missing.err, "error: no kernel named 'nope'"));
+}
+
 TEST_CASE("descent kernel: a schedule file changes the nest, --check runs it against the reference") {
   TempFile f("descent_fe_kernel2.ds", kProgram);
   TempFile s("descent_fe_kernel2.sched", "# split the matmul stage, vectorize the relu stage\nsplit Y.i 16\nvectorize C.j\n");
