@@ -206,7 +206,8 @@ struct Canvas {
 Rgb engine_colour(const std::string& e, size_t index) {
   static const std::map<std::string, Rgb> known = {
       {"ref", {150, 150, 150}},          {"cpu-naive", {140, 180, 230}},
-      {"cpu-sched", {30, 90, 180}},      {"opencl-naive", {250, 180, 110}},
+      {"cpu-sched", {30, 90, 180}},      {"cpu-default", {90, 140, 210}},
+      {"opencl-default", {240, 150, 70}},      {"opencl-naive", {250, 180, 110}},
       {"opencl-sched", {220, 100, 20}},  {"openblas", {50, 160, 80}},
       {"cpp", {120, 190, 90}},           {"ast", {150, 150, 150}},
       {"stack", {140, 180, 230}},        {"reg", {30, 90, 180}},
@@ -220,9 +221,9 @@ Rgb engine_colour(const std::string& e, size_t index) {
 
 // The fixed column order; anything else follows in order of appearance.
 int engine_rank(const std::string& e) {
-  static const std::vector<std::string> order = {"ref",          "cpu-naive", "cpu-sched",
-                                                 "opencl-naive", "opencl-sched", "openblas",
-                                                 "cpp"};
+  static const std::vector<std::string> order = {"ref",          "cpu-naive",      "cpu-default",
+                                                 "cpu-sched",    "opencl-naive",   "opencl-default",
+                                                 "opencl-sched", "openblas",       "cpp"};
   auto it = std::find(order.begin(), order.end(), e);
   return it == order.end() ? int(order.size()) : int(it - order.begin());
 }

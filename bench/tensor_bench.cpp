@@ -81,7 +81,7 @@ const std::vector<TensorWorkload>& all_workloads() {
 // where the device runs hand-written kernels, "<device>-hand"; then the baselines. A new
 // device gets its columns without this file changing.
 struct Column {
-  enum Kind { Ref, Naive, Sched, Hand, Baseline };
+  enum Kind { Ref, Naive, Default, Sched, Hand, Baseline };
   std::string engine;   // the record's engine: "cpu-sched"
   std::string device;   // the backend's name ("" for a baseline)
   Kind kind;
@@ -92,6 +92,7 @@ std::vector<Column> columns() {
   for (const auto& d : Session::devices()) {
     if (d == "ref") continue;
     out.push_back({d + "-naive", d, Column::Naive});
+    out.push_back({d + "-default", d, Column::Default});
     out.push_back({d + "-sched", d, Column::Sched});
     if (tensor::find_backend(d)->has_hand_kernels()) out.push_back({d + "-hand", d, Column::Hand});
   }
@@ -182,6 +183,8 @@ struct Prepared {
   struct Scheduled {
     tir::PrimFunc func;
     std::string problem, missing;
+    tir::PrimFunc by_rules;     // the rule-based default schedule (tune/rules.h)
+    std::string rules_missing;  // why there is none (the rules found nothing to do)
   };
   std::map<std::string, Scheduled> scheduled;
   std::vector<tensor::Tensor> inputs;
@@ -296,6 +299,7 @@ std::vector<Cell> TensorSuite::plan() const {
           if (o_.quick || w.ref_full) cells.push_back({wi, &c, 1});
           break;
         case Column::Naive:
+        case Column::Default:
         case Column::Sched:
           if (tensor::find_backend(c.device)->host_threads()) {
             for (int t : o_.threads) cells.push_back({wi, &c, t});
@@ -389,6 +393,12 @@ bool TensorSuite::prepare(size_t workload, std::string* error) {
     else if (read_file(path, &text, &s.problem) &&
              !session_.lower_kernel(w.kernel, dims, text, &s.func, &s.problem))
       s.problem = path + ": " + s.problem;
+    // The default schedule a kernel nobody scheduled gets: what a student's program runs.
+    std::string source, trace = session_.automatic_schedule(w.kernel, p_.naive, device, &source);
+    if (trace.empty())
+      s.rules_missing = "the rules have no schedule for " + w.kernel + " on " + device;
+    else if (!session_.lower_kernel(w.kernel, dims, trace, &s.by_rules, &s.rules_missing))
+      s.rules_missing = "the default schedule does not apply: " + s.rules_missing;
   }
   const tir::PrimFunc& f = p_.naive;
   p_.inputs.assign(f.params.size(), tensor::Tensor());
@@ -535,7 +545,11 @@ BenchRecord TensorSuite::run_cell(const Cell& cell, size_t done, size_t total) {
   } else {
     const Prepared::Scheduled& s = p_.scheduled.at(c.device);
     bool scheduled = c.kind == Column::Sched;
-    if (scheduled && !s.missing.empty()) skip = s.missing;
+    if (c.kind == Column::Default) {
+      if (!s.rules_missing.empty()) skip = s.rules_missing;
+      else ok = run_compiled(*tensor::find_backend(c.device), s.by_rules, cell.threads, o_.repeats,
+                             &r, &out, &times, &problem);
+    } else if (scheduled && !s.missing.empty()) skip = s.missing;
     else if (scheduled && !s.problem.empty()) {
       ok = false;
       problem = s.problem;
@@ -562,7 +576,8 @@ BenchRecord TensorSuite::run_cell(const Cell& cell, size_t done, size_t total) {
     }
   }
   finish_record(&r, times, ok, problem, skip);
-  bool on_roof = c.kind != Column::Naive && c.kind != Column::Sched && c.kind != Column::Hand;
+  bool on_roof = c.kind != Column::Naive && c.kind != Column::Default && c.kind != Column::Sched &&
+                 c.kind != Column::Hand;
   if (!on_roof) on_roof = !dev || tensor::find_backend(c.device)->host_threads() || dev->summary.host_cpu;
   if (!on_roof) r.roof_fraction = std::numeric_limits<double>::quiet_NaN();
   std::string result = r.skipped       ? "skipped: " + skip

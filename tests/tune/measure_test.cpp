@@ -315,3 +315,36 @@ TEST_CASE("kernels nobody scheduled run with the default schedule on cpu, as low
   REQUIRE(o.launches.size() == 1);
   CHECK(o.launches[0].schedule == "tuned");
 }
+
+TEST_CASE("tuning for OpenCL: candidates built and checked on the OpenCL device") {
+  tensor::Backend* b = tensor::find_backend("opencl");
+  std::string why;
+  if (!b || !b->open(&why)) {
+    // CI has PoCL; a machine without any OpenCL gets the open() error as the job's error.
+    Session s;
+    Session::TuneRequest req;
+    req.kernel = "add";
+    req.device = "opencl";
+    Session::TuneReport r = s.tune(req);
+    CHECK_FALSE(r.ok);
+    CHECK(!r.error.empty());
+    return;
+  }
+  Session s;
+  Session::TuneRequest req;
+  req.kernel = "matmul";
+  req.dims = {{"n", 32}, {"k", 32}, {"m", 32}};
+  req.device = "opencl";
+  req.strategy = "random";
+  req.trials = 3;
+  req.repeats = 1;
+  Session::TuneReport r = s.tune(req);
+  REQUIRE_MESSAGE(r.ok, r.error);
+  const Session::TuneTask& t = r.tasks[0];
+  CHECK(t.naive_seconds > 0);
+  CHECK(t.default_seconds > 0);
+  CHECK(t.default_trace.find("bind") != std::string::npos);
+  int ok = 0;
+  for (const auto& c : t.result.candidates) ok += c.ok;
+  CHECK(ok > 0);
+}
