@@ -113,6 +113,13 @@ class OpenCLBackend : public tensor::Backend {
     return true;
   }
   std::string describe() override { return "opencl:\n" + describe_devices(); }
+  // A CPU device (PoCL) has this CPU's vectors; a GPU's float4 is its natural width.
+  int vector_lanes() override {
+    tensor::DeviceSummary d;
+    std::string why;
+    if (device(&d, &why) && d.host_cpu) return tensor::find_backend("cpu")->vector_lanes();
+    return 4;
+  }
   bool compile(const tir::PrimFunc& f, const tensor::BackendOptions& options,
                std::unique_ptr<CompiledKernel>* out, std::string* error) override {
     Context* ctx = default_context(error);

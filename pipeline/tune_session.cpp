@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "pipeline/pipeline.h"
+#include "tensor/backend.h"
 #include "tensor/launch.h"
 #include "tensor/lower.h"
 #include "tensor/runtime.h"
@@ -21,6 +22,18 @@
 #include "tune/space.h"
 
 namespace descent {
+
+namespace {
+// The rules' view of a device: its name and its vector width (tensor::Backend::vector_lanes).
+tune::RuleTarget rule_target(const std::string& device) {
+  tune::RuleTarget t;
+  t.device = device;
+  tensor::Backend* b = tensor::find_backend(device);
+  std::string why;
+  if (b && b->open(&why)) t.vector_lanes = b->vector_lanes();
+  return t;
+}
+}  // namespace
 
 // What the runtime's scheduler knows: the database's records and whether defaults are on.
 // Shared with the runtime (which holds it as its AutoScheduler) and changed only between
@@ -46,7 +59,7 @@ struct Session::AutoScheduling : tensor::AutoScheduler {
       if (notes) notes->push_back("the tuned record does not apply (" + why + "): using the defaults");
     }
     if (!defaults) return "";
-    tune::RuleSchedule rs = tune::default_schedule(f, {.device = device});
+    tune::RuleSchedule rs = tune::default_schedule(f, rule_target(device));
     if (notes) *notes = rs.notes;
     if (rs.trace.empty()) return "";
     *source = "default";
@@ -182,7 +195,7 @@ Session::TuneReport Session::tune(const TuneRequest& request,
     out.kernel = task.kernel;
     out.shape = tune::shape_key(task.func);
     out.flops = tensor::kernel_cost(task.func).flops;
-    out.space = request.space.empty() ? tune::rule_space(task.func, {.device = request.device})
+    out.space = request.space.empty() ? tune::rule_space(task.func, rule_target(request.device))
                                       : request.space;
     tune::Space space;
     if (!tune::parse_space(out.space, &space, &report.error)) {
@@ -221,7 +234,7 @@ Session::TuneReport Session::tune(const TuneRequest& request,
     {
       std::string err;
       if (!measurer.measure(task.func, "", &out.naive_seconds, &err)) out.naive_error = err;
-      tune::RuleSchedule d = tune::default_schedule(task.func, {.device = request.device});
+      tune::RuleSchedule d = tune::default_schedule(task.func, rule_target(request.device));
       out.default_trace = d.trace;
       if (!d.trace.empty() && !measurer.measure(d.func, d.trace, &out.default_seconds, &err))
         out.default_seconds = 0;
@@ -238,7 +251,7 @@ Session::TuneReport Session::tune(const TuneRequest& request,
     };
     if (out.default_seconds > 0)
       keep({out.kernel, out.shape, request.device, true, out.default_seconds, out.default_trace,
-            {}, "", tune::features(tune::default_schedule(task.func, {.device = request.device}).func)});
+            {}, "", tune::features(tune::default_schedule(task.func, rule_target(request.device)).func)});
     std::map<std::string, double> known;
     for (const auto& r : auto_->db.records)
       if (r.ok && r.kernel == out.kernel && r.shape == out.shape && r.device == request.device)

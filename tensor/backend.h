@@ -98,6 +98,9 @@ class Backend {
   // Whether runs use host threads (BackendOptions::threads): benchmarks then run it at
   // every thread count; a device backend's parallelism is its own.
   virtual bool host_threads() const { return false; }
+  // Floats per vector register on what it runs on: the width schedules made by rules give
+  // their vectors (tune/rules.h). 16 with AVX-512, 8 with AVX2, 4 otherwise and on GPUs.
+  virtual int vector_lanes() { return 4; }
 
   // Whether it can run here now. Opening a device may fail (no OpenCL platform): *error
   // says why and how to get one. The default: always available.

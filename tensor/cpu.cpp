@@ -299,4 +299,15 @@ bool emit_cpu_llvm(const tir::PrimFunc& f, const CpuOptions& options, bool optim
   return true;
 }
 
+int host_vector_lanes() {
+  static const int lanes = [] {
+    CpuTarget t;
+    std::string why;
+    if (!host_target(&t, &why)) return 4;
+    if (t.avx512) return 16;
+    return t.features.find("+avx,") != std::string::npos || t.features.find("+avx2") != std::string::npos ? 8 : 4;
+  }();
+  return lanes;
+}
+
 }  // namespace descent::tensor

@@ -54,4 +54,7 @@ bool emit_cpu_llvm(const tir::PrimFunc& f, const CpuOptions& options, bool optim
 // The thread pool parallel loops run on (one per process; resized by CpuOptions::threads).
 int hardware_threads();
 
+// Floats per vector register of this CPU: 16 with AVX-512, 8 with AVX (and AVX2), else 4.
+int host_vector_lanes();
+
 }  // namespace descent::tensor

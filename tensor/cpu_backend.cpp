@@ -32,6 +32,7 @@ class CpuBackend : public Backend {
     return "LLVM-compiled machine code on this machine's cores";
   }
   bool host_threads() const override { return true; }
+  int vector_lanes() override { return host_vector_lanes(); }
   bool device(DeviceSummary* out, std::string*) override {
     *out = DeviceSummary{"host CPU", "CPU", "LLVM 15", hardware_threads(), true};
     return true;

@@ -140,8 +140,9 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
   auto add = [&](std::string fixed, std::string open = "") {
     out->push_back({std::move(fixed), std::move(open)});
   };
+  // `loop` qualified ("C.i_0"); only where the nest has the work to pay for the threads.
   auto parallel = [&](const std::string& loop) {
-    if (n.iterations >= kParallelIterations) add("parallel " + b + loop, "maybe 0.8 parallel " + b + loop);
+    if (n.iterations >= kParallelIterations) add("parallel " + loop, "maybe 0.8 parallel " + loop);
   };
   // The outermost spatial loop with more than one iteration: the threads' share.
   auto outer = [&]() {
@@ -158,12 +159,12 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
       add("split " + b + j + " " + std::to_string(v), "split " + b + j + " " + lanes_list(int(lanes)));
       add("vectorize " + b + j + "_1");
       size_t o = outer();
-      parallel(o == last ? j + "_0" : n.spatial[o]);
+      parallel(b + (o == last ? j + "_0" : n.spatial[o]));
     } else if (v > 1) {
       add("vectorize " + b + j);
-      if (outer() != last) parallel(n.spatial[outer()]);
+      if (outer() != last) parallel(b + n.spatial[outer()]);
     } else {
-      parallel(n.spatial[outer()]);
+      parallel(b + n.spatial[outer()]);
     }
     return;
   }
@@ -173,13 +174,38 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
     // dot: the partial sums of r in vector lanes (the sum's order changes: rounding may too).
     int64_t v = largest_divisor(r_extent, {lanes, lanes / 2, lanes / 4});
     if (v > 1 && r_extent >= 4 * v) {
+      const std::string rf = n.block + "_rf.";
       add("split " + b + r + " " + std::to_string(v), "split " + b + r + " " + lanes_list(int(lanes)));
       add("rfactor " + n.block + " " + b + r + "_1");
-      add("decompose_reduction " + n.block + "_rf " + n.block + "_rf." + r + "_0");
-      add("vectorize " + n.block + "_rf." + r + "_1");
-      add("vectorize " + n.block + "_rf_init." + r + "_1");
+      // With a batch (more than one row), a register tile of outputs, each with its own
+      // vector of partial sums: 4 x 2 accumulators, each x row loaded once for 2 outputs and
+      // each w row once for 4 (8 vector registers, half of AVX2's 16).
+      size_t k = n.spatial.size();
+      int64_t ti = k >= 2 ? largest_divisor(n.spatial_extent[k - 2], {4, 2}) : 0;
+      int64_t tj = k >= 2 ? largest_divisor(n.spatial_extent[k - 1], {2}) : 0;
+      if (ti > 1 && tj > 1) {
+        const std::string& i = n.spatial[k - 2];
+        const std::string& j = n.spatial[k - 1];
+        add("tile " + rf + i + " " + rf + j + " " + std::to_string(ti) + " " + std::to_string(tj),
+            "tile " + rf + i + " " + rf + j + " ?{2,4} ?{2,4}");
+        add("reorder " + rf + i + "_0 " + rf + j + "_0 " + rf + r + "_0 " + rf + i + "_1 " + rf + j +
+            "_1 " + rf + r + "_1");
+        add("cache_write " + n.block + "_rf local");
+        add("reverse_compute_at " + n.block + "_rf_writeback " + rf + j + "_0");
+        add("decompose_reduction " + n.block + "_rf " + rf + r + "_0");
+        add("vectorize " + rf + r + "_1");
+        add("vectorize " + n.block + "_rf_init." + r + "_1");
+        add("vectorize " + n.block + "_rf_writeback.ax2");
+        add("unroll " + rf + j + "_1", "maybe 0.8 unroll " + rf + j + "_1");
+        add("unroll " + rf + i + "_1", "maybe 0.8 unroll " + rf + i + "_1");
+        if (n.spatial_extent[k - 2] / ti > 1) parallel(rf + i + "_0");
+      } else {
+        add("decompose_reduction " + n.block + "_rf " + rf + r + "_0");
+        add("vectorize " + rf + r + "_1");
+        add("vectorize " + n.block + "_rf_init." + r + "_1");
+      }
     }
-    parallel(n.spatial[outer()]);
+    parallel(b + n.spatial[outer()]);
     return;
   }
   if (n.spatial.size() >= 2 && !n.epilogue) {
@@ -205,12 +231,12 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
       add("unroll " + b + i + "_1", "maybe 0.7 unroll " + b + i + "_1");
       add("unroll " + n.block + "_init." + i + "_1");
       add("unroll " + n.block + "_writeback.ax0");
-      if (n.spatial_extent[n.spatial.size() - 2] / ti > 1) parallel(i + "_0");
-      else parallel(j + "_0");
+      if (n.spatial_extent[n.spatial.size() - 2] / ti > 1) parallel(b + i + "_0");
+      else parallel(b + j + "_0");
       return;
     }
   }
-  parallel(n.spatial[outer()]);
+  parallel(b + n.spatial[outer()]);
 }
 
 void opencl_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {

@@ -70,7 +70,7 @@ TEST_CASE("descent kernel: with no schedule file, the default schedule runs and 
   ProcResult dump = run_descent({"kernel", f.str(), "mm_relu", "--dump", "schedule"});
   INFO(describe(dump));
   CHECK(dump.exit_code == 0);
-  CHECK(contains(dump.out, "tile Y.i Y.j 8 32\n"));
+  CHECK(contains(dump.out, "tile Y.i Y.j 8 "));  // the j factor follows the CPU's vector width
   CHECK(contains(dump.out, "cache_write Y local\n"));
   // The run names where its schedule came from, and still matches the reference.
   ProcResult run = run_descent({"kernel", f.str(), "mm_relu", "--check"});
