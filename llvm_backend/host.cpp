@@ -8,6 +8,7 @@
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -52,6 +53,18 @@ void initialize_native_target() {
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    // LLVM 15's loop vectorizer miscompiles an interleaved access group in which a store and
+    // a later load of one address share an iteration: a reduction's init store and its first
+    // update, once unrolling has put them side by side (rfactor of a split reduction loop
+    // whose factor does not divide it: tests/tensor/random_schedule_test.cpp, "fixed
+    // backend bug"). Descent vectorizes its own loops explicitly (Vectorized loops); LLVM's
+    // auto-vectorizer keeps working, without interleaving. An LLVM option is process-wide,
+    // like the ones PoCL sets (vectorizer-min-trip-count=2, which makes small loops hit the
+    // bug), so PoCL's own compiles in this process avoid it too.
+    auto& options = llvm::cl::getRegisteredOptions();
+    auto it = options.find("enable-interleaved-mem-accesses");
+    if (it != options.end() && it->second->getNumOccurrences() == 0)
+      it->second->addOccurrence(0, "enable-interleaved-mem-accesses", "false");
   });
 }
 

@@ -393,6 +393,7 @@ class Session {
     double naive_seconds = 0;    // the nest as lowered (0: it failed; error in naive_error)
     double default_seconds = 0;  // the default schedule (0 when the rules had none)
     std::string naive_error, default_trace;
+    std::vector<std::string> default_notes;  // what the rules saw, and the steps they skipped
     // The fastest of the search's best and the default schedule: what the kernel now runs.
     double best_seconds = 0;
     std::string best_trace;

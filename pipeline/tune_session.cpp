@@ -236,11 +236,13 @@ Session::TuneReport Session::tune(const TuneRequest& request,
       if (!measurer.measure(task.func, "", &out.naive_seconds, &err)) out.naive_error = err;
       tune::RuleSchedule d = tune::default_schedule(task.func, rule_target(request.device));
       out.default_trace = d.trace;
+      out.default_notes = d.notes;
       if (!d.trace.empty() && !measurer.measure(d.func, d.trace, &out.default_seconds, &err))
         out.default_seconds = 0;
     }
     say(fmt::format("{} {}: as lowered {}, default schedule {}", out.kernel, out.shape,
                     ms(out.naive_seconds), ms(out.default_seconds)));
+    for (const auto& note : out.default_notes) say("  rules: " + note);
     // The default schedule is a record like any candidate: a tuned kernel is never slower
     // than its default (when the search finds nothing better, the default is the best).
     std::string append_error;

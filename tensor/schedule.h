@@ -10,6 +10,9 @@
 //   tile LOOP1 LOOP2 F1 F2                 split both, then reorder to i_0 j_0 i_1 j_1
 //   reorder LOOP LOOP ...                  the loops (one perfect nest) take this order
 //   fuse LOOP1 LOOP2 [as NAME]             two adjacent nested loops -> one (i_j_fused)
+//   fission LOOP                           the loops from LOOP down to a sequence of
+//                                          statements, copied once per statement: one nest
+//                                          each (loop distribution; fused kernels' epilogues)
 //   unroll LOOP | vectorize LOOP | parallel LOOP
 //   bind LOOP group.x|group.y|group.z|local.x|local.y|local.z
 //   compute_at BLOCK LOOP                  move a producer block under a consumer's loop
@@ -45,6 +48,7 @@ bool tile(tir::PrimFunc& f, const std::string& loop1, const std::string& loop2, 
 bool reorder(tir::PrimFunc& f, const std::vector<std::string>& loops, std::string* error);
 bool fuse(tir::PrimFunc& f, const std::string& loop1, const std::string& loop2,
           const std::string& name, std::string* error);
+bool fission(tir::PrimFunc& f, const std::string& loop, std::string* error);
 bool unroll(tir::PrimFunc& f, const std::string& loop, std::string* error);
 bool vectorize(tir::PrimFunc& f, const std::string& loop, std::string* error);
 bool parallel(tir::PrimFunc& f, const std::string& loop, std::string* error);

@@ -227,6 +227,15 @@ std::string gen_fuse(std::mt19937_64& rng, const View& v) {
   return step;
 }
 
+// Fission wants a loop with a sequence somewhere below it: any loop that is not innermost
+// (one whose body is a single nest is refused, a case worth trying too).
+std::string gen_fission(std::mt19937_64& rng, const View& v) {
+  if (v.loops.empty()) return "";
+  auto cands = loops_where(rng, v, 80, [](const LoopInfo& l) { return !l.innermost; });
+  if (cands.empty()) return "";
+  return "fission " + pick(rng, cands)->name;
+}
+
 std::string gen_unroll(std::mt19937_64& rng, const View& v) {
   if (v.loops.empty()) return "";
   auto cands = loops_where(rng, v, 85, [](const LoopInfo& l) {
@@ -406,6 +415,7 @@ std::string random_step(const tir::PrimFunc& f, std::mt19937_64& rng,
       {8, gen_tile},
       {10, gen_reorder},
       {7, gen_fuse},
+      {4, gen_fission},
       {6, gen_unroll},
       {7, gen_vectorize},
       {7, gen_parallel},

@@ -329,7 +329,27 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
   RuleSchedule out;
   out.func = f;
   if (t.device != "cpu" && t.device != "opencl") return out;
-  std::vector<Nest> nests = analyse(f);
+  auto apply = [&](Step s) {
+    std::string canonical, why;
+    if (!tensor::apply_step(out.func, s.fixed, &canonical, &why)) {
+      out.notes.push_back("skipped '" + s.fixed + "': " + why);
+      return false;
+    }
+    out.trace += canonical + "\n";
+    if (applied) applied->push_back(std::move(s));
+    return true;
+  };
+  // A reduction that shares its loops with an epilogue (a fused relu, a bias) cannot have
+  // its reduction loop moved outside a register tile: the epilogue is in the way. Fission
+  // gives the epilogue a nest of its own first; the rules then see two nests. (A dot with
+  // one row keeps its epilogue: its recipe needs no reordering.)
+  for (const Nest& n : analyse(f)) {
+    bool dot = !n.spatial_contiguous && n.reduce_contiguous;
+    bool batch = n.spatial.size() >= 2 && n.spatial_extent[n.spatial.size() - 2] >= 2;
+    if (n.epilogue && n.reduction && (!dot || batch))
+      apply({"fission " + n.block + "." + n.spatial.front(), ""});
+  }
+  std::vector<Nest> nests = analyse(out.func);
   for (const Nest& n : nests) {
     std::vector<Step> steps;
     const char* shape = !n.reduction                                    ? "elementwise"
@@ -338,15 +358,7 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
     out.notes.push_back("nest " + n.block + ": " + shape + (n.epilogue ? " with an epilogue" : ""));
     if (t.device == "cpu") cpu_recipe(n, t, &steps);
     else opencl_recipe(n, t, &steps);
-    for (Step& s : steps) {
-      std::string canonical, why;
-      if (!tensor::apply_step(out.func, s.fixed, &canonical, &why)) {
-        out.notes.push_back("skipped '" + s.fixed + "': " + why);
-        continue;
-      }
-      out.trace += canonical + "\n";
-      if (applied) applied->push_back(std::move(s));
-    }
+    for (Step& s : steps) apply(std::move(s));
   }
   return out;
 }

@@ -10,7 +10,7 @@
 //   helpers.cpp         tree walkers, statement surgery, expression helpers, commit
 //   names.cpp           find_loop, loop_names, block_names
 //   regions.cpp         block facts (reads/writes) and regions (Bound, region_under, ...)
-//   loops.cpp           split, tile, reorder, fuse
+//   loops.cpp           split, tile, reorder, fuse, fission
 //   for_kinds.cpp       unroll, vectorize, parallel, bind
 //   compute_at.cpp      compute_at, reverse_compute_at
 //   compute_inline.cpp  compute_inline

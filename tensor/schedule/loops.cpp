@@ -319,4 +319,148 @@ bool fuse(PrimFunc& f, const std::string& loop1, const std::string& loop2,
   });
 }
 
+
+// ---- fission: one nest per statement of a sequence ------------------------------------
+namespace {
+
+// An access of a buffer, its indices in loop variables (block bindings inlined).
+struct Touch {
+  int buffer;
+  bool write;
+  std::vector<ExprPtr> index;
+};
+
+void touches_in_expr(const Expr& e, const Stmt* block, std::vector<Touch>* out) {
+  visit_expr(e, [&](const Expr& x) {
+    if (x.kind != ExprKind::Load) return;
+    Touch t{x.buffer, false, {}};
+    for (const auto& i : x.args) t.index.push_back(block ? tir::inline_bindings(*i, *block) : tir::clone(*i));
+    out->push_back(std::move(t));
+  });
+}
+
+// Every access under s, reads and writes.
+void touches_under(Stmt* s, std::vector<Touch>* out) {
+  walk(s, [&](Stmt* x) {
+    if (x->kind == StmtKind::Block) {
+      for (Stmt* st : stores_of(x)) {
+        Touch t{st->buffer, true, {}};
+        for (const auto& i : st->indices) t.index.push_back(tir::inline_bindings(*i, *x));
+        out->push_back(std::move(t));
+        for (const auto& i : st->indices) touches_in_expr(*i, x, out);
+        if (st->value) touches_in_expr(*st->value, x, out);
+      }
+      if (x->predicate) touches_in_expr(*x->predicate, x, out);
+      return false;  // its statements are done
+    }
+    if (x->kind == StmtKind::Store) {
+      Touch t{x->buffer, true, {}};
+      for (const auto& i : x->indices) t.index.push_back(tir::clone(*i));
+      out->push_back(std::move(t));
+      if (x->value) touches_in_expr(*x->value, nullptr, out);
+    }
+    return true;
+  });
+}
+
+// Whether e takes a different value for each value of `v` in [0, extent) and mentions no
+// other variable: then an element indexed by it belongs to one iteration of v alone.
+bool injective_in(const Expr& e, const std::string& v, int64_t extent) {
+  bool other = false;
+  visit_expr(e, [&](const Expr& x) { other = other || (x.kind == ExprKind::Var && x.name != v); });
+  if (other || !tir::uses_var(e, v)) return false;
+  if (e.kind == ExprKind::Var) return true;
+  if (extent > 4096) return false;
+  std::set<int64_t> seen;
+  for (int64_t k = 0; k < extent; ++k) {
+    ExprPtr at = tir::simplify(*tir::substitute(e, v, *tir::int_imm(k)));
+    if (at->kind != ExprKind::IntImm || !seen.insert(at->ival).second) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool fission(PrimFunc& f, const std::string& loop, std::string* error) {
+  return commit(f, error, [&](PrimFunc& g) {
+    LoopRef a = find_loop(g, loop, error);
+    if (!a.loop) return false;
+    const std::string what = "cannot fission '" + loop + "': ";
+    // The loops from `loop` down to the first sequence of statements.
+    std::vector<Stmt*> chain = {a.loop};
+    Stmt* seq = nullptr;
+    for (Stmt* s = a.loop;;) {
+      Stmt* body = s->body.get();
+      if (body && body->kind == StmtKind::Seq && body->stmts.size() >= 2) {
+        seq = body;
+        break;
+      }
+      Stmt* c = only_child(s);
+      if (!c || c->kind != StmtKind::For)
+        return fail(error, what + "below it is a single statement, not a sequence of them (nothing to separate)");
+      chain.push_back(c);
+      s = c;
+    }
+    for (Stmt* l : chain)
+      if (l->for_kind == ForKind::Bound)
+        return fail(error, what + "'" + l->var + "' is bound to " + l->thread_tag);
+    // Legal when no part reads or writes, in one iteration of the loops, what another part
+    // writes in a different iteration: every buffer one part writes and another touches
+    // must be indexed, in every access, by the same injective function of each loop.
+    std::vector<std::vector<Touch>> parts(seq->stmts.size());
+    for (size_t k = 0; k < parts.size(); ++k) touches_under(seq->stmts[k].get(), &parts[k]);
+    for (size_t p = 0; p < parts.size(); ++p)
+      for (size_t q = p + 1; q < parts.size(); ++q) {
+        std::set<int> shared;
+        for (const Touch& x : parts[p])
+          for (const Touch& y : parts[q])
+            if (x.buffer == y.buffer && (x.write || y.write)) shared.insert(x.buffer);
+        for (int b : shared) {
+          std::vector<const Touch*> all;
+          for (size_t k : {p, q})
+            for (const Touch& t : parts[k])
+              if (t.buffer == b) all.push_back(&t);
+          for (Stmt* l : chain) {
+            bool separated = false;
+            size_t dims = all[0]->index.size();
+            for (size_t d = 0; d < dims && !separated; ++d) {
+              bool same = true;
+              for (const Touch* t : all)
+                same = same && t->index.size() == dims && tir::equal(*t->index[d], *all[0]->index[d]);
+              separated = same && injective_in(*all[0]->index[d], l->var, l->extent);
+            }
+            if (!separated)
+              return fail(error, what + "'" + buffer_name(g, b) + "' is written in one part and used in another across iterations of '" + l->var + "' (each part would see the other's later iterations)");
+          }
+        }
+      }
+    // One copy of the loops per statement, in order.
+    std::vector<StmtPtr> nests;
+    for (auto& part : seq->stmts) {
+      StmtPtr body = std::move(part);
+      for (size_t k = chain.size(); k-- > 0;) {
+        const Stmt* l = chain[k];
+        StmtPtr loop_copy = tir::make_for(l->var, l->extent, std::move(body), l->for_kind);
+        loop_copy->thread_tag = l->thread_tag;
+        loop_copy->unroll_factor = l->unroll_factor;
+        body = std::move(loop_copy);
+      }
+      nests.push_back(std::move(body));
+    }
+    // Into the sequence holding the loop, if there is one (no sequence inside a sequence:
+    // the other primitives find a nest's siblings there).
+    Stmt* parent = parent_of(g, a.loop);
+    if (parent && parent->kind == StmtKind::Seq) {
+      auto& list = parent->stmts;
+      size_t at = 0;
+      while (at < list.size() && list[at].get() != a.loop) ++at;
+      list.erase(list.begin() + long(at));
+      for (size_t k = 0; k < nests.size(); ++k) list.insert(list.begin() + long(at + k), std::move(nests[k]));
+    } else {
+      replace_stmt(g, a.loop, tir::make_seq(std::move(nests)));
+    }
+    return true;
+  });
+}
+
 }  // namespace descent::tensor::sched

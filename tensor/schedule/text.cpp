@@ -91,6 +91,11 @@ const Primitive kPrimitives[] = {
      },
      2, 0, true},
     {"fuse", "fuse LOOP1 LOOP2 [as NAME]", run_fuse, 2, 4, false},
+    {"fission", "fission LOOP",
+     [](tir::PrimFunc& f, const std::vector<std::string>& a, std::string* e) {
+       return sched::fission(f, a[0], e);
+     },
+     1, 1, false},
     {"unroll", "unroll LOOP",
      [](tir::PrimFunc& f, const std::vector<std::string>& a, std::string* e) {
        return sched::unroll(f, a[0], e);

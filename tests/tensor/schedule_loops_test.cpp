@@ -446,3 +446,72 @@ kernel mm_relu(A: f32[n, k], B: f32[k, m]) -> f32[n, m] {
 namespace {
 tir::PrimFunc linear_relu_func() { return lower_kernel_text(kLinearRelu); }
 }  // namespace
+
+// ---- fission ----------------------------------------------------------------------------
+
+TEST_CASE("fission: a fused epilogue gets a nest of its own, and the result is the same") {
+  // linear_relu lowers to one nest: the reduction and the relu share the loops i and j.
+  tir::PrimFunc f = lower_kernel_text(R"(
+kernel linear_relu(x: f32[6, 20], w: f32[5, 20]) -> f32[6, 5] {
+  out[i, j] = max(sum(r) x[i, r] * w[j, r], 0.0)
+  return out
+}
+)");
+  Schedule s(f);
+  std::string error;
+  REQUIRE_MESSAGE(s.apply("fission out_acc.i", &error), error);
+  std::string text = tir::print_script(s.func());
+  INFO(text);
+  // Two nests, each with its own i and j; the blocks are addressed through them.
+  CHECK(text.find("for i, j, r in T.grid(6, 5, 20):") != std::string::npos);
+  CHECK(text.find("for i, j in T.grid(6, 5):") != std::string::npos);
+  check_same_result(f, s.func());
+  // Now the reduction can be reordered and tiled alone, which the epilogue prevented.
+  CHECK_FALSE(Schedule(f).apply("reorder out_acc.r out_acc.j", &error));
+  REQUIRE_MESSAGE(s.apply("reorder out_acc.r out_acc.j", &error), error);
+  check_same_result(f, s.func());
+  CHECK(s.trace() == "fission out_acc.i\nreorder out_acc.r out_acc.j\n");
+}
+
+TEST_CASE("fission: refusals say why, and leave the function as it was") {
+  std::string error;
+  // Nothing to separate below a loop whose body is one nest.
+  tir::PrimFunc mm = matmul();
+  CHECK_FALSE(sched::fission(mm, "i", &error));
+  CHECK(error == "cannot fission 'i': below it is a single statement, not a sequence of them "
+                 "(nothing to separate)");
+  // The row sum computed under out.j is written at every j but read at every j too: after
+  // fission each part would see the other's later iterations of j.
+  tir::PrimFunc sm = lower_kernel_text(R"(
+kernel softmax(x: f32[4, 6]) -> f32[4, 6] {
+  mx[i] = max(c) x[i, c]
+  e[i, j] = exp(x[i, j] - mx[i])
+  s[i] = sum(c) e[i, c]
+  out[i, j] = e[i, j] / s[i]
+  return out
+}
+)");
+  Schedule s(sm);
+  REQUIRE_MESSAGE(s.apply("compute_at s out.j", &error), error);
+  std::string before = tir::print_script(s.func());
+  CHECK_FALSE(s.apply("fission out.i", &error));
+  CHECK(error == "cannot fission 'out.i': 's' is written in one part and used in another across "
+                 "iterations of 'j' (each part would see the other's later iterations)");
+  CHECK(tir::print_script(s.func()) == before);
+  // Under out.i alone (compute_at s out.i), each row's sum belongs to its i: legal.
+  Schedule t(sm);
+  REQUIRE(t.apply("compute_at s out.i", &error));
+  REQUIRE_MESSAGE(t.apply("fission out.i", &error), error);
+  check_same_result(sm, t.func());
+  // A bound loop is a kernel's work-item index: not copied.
+  tir::PrimFunc lr = lower_kernel_text(R"(
+kernel linear_relu(x: f32[6, 20], w: f32[5, 20]) -> f32[6, 5] {
+  out[i, j] = max(sum(r) x[i, r] * w[j, r], 0.0)
+  return out
+}
+)");
+  Schedule b(lr);
+  REQUIRE(b.apply("bind i group.x", &error));
+  CHECK_FALSE(b.apply("fission i", &error));
+  CHECK(error == "cannot fission 'i': 'i' is bound to group.x");
+}

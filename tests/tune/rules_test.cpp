@@ -58,7 +58,10 @@ const std::vector<Case>& cases() {
       {"matmul", {{"n", 48}, {"k", 20}, {"m", 96}}, "nest C: matmul"},
       {"linear", {{"n", 1}, {"k", 256}, {"m", 40}}, "nest out: dot"},
       {"linear", {{"n", 8}, {"k", 64}, {"m", 16}}, "nest out: dot"},
-      {"linear_relu", {{"n", 4}, {"k", 128}, {"m", 24}}, "nest out_acc: dot with an epilogue"},
+      // A batch: fission gives the relu a nest of its own, then the reduction is tiled.
+      {"linear_relu", {{"n", 4}, {"k", 128}, {"m", 24}}, "nest out_acc: dot"},
+      // One row: the relu stays in the reduction's loops (nothing to reorder around it).
+      {"linear_relu", {{"n", 1}, {"k", 128}, {"m", 24}}, "nest out_acc: dot with an epilogue"},
       {"add", {{"n", 4}, {"m", 80}}, "nest out: elementwise"},
       {"relu", {{"n", 3}, {"m", 7}}, "nest out: elementwise", false},
       {"bias_add", {{"n", 2}, {"m", 48}}, "nest out: elementwise"},
@@ -98,6 +101,11 @@ TEST_CASE("default schedules: matmul gets the register tile, linear the vector p
         "vectorize C_init.j_1\nvectorize C_writeback.ax1\nunroll C.i_1\nunroll C_init.i_1\n"
         "unroll C_writeback.ax0\nparallel C.i_0\n");
   for (const auto& n : mm.notes) CHECK_MESSAGE(n.rfind("skipped", 0) != 0, n);
+  // A fused epilogue with a batch: fission first, then every step of the dot recipe applies.
+  tune::RuleSchedule lr = tune::default_schedule(lowered("linear_relu", {{"n", 64}, {"k", 784}, {"m", 128}}), {});
+  CHECK(lr.trace.rfind("fission out_acc.i\nsplit out_acc.r 16\nrfactor out_acc out_acc.r_1\n", 0) == 0);
+  CHECK(lr.trace.find("cache_write out_acc_rf local") != std::string::npos);
+  for (const auto& n : lr.notes) CHECK_MESSAGE(n.rfind("skipped", 0) != 0, n);
   tune::RuleSchedule lin = tune::default_schedule(lowered("linear", {{"n", 1}, {"k", 784}, {"m", 128}}), {});
   CHECK(lin.trace ==
         "split out.r 16\nrfactor out out.r_1\ndecompose_reduction out_rf out_rf.r_0\n"
