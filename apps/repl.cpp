@@ -118,9 +118,14 @@ bool parse_debug_level(const std::string& word, int* level, std::string* error) 
 
 std::string tune_report(const Session::TuneReport& r, const Session::TuneRequest& request) {
   auto ms = [](double s) { return s > 0 ? fmt::format("{:.4g} ms", s * 1e3) : std::string("-"); };
-  std::string text = fmt::format("{:<18} {:<22} {:>12} {:>12} {:>12} {:>8} {:>10}  {}\n", "kernel",
-                                 "inputs", "as lowered", "default", "tuned", "speedup", "GFLOP/s",
-                                 "candidates");
+  size_t name_w = 18, shape_w = 22;  // widened for a long fused name or many inputs
+  for (const auto& t : r.tasks) {
+    name_w = std::max(name_w, t.kernel.size());
+    shape_w = std::max(shape_w, t.shape.size());
+  }
+  std::string text = fmt::format("{:<{}} {:<{}} {:>12} {:>12} {:>12} {:>8} {:>10}  {}\n", "kernel",
+                                 name_w, "inputs", shape_w, "as lowered", "default", "tuned",
+                                 "speedup", "GFLOP/s", "candidates");
   for (const auto& t : r.tasks) {
     const tune::SearchResult& s = t.result;
     double best = t.best_seconds;
@@ -134,8 +139,9 @@ std::string tune_report(const Session::TuneReport& r, const Session::TuneRequest
     std::string count = fmt::format("{} measured", s.candidates.size() - size_t(reused));
     if (failed) count += fmt::format(", {} failed", failed);
     if (reused) count += fmt::format(", {} from the database", reused);
-    text += fmt::format("{:<18} {:<22} {:>12} {:>12} {:>12} {:>8} {:>10}  {}\n", t.kernel, t.shape,
-                        ms(t.naive_seconds), ms(t.default_seconds), ms(best), speedup, rate, count);
+    text += fmt::format("{:<{}} {:<{}} {:>12} {:>12} {:>12} {:>8} {:>10}  {}\n", t.kernel, name_w,
+                        t.shape, shape_w, ms(t.naive_seconds), ms(t.default_seconds), ms(best),
+                        speedup, rate, count);
   }
   for (const auto& t : r.tasks) {
     const tune::SearchResult& s = t.result;
