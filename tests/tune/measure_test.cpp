@@ -348,3 +348,32 @@ TEST_CASE("tuning for OpenCL: candidates built and checked on the OpenCL device"
   for (const auto& c : t.result.candidates) ok += c.ok;
   CHECK(ok > 0);
 }
+
+TEST_CASE("an interrupted tuning job keeps what it measured and says so") {
+  fs::path db = scratch_file("interrupted.jsonl");
+  Session s;
+  Session::TuneRequest req;
+  req.kernel = "matmul";
+  req.dims = {{"n", 32}, {"k", 32}, {"m", 32}};
+  req.strategy = "random";
+  req.trials = 20;
+  req.repeats = 1;
+  req.database = db.string();
+  int candidates = 0;
+  Session::TuneReport r = s.tune(req, [&](const std::string& line) {
+    if (line.rfind("  #", 0) == 0 && ++candidates == 3) s.interrupt_flag() = true;  // Ctrl-C
+  });
+  REQUIRE_MESSAGE(r.ok, r.error);
+  REQUIRE(r.tasks.size() == 1);
+  CHECK(r.tasks[0].result.interrupted);
+  CHECK(r.tasks[0].result.candidates.size() < 20);
+  // Every candidate measured before the interrupt is in the database (and the default).
+  CHECK(load_database(db.string()).records.size() >= 3);
+  // A space that does not parse is an error naming the line.
+  s.interrupt_flag() = false;
+  Session::TuneRequest bad = req;
+  bad.space = "split i ?\nmaybe 2 unroll i_1\n";
+  Session::TuneReport e = s.tune(bad);
+  CHECK_FALSE(e.ok);
+  CHECK(e.error.rfind("the space: line 2:", 0) == 0);
+}
