@@ -30,6 +30,8 @@ shot graph   examples/mlp.ds    --pane graph --do "graph pass fuse_elementwise"
 shot digits  examples/mlp_digits/mlp_digits.ds --pane graph --do "graph pass fuse_elementwise"
 shot loops   examples/tour.ds   --pane loops --do "loops kernel matmul m=64 n=64 k=64" \
                                 --do "loops sched split i 16" --do "loops sched parallel i_0"
+shot tune    examples/tour.ds   --pane tune --do "loops kernel matmul m=256 n=256 k=256" \
+                                --do "tune run trials=24"
 shot bench   examples/tour.ds   --pane bench --do "bench run quick vector_add matmul_128"
 # The labs pane works in ./descent-labs: a scratch folder, so the picture is of a fresh start.
 labs_dir=$(mktemp -d)

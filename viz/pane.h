@@ -41,7 +41,7 @@ class Pane {
 };
 
 // Every pane, in tab order: source, tokens, ast, stack, reg, llvm, machine, graph, loops,
-// bench, labs. The source pane is the editor the app keeps on the left.
+// tune, bench, labs. The source pane is the editor the app keeps on the left.
 std::vector<std::unique_ptr<Pane>> make_panes();
 
 std::unique_ptr<Pane> make_source_pane();
@@ -53,6 +53,7 @@ std::unique_ptr<Pane> make_llvm_pane();
 std::unique_ptr<Pane> make_machine_pane();
 std::unique_ptr<Pane> make_graph_pane();
 std::unique_ptr<Pane> make_loops_pane();
+std::unique_ptr<Pane> make_tune_pane();
 std::unique_ptr<Pane> make_bench_pane();
 std::unique_ptr<Pane> make_labs_pane();
 

@@ -13,6 +13,7 @@ std::vector<std::unique_ptr<Pane>> make_panes() {
   p.push_back(make_machine_pane());
   p.push_back(make_graph_pane());
   p.push_back(make_loops_pane());
+  p.push_back(make_tune_pane());
   p.push_back(make_bench_pane());
   p.push_back(make_labs_pane());
   return p;

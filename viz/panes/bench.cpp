@@ -38,6 +38,7 @@ ImU32 engine_colour(const std::string& e, size_t index) {
   static const std::map<std::string, ImU32> known = {
       {"ref", IM_COL32(150, 150, 150, 255)},          {"cpu-naive", IM_COL32(140, 180, 230, 255)},
       {"cpu-sched", IM_COL32(30, 90, 180, 255)},      {"opencl-naive", IM_COL32(250, 180, 110, 255)},
+      {"cpu-default", IM_COL32(90, 140, 210, 255)},   {"opencl-default", IM_COL32(240, 150, 70, 255)},
       {"opencl-sched", IM_COL32(220, 100, 20, 255)},  {"opencl-hand", IM_COL32(160, 60, 10, 255)},
       {"openblas", IM_COL32(50, 160, 80, 255)},       {"cpp", IM_COL32(120, 190, 90, 255)},
       {"ast", IM_COL32(150, 150, 150, 255)},          {"stack", IM_COL32(140, 180, 230, 255)},

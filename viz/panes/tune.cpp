@@ -1,0 +1,316 @@
+// The tuner pane (issue 17, docs/tuning.md): the kernel under the microscope (the loop-nest
+// pane's) tuned on a device, with every candidate in a table (its time, the cost model's
+// score where the model ranked it, or why it failed), the best-so-far curve a tuning plot
+// draws, and the three times that matter side by side: the nest as lowered, the default
+// schedule, the best found. Apply puts the best schedule under the microscope as steps.
+//
+// A tuning job takes seconds to minutes, so the button runs it on a thread the pane owns,
+// in a Session of its own (the program's text compiled again): the Document's Session stays
+// the GUI's. Stop sets that Session's interrupt flag; what was measured is kept. The
+// scripted form (`--do "tune run trials=8"`, the tests) runs in the calling thread.
+#include <fmt/format.h>
+#include <imgui.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "lang/text.h"
+#include "viz/pane.h"
+#include "viz/widgets.h"
+
+namespace descent::viz {
+
+namespace {
+
+std::string ms(double s) { return s > 0 ? fmt::format("{:.4g} ms", s * 1e3) : std::string("-"); }
+
+struct TunePane : Pane {
+  const char* name() const override { return "tune"; }
+  const char* title() const override { return "Tuner"; }
+  std::vector<std::string> verbs() const override {
+    return {"run [trials=N] [strategy=S] [device=D]", "apply"};
+  }
+
+  // The job's settings (the controls).
+  int trials_ = 16;
+  int strategy_ = 3;  // index into tune::strategies(): evolutionary
+  int device_ = 0;    // index into the devices that are not the reference interpreter
+
+  // The running or finished job, shared with its thread.
+  struct Job {
+    std::mutex mu;
+    std::vector<std::string> lines;  // progress, as `descent tune` prints it
+    bool done = false;
+    Session::TuneReport report;
+    Session::TuneRequest request;
+    std::unique_ptr<Session> session;
+  };
+  std::shared_ptr<Job> job_;
+  std::thread thread_;
+  std::string message_, caption_;
+
+  ~TunePane() override {
+    if (job_ && job_->session) job_->session->interrupt_flag() = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+  static std::vector<std::string> devices() {
+    std::vector<std::string> out;
+    for (const auto& d : Session::devices())
+      if (d != "ref") out.push_back(d);
+    return out;
+  }
+
+  bool running() const {
+    if (!job_) return false;
+    std::lock_guard<std::mutex> lock(job_->mu);
+    return !job_->done;
+  }
+
+  // A job for the Document's selected kernel; false with *error when there is none.
+  bool prepare(Document& doc, std::shared_ptr<Job>* out, std::string* error) {
+    Session& s = doc.session();
+    if (s.selected_kernel().empty()) {
+      *error = "no kernel selected: choose one in the loop-nest pane (or `loops kernel NAME`)";
+      return false;
+    }
+    auto job = std::make_shared<Job>();
+    job->request.kernel = s.selected_kernel();
+    job->request.dims = s.selected_kernel_dims();
+    job->request.trials = trials_;
+    const auto strategies = tune::strategies();
+    job->request.strategy = strategies[size_t(std::clamp(strategy_, 0, int(strategies.size()) - 1))];
+    const auto devs = devices();
+    job->request.device = devs.empty() ? "cpu" : devs[size_t(std::clamp(device_, 0, int(devs.size()) - 1))];
+    job->request.repeats = 3;
+    job->session = std::make_unique<Session>();
+    Outcome o = job->session->compile(doc.text(), doc.path().empty() ? "<editor>" : doc.path());
+    if (o.status != Outcome::Ok) {
+      *error = "the program does not compile: " + o.message;
+      return false;
+    }
+    *out = job;
+    return true;
+  }
+
+  static void work(const std::shared_ptr<Job>& job) {
+    Session::TuneReport r = job->session->tune(job->request, [job](const std::string& line) {
+      std::lock_guard<std::mutex> lock(job->mu);
+      job->lines.push_back(line);
+    });
+    std::lock_guard<std::mutex> lock(job->mu);
+    job->report = std::move(r);
+    job->done = true;
+  }
+
+  bool start(Document& doc, bool wait, std::string* error) {
+    if (running()) {
+      *error = "a tuning job is running (Stop it first)";
+      return false;
+    }
+    if (thread_.joinable()) thread_.join();
+    std::shared_ptr<Job> job;
+    if (!prepare(doc, &job, error)) return false;
+    job_ = job;
+    message_.clear();
+    if (wait) work(job);
+    else thread_ = std::thread([job] { work(job); });
+    return true;
+  }
+
+  // The best schedule under the microscope: the kernel chosen again, then the steps.
+  bool apply(Document& doc, std::string* error) {
+    if (!job_ || running() || !job_->report.ok || job_->report.tasks.empty() ||
+        job_->report.tasks[0].best_trace.empty()) {
+      *error = "no finished tuning job with a schedule to apply";
+      return false;
+    }
+    const Session::TuneRequest& req = job_->request;
+    std::string dims;
+    for (const auto& [k, v] : req.dims) dims += (dims.empty() ? "" : " ") + k + "=" + std::to_string(v);
+    if (!doc.choose_kernel(req.kernel, dims, error)) return false;
+    if (!doc.session().schedule_text(job_->report.tasks[0].best_trace, error)) return false;
+    message_ = "applied: the loop-nest pane shows the tuned schedule";
+    doc.request_pane("loops");
+    return true;
+  }
+
+  bool Act(Document& doc, std::string_view verb, const std::vector<std::string>& args,
+           std::string* error) override {
+    if (verb == "run") {
+      for (const auto& a : args) {
+        size_t eq = a.find('=');
+        std::string key = a.substr(0, eq), value = eq == std::string::npos ? "" : a.substr(eq + 1);
+        if (key == "trials") {
+          trials_ = std::atoi(value.c_str());
+          if (trials_ < 1) return fail("trials must be at least 1", error);
+        } else if (key == "strategy") {
+          auto s = tune::strategies();
+          auto it = std::find(s.begin(), s.end(), value);
+          if (it == s.end()) return fail("unknown strategy '" + value + "'", error);
+          strategy_ = int(it - s.begin());
+        } else if (key == "device") {
+          auto d = devices();
+          auto it = std::find(d.begin(), d.end(), value);
+          if (it == d.end()) return fail("unknown device '" + value + "' (devices: " + join(d) + ")", error);
+          device_ = int(it - d.begin());
+        } else {
+          return fail("run takes trials=N, strategy=S, device=D, not '" + a + "'", error);
+        }
+      }
+      if (!start(doc, true, error)) return false;
+      if (!job_->report.ok) return fail(job_->report.error, error);
+      return true;
+    }
+    if (verb == "apply") return apply(doc, error);
+    *error = "tune has no action '" + std::string(verb) + "' (actions: run, apply)";
+    return false;
+  }
+  static bool fail(const std::string& why, std::string* error) {
+    *error = why;
+    return false;
+  }
+
+  std::string caption() const override { return caption_; }
+
+  void Draw(Document& doc) override {
+    Session& s = doc.session();
+    const bool busy = running();
+    std::string kernel = s.selected_kernel();
+    ImGui::TextUnformatted(kernel.empty() ? "No kernel selected: choose one in the loop-nest pane."
+                                          : ("Kernel: " + kernel).c_str());
+    ImGui::SetNextItemWidth(120);
+    ImGui::SliderInt("trials", &trials_, 4, 128);
+    ImGui::SameLine();
+    const auto strategies = tune::strategies();
+    ImGui::SetNextItemWidth(140);
+    if (ImGui::BeginCombo("strategy", strategies[size_t(strategy_)].c_str())) {
+      for (size_t i = 0; i < strategies.size(); ++i)
+        if (ImGui::Selectable(strategies[i].c_str(), int(i) == strategy_)) strategy_ = int(i);
+      ImGui::EndCombo();
+    }
+    ImGui::SameLine();
+    const auto devs = devices();
+    ImGui::SetNextItemWidth(100);
+    if (!devs.empty() && ImGui::BeginCombo("device", devs[size_t(std::min<int>(device_, int(devs.size()) - 1))].c_str())) {
+      for (size_t i = 0; i < devs.size(); ++i)
+        if (ImGui::Selectable(devs[i].c_str(), int(i) == device_)) device_ = int(i);
+      ImGui::EndCombo();
+    }
+    ImGui::SameLine();
+    if (busy) {
+      if (ImGui::Button("Stop")) job_->session->interrupt_flag() = true;
+    } else {
+      if (ImGui::Button("Tune") && !start(doc, false, &message_)) {
+      }
+      ImGui::SameLine();
+      if (ImGui::Button("Apply")) {
+        std::string why;
+        if (!apply(doc, &why)) message_ = why;
+      }
+    }
+    if (!message_.empty()) ImGui::TextWrapped("%s", message_.c_str());
+    ImGui::Separator();
+    if (!job_) {
+      caption_ = kernel.empty() ? "no kernel selected" : "kernel " + kernel + ": not tuned yet";
+      ImGui::TextWrapped("Tune searches schedules for the selected kernel: each candidate is "
+                         "built, checked against the reference interpreter and timed "
+                         "(docs/tuning.md).");
+      return;
+    }
+    std::lock_guard<std::mutex> lock(job_->mu);
+    if (!job_->done) {
+      caption_ = fmt::format("tuning {}: {} lines", job_->request.kernel, job_->lines.size());
+      for (const auto& l : job_->lines) ImGui::TextUnformatted(l.c_str());
+      ImGui::SetScrollHereY(1.0f);
+      return;
+    }
+    const Session::TuneReport& r = job_->report;
+    if (!r.ok) {
+      caption_ = "tuning failed: " + r.error;
+      ImGui::TextWrapped("error: %s", r.error.c_str());
+      return;
+    }
+    const Session::TuneTask& t = r.tasks[0];
+    const tune::SearchResult& sr = t.result;
+    caption_ = fmt::format("{} {} on {}: as lowered {}, default {}, tuned {} ({} candidates{})",
+                           t.kernel, t.shape, job_->request.device, ms(t.naive_seconds),
+                           ms(t.default_seconds), ms(t.best_seconds), sr.candidates.size(),
+                           sr.interrupted ? ", stopped" : "");
+    ImGui::TextWrapped("%s", caption_.c_str());
+    // The three times as bars, longest = full width.
+    double longest = std::max({t.naive_seconds, t.default_seconds, t.best_seconds, 1e-12});
+    const char* names[] = {"as lowered", "default", "tuned"};
+    double values[] = {t.naive_seconds, t.default_seconds, t.best_seconds};
+    for (int i = 0; i < 3; ++i) {
+      ImGui::Text("%-10s %10s", names[i], ms(values[i]).c_str());
+      ImGui::SameLine();
+      ImGui::ProgressBar(float(values[i] / longest), ImVec2(-1, 0), "");
+    }
+    // The best-so-far curve, in milliseconds.
+    std::vector<float> curve;
+    for (double b : sr.best_so_far)
+      if (b > 0) curve.push_back(float(b * 1e3));  // 0 until the first candidate that ran
+    if (!curve.empty()) {
+      float lo = *std::min_element(curve.begin(), curve.end());
+      float hi = *std::max_element(curve.begin(), curve.end());
+      // The curve drawn by hand: a step down at every trial that found a faster schedule.
+      ImGui::Text("best so far: %.4g ms after the first candidate, %.4g ms after %zu", hi, lo,
+                  curve.size());
+      ImVec2 p0 = ImGui::GetCursorScreenPos();
+      float w = std::max(100.0f, ImGui::GetContentRegionAvail().x), h = 70;
+      ImGui::Dummy(ImVec2(w, h));
+      ImDrawList* dl = ImGui::GetWindowDrawList();
+      dl->AddRect(p0, ImVec2(p0.x + w, p0.y + h), IM_COL32(180, 180, 180, 255));
+      float span = std::max(hi - lo, hi * 0.01f);
+      auto at = [&](size_t k, float v) {
+        float x = p0.x + 4 + (w - 8) * (curve.size() > 1 ? float(k) / float(curve.size() - 1) : 0.f);
+        float y = p0.y + 4 + (h - 8) * (1 - (v - lo) / span);
+        return ImVec2(x, y);
+      };
+      for (size_t k = 1; k < curve.size(); ++k) {
+        dl->AddLine(at(k - 1, curve[k - 1]), at(k, curve[k - 1]), IM_COL32(30, 90, 180, 255), 2);
+        dl->AddLine(at(k, curve[k - 1]), at(k, curve[k]), IM_COL32(30, 90, 180, 255), 2);
+      }
+    }
+    if (sr.ranked > 0)
+      ImGui::Text("cost model: rank correlation %.2f on %d candidates it ranked before they ran",
+                  sr.rank_correlation, sr.ranked);
+    if (ImGui::BeginTable("candidates", 4,
+                          ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY)) {
+      ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_WidthFixed, 30);
+      ImGui::TableSetupColumn("time", ImGuiTableColumnFlags_WidthFixed, 90);
+      ImGui::TableSetupColumn("model", ImGuiTableColumnFlags_WidthFixed, 60);
+      ImGui::TableSetupColumn("schedule, or why it failed");
+      ImGui::TableHeadersRow();
+      for (const auto& c : sr.candidates) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::Text("%d", c.trial + 1);
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(c.ok ? ms(c.seconds).c_str() : "failed");
+        ImGui::TableNextColumn();
+        if (c.has_prediction) ImGui::Text("%.2f", c.predicted);
+        ImGui::TableNextColumn();
+        std::string what = c.ok ? c.trace : c.error;
+        for (char& ch : what)
+          if (ch == '\n') ch = ';';
+        ImGui::TextUnformatted(what.c_str());
+        if (c.trial == sr.best) {
+          ImGui::SameLine();
+          ImGui::TextColored(ImVec4(0.2f, 0.7f, 0.3f, 1), " (best)");
+        }
+      }
+      ImGui::EndTable();
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pane> make_tune_pane() { return std::make_unique<TunePane>(); }
+
+}  // namespace descent::viz
