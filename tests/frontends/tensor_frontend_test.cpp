@@ -269,6 +269,32 @@ TEST_CASE("REPL: select a kernel, schedule it step by step, undo, redo, run") {
   CHECK(r.take_err() == "");
 }
 
+TEST_CASE("REPL: :tune, :sched auto, :defaults and :tuned") {
+  R r;
+  r.repl.feed(":tune");  // nothing has run, nothing is selected
+  CHECK(contains(r.take_err(), "error: no kernel has run yet"));
+  r.repl.feed(":kernel matmul n=32 m=32 k=32");
+  r.take_out();
+  r.repl.feed(":tune trials=3 strategy=random");
+  std::string out = r.take_out();
+  INFO(out, r.take_err());
+  CHECK(contains(out, "matmul 32x32 32x32: as lowered"));  // progress
+  CHECK(contains(out, "best schedule for matmul (32x32 32x32)"));
+  CHECK(contains(out, "the kernels run tuned from now on on cpu (:sched auto puts the best schedule under the microscope)"));
+  r.repl.feed(":sched auto");
+  std::string sched = r.take_out();
+  CHECK(contains(sched, "# the tuned schedule for cpu:"));
+  CHECK(contains(sched, "cache_write C local"));
+  r.repl.feed(":tune trials=x");
+  CHECK(contains(r.take_err(), "error: 'trials=x' needs a number"));
+  r.repl.feed(":defaults off");
+  CHECK(r.take_out() == "default schedules: off\n");
+  r.repl.feed(":defaults maybe");
+  CHECK(contains(r.take_err(), "usage: :defaults on|off"));
+  r.repl.feed(":tuned");
+  CHECK(contains(r.take_out(), "tuning database: none ("));
+}
+
 TEST_CASE("REPL: :graph shows the passes of the last evaluation, :device switches") {
   R r;
   r.repl.feed(":device");
