@@ -3,11 +3,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <future>
-#include <mutex>
 #include <thread>
 
+#include "lang/watchdog.h"
 #include "tensor/launch.h"
 #include "tensor/schedule.h"
 
@@ -21,50 +20,14 @@ double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Sets `stop` when a run passes its deadline or the user's interrupt is set, for as long as
-// it is armed: the backends poll the flag they were built with.
-class Watchdog {
- public:
-  Watchdog(std::atomic<bool>* stop, const std::atomic<bool>* user, double limit_s)
-      : stop_(stop), user_(user), thread_([this, limit_s] { watch(limit_s); }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  bool fired() const { return fired_; }
-
- private:
-  void watch(double limit_s) {
-    auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                       std::chrono::duration<double>(limit_s));
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!done_) {
-      if (user_ && user_->load()) {
-        stop_->store(true);
-        return;
-      }
-      if (Clock::now() >= deadline) {
-        fired_ = true;
-        stop_->store(true);
-        return;
-      }
-      cv_.wait_for(lock, std::chrono::milliseconds(5));
-    }
-  }
-  std::atomic<bool>* stop_;
-  const std::atomic<bool>* user_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::atomic<bool> fired_{false};
-  std::thread thread_;
-};
-
 }  // namespace
+
+// The user's interrupt (Ctrl-C) as the watchdog's second flag: it stops the run at once.
+std::function<bool()> BackendMeasurer::user_interrupt() const {
+  const std::atomic<bool>* user = options_.interrupt;
+  if (!user) return nullptr;
+  return [user] { return user->load(); };
+}
 
 BackendMeasurer::BackendMeasurer(tir::PrimFunc unscheduled, MeasureOptions options,
                                  SmallLowering small)
@@ -125,7 +88,7 @@ bool BackendMeasurer::check(const tir::PrimFunc& f, const std::string& trace,
     for (const auto& t : c.inputs) args.push_back(&t);
     tensor::Tensor got;
     stop_ = false;
-    Watchdog dog(&stop_, options_.interrupt, options_.time_limit_s);
+    Watchdog dog(options_.time_limit_s, [this] { stop_ = true; }, user_interrupt());
     if (!k.run(args, &got, nullptr, error)) {
       if (dog.fired()) *error = "stopped after " + std::to_string(int(options_.time_limit_s)) + " s";
       return false;
@@ -201,7 +164,7 @@ bool BackendMeasurer::check_and_time(const tir::PrimFunc& f, const std::string& 
   for (int r = 0; r < std::max(1, options_.repeats); ++r) {
     tensor::KernelTiming t;
     stop_ = false;
-    Watchdog dog(&stop_, options_.interrupt, options_.time_limit_s);
+    Watchdog dog(options_.time_limit_s, [this] { stop_ = true; }, user_interrupt());
     if (!built.kernel->run(args, &out, &t, error)) {
       if (dog.fired())
         *error = "too slow: stopped after " + std::to_string(int(options_.time_limit_s)) + " s";

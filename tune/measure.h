@@ -90,6 +90,7 @@ class BackendMeasurer : public Measurer {
     std::string error;
   };
   Case* case_for(int shrink);  // 0: the tuning size
+  std::function<bool()> user_interrupt() const;
 
   tir::PrimFunc unscheduled_;
   MeasureOptions options_;

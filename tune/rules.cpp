@@ -5,6 +5,7 @@
 #include "tune/rules.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "tensor/schedule.h"
@@ -132,6 +133,31 @@ std::string lanes_list(int lanes) {
   return s + "}";
 }
 
+using Add = std::function<void(std::string fixed, std::string open)>;
+
+// The dot recipe's start on every device: the innermost reduction split into `lanes` partial
+// sums (rfactor). False when the loop is too short to be worth it.
+bool rfactor_into_lanes(const Nest& n, int64_t lanes, const Add& add) {
+  const std::string& r = n.reduce.back();
+  const int64_t extent = n.reduce_extent.back();
+  int64_t v = largest_divisor(extent, {lanes, lanes / 2, lanes / 4});
+  if (v <= 1 || extent < 4 * v) return false;
+  const std::string b = n.block + ".";
+  add("split " + b + r + " " + std::to_string(v), "split " + b + r + " " + lanes_list(int(lanes)));
+  add("rfactor " + n.block + " " + b + r + "_1", "");
+  return true;
+}
+
+// ... and its plain finish: the partial sums' init hoisted out of the reduction, and both
+// loops over the lanes vectorized.
+void vector_partial_sums(const Nest& n, const Add& add) {
+  const std::string& r = n.reduce.back();
+  const std::string rf = n.block + "_rf.";
+  add("decompose_reduction " + n.block + "_rf " + rf + r + "_0", "");
+  add("vectorize " + rf + r + "_1", "");
+  add("vectorize " + n.block + "_rf_init." + r + "_1", "");
+}
+
 // Loop work below which handing a nest to the thread pool costs more than it saves.
 constexpr double kParallelIterations = 1 << 17;
 
@@ -169,14 +195,10 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
     return;
   }
   const std::string& r = n.reduce.back();
-  int64_t r_extent = n.reduce_extent.back();
   if (!n.spatial_contiguous && n.reduce_contiguous) {
     // dot: the partial sums of r in vector lanes (the sum's order changes: rounding may too).
-    int64_t v = largest_divisor(r_extent, {lanes, lanes / 2, lanes / 4});
-    if (v > 1 && r_extent >= 4 * v) {
+    if (rfactor_into_lanes(n, lanes, add)) {
       const std::string rf = n.block + "_rf.";
-      add("split " + b + r + " " + std::to_string(v), "split " + b + r + " " + lanes_list(int(lanes)));
-      add("rfactor " + n.block + " " + b + r + "_1");
       // With a batch (more than one row), a register tile of outputs, each with its own
       // vector of partial sums: 4 x 2 accumulators, each x row loaded once for 2 outputs and
       // each w row once for 4 (8 vector registers, half of AVX2's 16).
@@ -200,9 +222,7 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
         add("unroll " + rf + i + "_1", "maybe 0.8 unroll " + rf + i + "_1");
         if (n.spatial_extent[k - 2] / ti > 1) parallel(rf + i + "_0");
       } else {
-        add("decompose_reduction " + n.block + "_rf " + rf + r + "_0");
-        add("vectorize " + rf + r + "_1");
-        add("vectorize " + n.block + "_rf_init." + r + "_1");
+        vector_partial_sums(n, add);
       }
     }
     parallel(b + n.spatial[outer()]);
@@ -268,16 +288,8 @@ void opencl_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
     return;
   }
   const std::string& r = n.reduce.back();
-  int64_t r_extent = n.reduce_extent.back();
   if (!n.spatial_contiguous && n.reduce_contiguous) {
-    int64_t v = largest_divisor(r_extent, {lanes, lanes / 2, lanes / 4});
-    if (v > 1 && r_extent >= 4 * v) {
-      add("split " + b + r + " " + std::to_string(v), "split " + b + r + " " + lanes_list(int(lanes)));
-      add("rfactor " + n.block + " " + b + r + "_1");
-      add("decompose_reduction " + n.block + "_rf " + n.block + "_rf." + r + "_0");
-      add("vectorize " + n.block + "_rf." + r + "_1");
-      add("vectorize " + n.block + "_rf_init." + r + "_1");
-    }
+    if (rfactor_into_lanes(n, lanes, add)) vector_partial_sums(n, add);
     add("bind " + b + n.spatial[last] + " group.x");
     bind_y(last);
     return;

@@ -21,6 +21,7 @@
 
 #include "bench/internal.h"
 #include "bench/roofline.h"
+#include "lang/watchdog.h"
 #include "tensor/launch.h"
 #include "tensor/tir.h"
 #include "lang/text.h"
@@ -56,35 +57,6 @@ struct Run {
   Outcome outcome;
   std::string printed;
   bool timed_out = false;
-};
-// Calls `fire` once if it is still alive `limit_s` seconds after it was made: the time limit
-// of a student's run (fire sets the run's interrupt flag).
-class Watchdog {
- public:
-  Watchdog(double limit_s, std::function<void()> fire)
-      : thread_([this, limit_s, fire = std::move(fire)] {
-          std::unique_lock<std::mutex> lock(mu_);
-          if (!cv_.wait_for(lock, std::chrono::duration<double>(limit_s), [this] { return done_; })) {
-            fired_ = true;
-            fire();
-          }
-        }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  bool fired() const { return fired_; }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::atomic<bool> fired_{false};
-  std::thread thread_;  // last: it starts once the members above exist
 };
 
 // `base`: the folder the program's relative load() and save() paths mean (the work folder,
