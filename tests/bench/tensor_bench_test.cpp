@@ -54,12 +54,12 @@ TEST_CASE("tensor suite: every workload on every column, checked, with rates") {
   CHECK(error.empty());
   CHECK(tensor_workloads() == std::vector<std::string>{"vector_add", "matmul_128", "matmul_512",
                                                         "matmul_1024", "linear_relu", "softmax"});
-  // 6 workloads x (ref once + cpu-naive and cpu-sched at 2 thread counts + the 2 OpenCL
-  // columns once + the baseline at 2 thread counts)
+  // 6 workloads x (ref once + cpu-naive, cpu-default and cpu-sched at 2 thread counts + the
+  // 3 OpenCL columns once + the baseline at 2 thread counts)
   // + opencl-hand for the three matmul workloads
-  REQUIRE(records.size() == 6 * (1 + 2 * 2 + 2 + 2) + 3);
+  REQUIRE(records.size() == 6 * (1 + 3 * 2 + 3 + 2) + 3);
   bool have_device = !descent::gpu::device_names().empty();
-  int opencl_naive_ran = 0;
+  int opencl_naive_ran = 0, cpu_default_ran = 0;
   for (const auto& r : records) {
     INFO(r.workload, " on ", r.engine, " x", r.threads, ": ", r.note);
     CHECK(r.suite == "tensor");
@@ -84,6 +84,7 @@ TEST_CASE("tensor suite: every workload on every column, checked, with rates") {
     CHECK(std::isfinite(r.gflops));
     CHECK(r.gbs > 0);
     if (r.engine == "opencl-naive") ++opencl_naive_ran;
+    if (r.engine == "cpu-default") ++cpu_default_ran;
     if (!is_opencl(r)) CHECK(r.roof_fraction > 0);
     // At the quick scale every workload's data fits in a cache: its roof is that level's.
     if (!is_opencl(r) && !detect_data_caches().empty()) {
@@ -93,7 +94,8 @@ TEST_CASE("tensor suite: every workload on every column, checked, with rates") {
     if (r.engine != "ref") CHECK(std::isfinite(r.ratio_vs_baseline));
     if (r.engine == base) CHECK(r.ratio_vs_baseline == doctest::Approx(1.0));
     // Build time apart from run time: every compiled column records its compile time.
-    if (r.engine.find("naive") != std::string::npos || r.engine.find("sched") != std::string::npos)
+    if (r.engine.find("naive") != std::string::npos || r.engine.find("sched") != std::string::npos ||
+        r.engine.find("default") != std::string::npos)
       CHECK(r.compile_s > 0);
     else if (r.engine == "opencl-hand")
       CHECK(r.compile_s >= 0);  // the program build (0 when PoCL's cache already had it)
@@ -101,6 +103,7 @@ TEST_CASE("tensor suite: every workload on every column, checked, with rates") {
       CHECK(std::isnan(r.compile_s));
   }
   CHECK(opencl_naive_ran == (have_device ? 6 : 0));
+  CHECK(cpu_default_ran == 6 * 2);  // the rules schedule every workload's kernel, checked
   CHECK(all_ok(records));
 
   std::string table = format_tensor_table(records);
@@ -118,8 +121,8 @@ TEST_CASE("tensor suite: every workload on every column, checked, with rates") {
   for (const auto& l : progress)
     if (!l.empty() && l[0] == '[') bar.push_back(l);
   REQUIRE(bar.size() == 2 * records.size());
-  CHECK(bar.front().find("[>                       ]  0/57 vector_add on ref x1 ...") == 0);
-  CHECK(bar.back().find("[========================] 57/57 softmax on cpp x2: median ") == 0);
+  CHECK(bar.front().find("[>                       ]  0/75 vector_add on ref x1 ...") == 0);
+  CHECK(bar.back().find("[========================] 75/75 softmax on cpp x2: median ") == 0);
 }
 
 TEST_CASE("tensor suite: a missing OpenCL schedule skips its cell, a missing CPU one fails") {
@@ -195,8 +198,8 @@ TEST_CASE("tensor suite: bad options are errors, not records") {
   BenchOptions o = quick_tensor();
   o.engines = {"gpu"};
   CHECK(run_benchmarks(o, &error).empty());
-  CHECK(error == "unknown tensor engine 'gpu' (engines: ref, cpu-naive, cpu-sched, "
-                 "opencl-naive, opencl-sched, opencl-hand, openblas, cpp)");
+  CHECK(error == "unknown tensor engine 'gpu' (engines: ref, cpu-naive, cpu-default, cpu-sched, "
+                 "opencl-naive, opencl-default, opencl-sched, opencl-hand, openblas, cpp)");
   o = quick_tensor();
   o.workloads = {"conv9d"};
   CHECK(run_benchmarks(o, &error).empty());
