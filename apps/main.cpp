@@ -200,15 +200,52 @@ int kernel_command(Session& session, const std::string& file, const std::string&
 }
 
 // `descent tune FILE [KERNEL]`: the Session searches and measures; this prints.
+// What `descent tune` takes beyond the Session's request: files to read and to write.
+struct TuneFiles {
+  std::vector<std::string> dims, compare;
+  std::string space, csv, json, plot;
+  bool no_overlap = false;
+  int threads = 0;
+};
+
+bool write_or_say(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out.flush()) {
+    fmt::print(stderr, "error: cannot write '{}'\n", path);
+    return false;
+  }
+  return true;
+}
+
+// Where the best schedule of a kernel goes beside the database: tune.jsonl -> tune.KERNEL.sched.
+std::string best_schedule_path(const std::string& database, const std::string& kernel) {
+  std::filesystem::path p(database);
+  std::string stem = p.extension() == ".jsonl" || p.extension() == ".json" ? p.stem().string()
+                                                                           : p.filename().string();
+  std::string safe;
+  for (char c : kernel) safe += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  return (p.parent_path() / (stem + "." + safe + ".sched")).string();
+}
+
 int tune_command(Session& session, const std::string& file, Session::TuneRequest request,
-                 const std::vector<std::string>& dim_args, const std::string& space_file,
-                 bool no_overlap) {
-  if (std::string error; !Session::parse_dims(dim_args, &request.dims, &error)) {
+                 const TuneFiles& files) {
+  if (std::string error; !Session::parse_dims(files.dims, &request.dims, &error)) {
     fmt::print(stderr, "error: --dim: {}\n", error);
     return kUsageError;
   }
-  if (!space_file.empty() && !read_or_say(space_file, &request.space)) return 2;
-  request.overlap_builds = !no_overlap;
+  if (files.threads < 0) {
+    fmt::print(stderr, "error: --threads must be at least 0 (0: every hardware thread)\n");
+    return kUsageError;
+  }
+  session.set_threads(files.threads);
+  if (!files.space.empty() && !read_or_say(files.space, &request.space)) return 2;
+  for (const auto& path : files.compare) {
+    std::string text;
+    if (!read_or_say(path, &text)) return 2;
+    request.compare.push_back({path, text});
+  }
+  request.overlap_builds = !files.no_overlap;
   std::string text;
   if (!read_or_say(file, &text)) return 2;
   if (request.kernel.empty()) {
@@ -245,11 +282,46 @@ int tune_command(Session& session, const std::string& file, Session::TuneRequest
     return session.interrupt_flag().load() ? kInterrupted : 2;
   }
   fmt::print("{}", tune_report(r, request));
+  // What the run produced besides the table: the best schedules beside the database, the
+  // candidates as CSV and JSON, the plot. Written after an interrupt too (they hold what
+  // was measured).
+  int status = 0;
+  if (!r.database.empty())
+    for (const auto& t : r.tasks) {
+      if (t.best_trace.empty()) continue;
+      std::string path = best_schedule_path(r.database, t.kernel);
+      std::string text = fmt::format("# the best schedule {} found for {} ({}) on {}: {}\n{}",
+                                     request.strategy, t.kernel, t.shape, request.device,
+                                     fmt::format("{:.4g} ms", t.best_seconds * 1e3), t.best_trace);
+      if (!text.empty() && text.back() != '\n') text += '\n';
+      if (write_or_say(path, text)) fmt::print(stderr, "wrote {}\n", path);
+      else status = 2;
+    }
+  if (!files.csv.empty() && !write_or_say(files.csv, Session::tune_csv(r, request))) status = 2;
+  if (!files.json.empty() && !write_or_say(files.json, Session::tune_json(r, request))) status = 2;
+  if (!files.plot.empty()) {
+    std::vector<bench::TunePlotRun> runs;
+    for (const auto& t : r.tasks)
+      runs.push_back({r.tasks.size() > 1 ? t.kernel + " " + request.strategy : request.strategy,
+                      t.flops, &t.result});
+    bench::Image img;
+    std::string error;
+    std::string title = fmt::format("descent tune: {} on {}, {} trials", request.kernel.empty() ? file : request.kernel,
+                                    request.device, request.trials);
+    if (!bench::render_panels(title, bench::host_description(), bench::tune_panels(runs), 1600, 900,
+                              &img, &error) ||
+        !bench::write_png(img, files.plot, &error)) {
+      fmt::print(stderr, "error: --plot: {}\n", error);
+      status = 2;
+    } else {
+      fmt::print(stderr, "wrote {}\n", files.plot);
+    }
+  }
   if (session.interrupt_flag().load()) {
     fmt::print(stderr, "error: interrupted: the results above are partial (every measured candidate is in the database)\n");
     return kInterrupted;
   }
-  return 0;
+  return status;
 }
 
 // `descent lab ...`: the runner's library does the work; this prints and sets exit codes.
@@ -435,22 +507,25 @@ int main(int argc, char** argv) {
 
   // descent tune FILE [KERNEL]: search schedules, measured on a device (docs/tuning.md).
   Session::TuneRequest treq;
-  std::string tune_space_file;
-  std::vector<std::string> tune_dims;
+  TuneFiles tfiles;
   auto* tunecmd = app.add_subcommand("tune", "search a kernel's schedule (or those of every kernel a program runs), measuring each candidate on a device");
   tunecmd->add_option("FILE", file, "the .ds file (a program to run, or one that defines the kernel)")->required();
   tunecmd->add_option("KERNEL", treq.kernel, "the kernel to tune (default: every kernel FILE launches when run)");
-  tunecmd->add_option("--dim", tune_dims, "bind a named dim of KERNEL, e.g. --dim n=1024 (others default to 64)");
+  tunecmd->add_option("--dim", tfiles.dims, "bind a named dim of KERNEL, e.g. --dim n=1024 (others default to 64)");
   tunecmd->add_option("--device", treq.device, "where candidates run: cpu (default) or opencl");
   tunecmd->add_option("--strategy", treq.strategy, "random, ga, beam or evolutionary (default: evolutionary, with the XGBoost cost model)");
   tunecmd->add_option("--trials", treq.trials, "candidates measured per kernel (default 32)");
   tunecmd->add_option("--seed", treq.seed, "seed of the search (default 1)");
-  tunecmd->add_option("--space", tune_space_file, "a search space file (docs/tuning.md); default: built from rules");
+  tunecmd->add_option("--space", tfiles.space, "a search space file (docs/tuning.md); default: built from rules");
   tunecmd->add_option("--db", treq.database, "the tuning database (JSON Lines) to resume from and append to");
   tunecmd->add_option("--repeats", treq.repeats, "timed runs per candidate; the median counts (default 5)");
   tunecmd->add_option("--time-limit", treq.time_limit_s, "seconds a candidate's run may take (default 10)");
-  bool no_overlap = false;
-  tunecmd->add_flag("--no-overlap", no_overlap, "build each candidate only after the last one ran (cleaner timings, longer jobs)");
+  tunecmd->add_flag("--no-overlap", tfiles.no_overlap, "build each candidate only after the last one ran (cleaner timings, longer jobs)");
+  tunecmd->add_option("--threads", tfiles.threads, "threads of the cpu kernels' parallel loops (default 0: every hardware thread)");
+  tunecmd->add_option("--compare", tfiles.compare, "a schedule file to measure beside the search, the same way (repeatable)");
+  tunecmd->add_option("--csv", tfiles.csv, "also write every candidate as CSV");
+  tunecmd->add_option("--json", tfiles.json, "also write the whole report as JSON");
+  tunecmd->add_option("--plot", tfiles.plot, "also draw best-so-far and the cost model's predictions (PNG)");
 
   bench::BenchOptions bopts;
   bool quick = false;
@@ -458,7 +533,8 @@ int main(int argc, char** argv) {
   auto* benchcmd = app.add_subcommand(
       "bench", "time workloads on every engine (and Lua, Python, OpenBLAS); with no options, "
                "everything at classroom sizes (a few minutes)");
-  auto* suite_opt = benchcmd->add_option("--suite", bopts.suite, "vm (engines vs Lua/Python/C), tensor (kernels on CPU and OpenCL vs OpenBLAS), model (MLPs vs NumPy and ONNX Runtime), or all (default)");
+  auto* suite_opt = benchcmd->add_option("--suite", bopts.suite, "vm (engines vs Lua/Python/C), tensor (kernels on CPU and OpenCL vs OpenBLAS), model (MLPs vs NumPy and ONNX Runtime), tune (the auto-tuner from naive nests; minutes: not in all), or all (default)");
+  benchcmd->add_option("--trials", bopts.tune_trials, "tune suite: candidates measured per search (default 200; 4 with --quick)");
   benchcmd->add_option("--threads", bopts.threads, "tensor suite: thread counts to run at (repeatable; default 1 and 2)");
   benchcmd->add_option("--csv", bopts.csv, "also write the records as CSV");
   benchcmd->add_option("--json", bopts.json, "also write the records as JSON");
@@ -612,7 +688,7 @@ int main(int argc, char** argv) {
     return kernel_command(session, file, kernel_name, schedule_file, backend, kernel_dump,
                           dim_args, check, threads, kernel_repeats, seed);
   }
-  if (*tunecmd) return tune_command(session, file, treq, tune_dims, tune_space_file, no_overlap);
+  if (*tunecmd) return tune_command(session, file, treq, tfiles);
   if (*labcmd) return lab_command(lab_list, lab_start, lab_check, lab_hint, lab_watch, lab_grade,
                                    lab_name, lab_dir, grade_dirs, grade_csv_file, session);
   if (*importcmd) {
@@ -660,9 +736,13 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "error: {}\n", error);
       return kUsageError;
     }
-    std::vector<bench::BenchRecord> program_records, tensor_records, model_records;
+    std::vector<bench::BenchRecord> program_records, tensor_records, model_records, tune_records;
     for (auto& r : records)
-      (r.suite == "tensor" ? tensor_records : r.suite == "model" ? model_records : program_records).push_back(r);
+      (r.suite == "tensor"  ? tensor_records
+       : r.suite == "model" ? model_records
+       : r.suite == "tune"  ? tune_records
+                            : program_records)
+          .push_back(r);
     if (!program_records.empty())
       fmt::print("{}\n{}", bench::format_table(program_records),
                  bench::format_summary(program_records));
@@ -672,6 +752,7 @@ int main(int argc, char** argv) {
     if (!model_records.empty())
       fmt::print("{}{}", program_records.empty() && tensor_records.empty() ? "" : "\n",
                  bench::format_model_table(model_records));
+    if (!tune_records.empty()) fmt::print("{}", bench::format_tune_table(tune_records));
     if (interrupted) {
       // Ctrl-C: show what finished, write no file (a partial run must not replace an earlier
       // complete one), and exit as a shell expects of a command stopped by SIGINT.

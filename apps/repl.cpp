@@ -164,6 +164,12 @@ std::string tune_report(const Session::TuneReport& r, const Session::TuneRequest
       text += "  " + trace.substr(at, end - at) + "\n";
       at = end + 1;
     }
+    for (const auto& c : t.compared) {
+      if (!c.error.empty()) text += fmt::format("compared with {}: {}\n", c.name, c.error);
+      else
+        text += fmt::format("compared with {}: {} ({:.2f}x the tuned time)\n", c.name,
+                            ms(c.seconds), c.seconds / t.best_seconds);
+    }
     if (s.ranked > 0)
       text += fmt::format("cost model: rank correlation {:.2f} between its scores and the measured "
                           "speeds of the {} candidates it ranked before they ran\n",

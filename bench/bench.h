@@ -93,6 +93,9 @@ struct BenchOptions {
   // cell_budget_s / repeats gets fewer timed runs (at least one), so a naive 1024^3 matmul
   // (seconds per run) does not hold a classroom run up for minutes. 0: always `repeats`.
   double cell_budget_s = 0;
+  // Tune suite: candidates measured per search (0: 200 at full scale, 4 quick; the
+  // strategies workload runs a third of it per search, 64 at full scale).
+  int tune_trials = 0;
 };
 
 struct BenchRecord {
@@ -134,6 +137,11 @@ struct BenchRecord {
   // Tensor suite: the cell could not run here and that is not a failure (no OpenCL device,
   // no schedule file for the column); `note` says why. all_ok() ignores skipped records.
   bool skipped = false;
+  // Tune suite (0 / NaN elsewhere): the candidates a search measured (the strategies
+  // workload's evolutionary record: the median trials it needed to reach random's best),
+  // and the search's wall time.
+  int trials = 0;
+  double search_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Runs the suite. Returns the records of the cells that ran (a failing cell is a record with
@@ -201,6 +209,17 @@ std::vector<std::string> model_engines();    // the columns, in table order
 // One row per model record: workload, engine, threads, time per batch, images/s, GFLOP/s,
 // the ratio to the baseline, check; then the notes of skipped and failed cells.
 std::string format_model_table(const std::vector<BenchRecord>& records);
+
+// The tune suite alone (run_benchmarks calls it for "tune"; "all" leaves it out: minutes per
+// workload): kernels searched from their naive nests by the evolutionary strategy, on the
+// columns <device>-naive, -default, -sched (bench/schedules) and -tuned, all measured by the
+// tuner's measurer in the same run; and "strategies", random against evolutionary over five
+// seeds (bench/tune_bench.cpp says how each is counted).
+std::vector<BenchRecord> run_tune_benchmarks(const BenchOptions& options, std::string* error);
+std::vector<std::string> tune_workloads();
+// One row per record: workload, engine, threads, median, GFLOP/s, % roof, time/base, trials,
+// search time, check; then a legend and the notes.
+std::string format_tune_table(const std::vector<BenchRecord>& records);
 
 // A plain-text table, one row per record: workload, engine, median, min, CPU, runs, ratio,
 // start-up, check.

@@ -10,6 +10,8 @@
 namespace descent::bench {
 
 double median_of(std::vector<double> v);  // 0 for no values
+// "[=========>          ]  7/40" (the front end redraws lines that start with '[').
+std::string progress_bar(size_t done, size_t total);
 // Rows of cells as aligned columns, two spaces apart: the first `left` columns left-aligned,
 // the rest right-aligned, trailing blanks trimmed.
 std::string render(const std::vector<std::vector<std::string>>& rows, size_t left);

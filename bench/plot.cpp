@@ -183,6 +183,15 @@ struct Canvas {
     vline(x0, y0, y1, c);
     vline(x1, y0, y1, c);
   }
+  // A straight line `thick` pixels wide (a square pen stepped along the longer axis).
+  void line(int x0, int y0, int x1, int y1, Rgb c, int thick = 1) {
+    int steps = std::max(std::abs(x1 - x0), std::abs(y1 - y0));
+    for (int i = 0; i <= steps; ++i) {
+      double t = steps ? double(i) / steps : 0;
+      int x = x0 + int(std::lround(t * (x1 - x0))), y = y0 + int(std::lround(t * (y1 - y0)));
+      rect(x - thick / 2, y - thick / 2, x - thick / 2 + thick, y - thick / 2 + thick, c);
+    }
+  }
   // Text with its top-left corner at (x, y). Vertical text reads bottom to top (rotated a
   // quarter turn anticlockwise), its glyphs' tops facing left, starting at (x, y) and going up.
   void text(int x, int y, const std::string& s, int scale, Rgb c, bool vertical = false) {
@@ -411,6 +420,215 @@ bool render_plot(const std::vector<BenchRecord>& records, const PlotOptions& o, 
   c.text((left + right - text_width(xaxis, small)) / 2, o.height - 22 * unit, xaxis, small,
          kSubtle);
   *out = std::move(img);
+  return true;
+}
+
+namespace {
+
+// An axis: where its ticks go and what they say. Linear axes get "nice" steps (1, 2 or 5
+// times a power of ten); log axes a tick per decade, and 2x and 5x ticks too when the data
+// spans less than two decades.
+struct Axis {
+  bool log = false;
+  double lo = 0, hi = 1;  // in data units (log: the exponents' range, as log10 values)
+  std::vector<double> ticks;  // data values
+
+  void fit(std::vector<double> v) {
+    if (log) {
+      v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !(x > 0); }), v.end());
+      for (double& x : v) x = std::log10(x);
+    }
+    double a = *std::min_element(v.begin(), v.end()), b = *std::max_element(v.begin(), v.end());
+    if (log) {
+      lo = std::floor(a);
+      hi = std::ceil(b);
+      if (hi <= lo) hi = lo + 1;
+      for (int e = int(lo); e <= int(hi); ++e) {
+        ticks.push_back(std::pow(10.0, e));
+        if (hi - lo < 2 && e < int(hi))
+          for (double m : {2.0, 5.0}) ticks.push_back(m * std::pow(10.0, e));
+      }
+      return;
+    }
+    if (b <= a) b = a + 1;
+    double raw = (b - a) / 5, mag = std::pow(10.0, std::floor(std::log10(raw))), step = mag;
+    for (double m : {2.0, 5.0, 10.0})
+      if (step < raw) step = m * mag;
+    lo = std::floor(a / step) * step;
+    hi = std::ceil(b / step) * step;
+    for (double t = lo; t <= hi + step / 2; t += step) ticks.push_back(std::abs(t) < step / 1e6 ? 0 : t);
+  }
+  bool shows(double v) const { return !log || v > 0; }
+  double frac(double v) const {
+    double x = log ? std::log10(v) : v;
+    return (x - lo) / (hi - lo);
+  }
+};
+
+std::string tick_text(double v) {
+  double a = std::abs(v);
+  if (a == 0) return "0";
+  if (a >= 1e5 || a < 1e-3) return fmt::format("{:.0e}", v);
+  if (a >= 100 || std::abs(v - std::round(v)) < 1e-9) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.3g}", v);
+}
+
+}  // namespace
+
+bool render_panels(const std::string& title, const std::string& subtitle,
+                   const std::vector<XYPanel>& panels, int width, int height, Image* out,
+                   std::string* error) {
+  std::string scratch;
+  if (!error) error = &scratch;
+  if (width < 320 || height < 240 || width > 8192 || height > 8192) {
+    *error = fmt::format("plot size {} x {} is outside 320 x 240 .. 8192 x 8192", width, height);
+    return false;
+  }
+  if (panels.empty()) {
+    *error = "nothing to plot";
+    return false;
+  }
+  Image img;
+  img.width = width;
+  img.height = height;
+  img.rgb.assign(size_t(width) * size_t(height) * 3, 255);
+  Canvas c{img};
+  const int unit = std::max(1, std::min(width / 800, height / 450));
+  const int big = 3 * unit, mid = 2 * unit, small = unit + (unit > 1 ? 1 : 0);
+  auto fit = [](const std::string& text, int want, int room) {
+    int s = want;
+    while (s > 1 && text_width(text, s) > room) --s;
+    return s;
+  };
+  int y = 12 * unit;
+  int ts = fit(title, big, width - 20 * unit);
+  c.text((width - text_width(title, ts)) / 2, y, title, ts, kText);
+  y += kGlyphH * big + 6 * unit;
+  int ss = std::min(ts, fit(subtitle, mid, width - 20 * unit));
+  c.text((width - text_width(subtitle, ss)) / 2, y, subtitle, ss, kSubtle);
+  y += kGlyphH * mid + 14 * unit;
+
+  // One colour per series name, shared by the panels.
+  static const Rgb palette[] = {{30, 90, 180},  {220, 100, 20}, {50, 160, 80}, {200, 60, 90},
+                                {120, 80, 170}, {60, 170, 170}, {170, 120, 60}, {100, 100, 100}};
+  std::vector<std::string> names;
+  auto colour = [&](const std::string& name) {
+    auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end()) {
+      names.push_back(name);
+      it = names.end() - 1;
+    }
+    return palette[size_t(it - names.begin()) % 8];
+  };
+  const int slot = width / int(panels.size());
+  for (size_t pi = 0; pi < panels.size(); ++pi) {
+    const XYPanel& p = panels[pi];
+    Axis ax, ay;
+    ax.log = p.log_x;
+    ay.log = p.log_y;
+    std::vector<double> xs, ys;
+    for (const auto& s : p.series)
+      for (const auto& [px, py] : s.points)
+        if (ax.shows(px) && ay.shows(py) && std::isfinite(px) && std::isfinite(py)) {
+          xs.push_back(px);
+          ys.push_back(py);
+        }
+    if (xs.empty()) {
+      *error = "the chart '" + p.title + "' has no point to draw";
+      return false;
+    }
+    ax.fit(xs);
+    ay.fit(ys);
+    const int x0 = int(pi) * slot, left = x0 + 90 * unit, right = x0 + slot - 20 * unit;
+    int top = y + kGlyphH * mid + 10 * unit;
+    // The legend goes under the panel's title, one row per series.
+    int legend_rows = int(p.series.size());
+    const int legend_top = top;
+    top += legend_rows * (kGlyphH * small + 6 * unit) + 8 * unit;
+    const int bottom = height - 50 * unit;
+    if (right - left < 80 || bottom - top < 60) {
+      *error = fmt::format("plot size {} x {} leaves no room for {} charts", width, height, panels.size());
+      return false;
+    }
+    int pts = fit(p.title, mid, slot - 20 * unit);
+    c.text(x0 + (slot - text_width(p.title, pts)) / 2, y, p.title, pts, kText);
+    auto px = [&](double v) { return left + int(std::lround(ax.frac(v) * (right - left))); };
+    auto py = [&](double v) { return bottom - int(std::lround(ay.frac(v) * (bottom - top))); };
+    for (double t : ax.ticks) {
+      int gx = px(t);
+      c.vline(gx, top, bottom, kGrid);
+      std::string label = tick_text(t);
+      c.text(gx - text_width(label, small) / 2, bottom + 6 * unit, label, small, kText);
+    }
+    for (double t : ay.ticks) {
+      int gy = py(t);
+      c.hline(left, right, gy, kGrid);
+      std::string label = tick_text(t);
+      c.text(left - 6 * unit - text_width(label, small), gy - 7 * small / 2, label, small, kText);
+    }
+    c.vline(left, top, bottom, kAxis, unit);
+    c.hline(left, right, bottom, kAxis, unit);
+    c.text((left + right - text_width(p.x_label, small)) / 2, bottom + 20 * unit, p.x_label, small,
+           kSubtle);
+    c.text(x0 + 12 * unit, (top + bottom) / 2 + text_width(p.y_label, small) / 2, p.y_label, small,
+           kSubtle, true);
+    for (size_t si = 0; si < p.series.size(); ++si) {
+      const XYSeries& s = p.series[si];
+      Rgb col = colour(s.name);
+      int ly = legend_top + int(si) * (kGlyphH * small + 6 * unit);
+      c.rect(left + 10 * unit, ly, left + 10 * unit + 7 * small, ly + 7 * small, col);
+      c.text(left + 10 * unit + 10 * small, ly, s.name, small, kText);
+      bool have = false;
+      int lx = 0, lyy = 0;
+      for (const auto& [vx, vy] : s.points) {
+        if (!ax.shows(vx) || !ay.shows(vy) || !std::isfinite(vx) || !std::isfinite(vy)) continue;
+        int qx = px(vx), qy = py(vy);
+        if (s.line) {
+          if (have) c.line(lx, lyy, qx, qy, col, 2 * unit);
+        } else {
+          c.rect(qx - 2 * unit, qy - 2 * unit, qx + 2 * unit + 1, qy + 2 * unit + 1, col);
+        }
+        have = true;
+        lx = qx;
+        lyy = qy;
+      }
+    }
+  }
+  *out = std::move(img);
+  return true;
+}
+
+std::vector<XYPanel> tune_panels(const std::vector<TunePlotRun>& runs) {
+  XYPanel curve{"best so far", "candidates measured", "GFLOP/s of the best so far", false, false, {}};
+  XYPanel model{"the cost model: score against measured", "model score (higher: predicted faster)",
+                "measured GFLOP/s", false, false, {}};
+  for (const auto& run : runs) {
+    if (!run.result || run.flops <= 0) continue;
+    XYSeries line{run.label, {}, true}, dots{run.label, {}, false};
+    const auto& r = *run.result;
+    int measured = 0;
+    for (size_t i = 0; i < r.candidates.size() && i < r.best_so_far.size(); ++i) {
+      const tune::Candidate& c = r.candidates[i];
+      if (c.from_database) continue;
+      ++measured;
+      if (r.best_so_far[i] > 0) line.points.push_back({measured, run.flops / r.best_so_far[i] / 1e9});
+      if (c.ok && c.has_prediction && c.seconds > 0)
+        dots.points.push_back({c.predicted, run.flops / c.seconds / 1e9});
+    }
+    if (!line.points.empty()) curve.series.push_back(std::move(line));
+    if (!dots.points.empty()) model.series.push_back(std::move(dots));
+  }
+  std::vector<XYPanel> out;
+  if (!curve.series.empty()) out.push_back(std::move(curve));
+  if (!model.series.empty()) out.push_back(std::move(model));
+  return out;
+}
+
+bool write_png(const Image& img, const std::string& path, std::string* error) {
+  if (!stbi_write_png(path.c_str(), img.width, img.height, 3, img.rgb.data(), img.width * 3)) {
+    if (error) *error = "cannot write the plot to '" + path + "'";
+    return false;
+  }
   return true;
 }
 

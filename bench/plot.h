@@ -13,9 +13,11 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/bench.h"
+#include "tune/search.h"
 
 namespace descent::bench {
 
@@ -46,6 +48,41 @@ bool render_plot(const std::vector<BenchRecord>& records, const PlotOptions& opt
 // written) when rendering fails or the file cannot be written.
 bool write_plot(const std::vector<BenchRecord>& records, const std::string& path,
                 const PlotOptions& options, std::string* error);
+
+// ---- Line and scatter charts (the tuner's plots) -----------------------------------------
+// One series of points: joined by lines (a best-so-far curve) or drawn as dots (a scatter).
+struct XYSeries {
+  std::string name;  // the legend's entry
+  std::vector<std::pair<double, double>> points;
+  bool line = true;
+};
+// One chart among several side by side. An axis on a log scale drops points <= 0 on it.
+struct XYPanel {
+  std::string title, x_label, y_label;
+  bool log_x = false, log_y = false;
+  std::vector<XYSeries> series;
+};
+// Draws the panels left to right under one title and subtitle (the machine), each with its
+// axes, gridlines with labels, and a legend; a series keeps its colour across panels when it
+// has the same name. False with *error for no panels, a panel without any drawable point, or a
+// size outside 320 x 240 .. 8192 x 8192.
+bool render_panels(const std::string& title, const std::string& subtitle,
+                   const std::vector<XYPanel>& panels, int width, int height, Image* out,
+                   std::string* error);
+// The tuner's two charts (`descent tune --plot`, `descent bench --suite tune --plot`): the
+// best GFLOP/s so far against the candidates measured, one line per search (`label`: its
+// strategy, its seed), and the cost model's score against the measured GFLOP/s of every
+// candidate it scored before it ran (a good model's dots rise to the right). The second chart
+// is left out when no search used a model.
+struct TunePlotRun {
+  std::string label;
+  double flops = 0;  // of one run of the kernel: seconds become GFLOP/s
+  const tune::SearchResult* result = nullptr;
+};
+std::vector<XYPanel> tune_panels(const std::vector<TunePlotRun>& runs);
+
+// The image as a PNG file; false with *error when it cannot be written.
+bool write_png(const Image& image, const std::string& path, std::string* error);
 
 // The bitmap font: the width in pixels of `text` drawn at `scale` (each glyph is 5 x 7
 // pixels plus one of spacing, times scale). Characters the font lacks draw as a box.

@@ -99,9 +99,9 @@ std::string to_csv(const std::vector<BenchRecord>& records) {
   std::string s =
       "suite,workload,engine,kind,scale,median_s,min_s,max_s,cpu_s,runs,compile_s,startup_s,"
       "steps,baseline,ratio_vs_baseline,checksum_ok,note,threads,gflops,gbs,roof_fraction,"
-      "roof_level\n";
+      "roof_level,trials,search_s\n";
   for (const auto& r : records) {
-    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.suite),
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.suite),
                      csv_field(r.workload), csv_field(r.engine), r.kind, r.scale,
                      csv_number(r.median_s), csv_number(r.min_s), csv_number(r.max_s),
                      csv_number(r.cpu_s), r.runs,
@@ -109,7 +109,8 @@ std::string to_csv(const std::vector<BenchRecord>& records) {
                      csv_field(r.baseline),
                      csv_number(r.ratio_vs_baseline), r.checksum_ok ? "true" : "false",
                      csv_field(r.note), r.threads, csv_number(r.gflops), csv_number(r.gbs),
-                     csv_number(r.roof_fraction), csv_field(r.roof_level));
+                     csv_number(r.roof_fraction), csv_field(r.roof_level), r.trials,
+                     csv_number(r.search_s));
   }
   return s;
 }
@@ -147,6 +148,8 @@ std::string to_json(const std::vector<BenchRecord>& records) {
         {"roof_fraction", number_or_null(r.roof_fraction)},
         {"roof_level", r.roof_level},
         {"skipped", r.skipped},
+        {"trials", r.trials},
+        {"search_s", number_or_null(r.search_s)},
     });
   }
   doc["records"] = std::move(list);

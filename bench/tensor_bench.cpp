@@ -38,6 +38,16 @@
 
 namespace descent::bench {
 
+// "[=========>          ]  7/40": how far a run of `total` steps is.
+std::string progress_bar(size_t done, size_t total) {
+  const int width = 24;
+  int filled = total ? int(double(done) / double(total) * width) : width;
+  std::string bar(size_t(filled), '=');
+  if (filled < width) bar += '>' + std::string(size_t(width - filled - 1), ' ');
+  int digits = int(std::to_string(total).size());
+  return fmt::format("[{}] {:>{}}/{}", bar, done, digits, total);
+}
+
 namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -118,14 +128,6 @@ std::string find_schedule(const std::string& dir, const std::vector<std::string>
   return "";
 }
 
-std::string progress_bar(size_t done, size_t total) {
-  const int width = 24;
-  int filled = total ? int(double(done) / double(total) * width) : width;
-  std::string bar(size_t(filled), '=');
-  if (filled < width) bar += '>' + std::string(size_t(width - filled - 1), ' ');
-  int digits = int(std::to_string(total).size());
-  return fmt::format("[{}] {:>{}}/{}", bar, done, digits, total);
-}
 
 struct Cell {
   size_t workload;

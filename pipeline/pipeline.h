@@ -385,6 +385,14 @@ class Session {
     int repeats = 5;
     double time_limit_s = 10;
     bool overlap_builds = true;
+    // Schedules to measure beside the search, the same way (a hand-written one, a teacher's
+    // target): name and schedule text. Each is a yardstick, not a candidate.
+    std::vector<std::pair<std::string, std::string>> compare;
+  };
+  struct Compared {
+    std::string name, trace;
+    double seconds = 0;  // 0 when it failed
+    std::string error;   // why: it does not apply, build, run or match the reference
   };
   struct TuneTask {
     std::string kernel, shape;  // the database's key
@@ -399,6 +407,8 @@ class Session {
     std::string best_trace;
     bool best_is_default = false;
     double flops = 0;
+    std::vector<Compared> compared;  // TuneRequest::compare, in order
+    double search_seconds = 0;       // the search's wall time (building, checking, timing)
   };
   struct TuneReport {
     bool ok = false;
@@ -412,6 +422,15 @@ class Session {
   // `progress` (may be null) hears a line per candidate. Stops early on interrupt().
   TuneReport tune(const TuneRequest& request,
                   const std::function<void(const std::string&)>& progress = nullptr);
+  // A report's candidates for a spreadsheet or a script (`descent tune --csv/--json`). CSV,
+  // one row per candidate: kernel,shape,device,strategy,trial,ok,seconds,gflops,predicted,
+  // from_database,trace,error (a trace's lines joined by "; "; predicted empty where the
+  // model gave none). JSON: {"schema": "descent-tune/1", "device", "strategy", "tasks":
+  // [{kernel, shape, flops, naive_s, default_s, best_s, best_trace, search_s,
+  // rank_correlation, ranked, compared: [{name, seconds, error}], candidates: [{trial, ok,
+  // seconds, predicted, from_database, trace, decisions, error}], best_so_far: [...]}]}.
+  static std::string tune_csv(const TuneReport& report, const TuneRequest& request);
+  static std::string tune_json(const TuneReport& report, const TuneRequest& request);
 
   // The dataflow graph: "pending" (built but not computed yet), or what the last evaluation
   // did: "before" (as built), a graph pass's name (its result), "executed". Also fills

@@ -5,7 +5,10 @@
 // tuner pane) goes through these.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 
 #include "pipeline/pipeline.h"
@@ -122,6 +125,20 @@ namespace {
 
 // The candidates' loop nests as a table row, for progress lines.
 std::string ms(double s) { return s > 0 ? fmt::format("{:.4g} ms", s * 1e3) : std::string("-"); }
+
+// A trace on one line, its steps joined by "; ", cut to `width` characters with "...".
+std::string trace_summary(const std::string& trace, size_t width) {
+  std::string out;
+  size_t at = 0;
+  while (at < trace.size()) {
+    size_t end = trace.find('\n', at);
+    if (end == std::string::npos) end = trace.size();
+    if (end > at) out += (out.empty() ? "" : "; ") + trace.substr(at, end - at);
+    at = end + 1;
+  }
+  if (out.size() > width) out = out.substr(0, width - 3) + "...";
+  return out;
+}
 
 }  // namespace
 
@@ -240,8 +257,17 @@ Session::TuneReport Session::tune(const TuneRequest& request,
       if (!d.trace.empty() && !measurer.measure(d.func, d.trace, &out.default_seconds, &err))
         out.default_seconds = 0;
     }
+    for (const auto& [name, text] : request.compare) {
+      Compared c{name, text, 0, ""};
+      tensor::Schedule s(task.func);
+      if (!s.apply_text(text, &c.error)) c.error = "does not apply: " + c.error;
+      else if (!measurer.measure(s.func(), text, &c.seconds, &c.error)) c.seconds = 0;
+      out.compared.push_back(std::move(c));
+    }
     say(fmt::format("{} {}: as lowered {}, default schedule {}", out.kernel, out.shape,
                     ms(out.naive_seconds), ms(out.default_seconds)));
+    for (const auto& c : out.compared)
+      say(fmt::format("  {}: {}", c.name, c.error.empty() ? ms(c.seconds) : c.error));
     for (const auto& note : out.default_notes) say("  rules: " + note);
     // The default schedule is a record like any candidate: a tuned kernel is never slower
     // than its default (when the search finds nothing better, the default is the best).
@@ -266,6 +292,9 @@ Session::TuneReport Session::tune(const TuneRequest& request,
     so.interrupt = &interrupt_;
     so.known = &known;
     so.model = model.get();
+    double best_so_far = 0;
+    int measured = 0;
+    auto search_start = std::chrono::steady_clock::now();
     out.result = tune::search(space, task.func, measurer, so, [&](const tune::Candidate& c) {
       if (!c.from_database) {
         tune::Record r;
@@ -284,13 +313,24 @@ Session::TuneReport Session::tune(const TuneRequest& request,
         }
         keep(std::move(r));
       }
-      std::string line = fmt::format("  #{:<3} {}", c.trial + 1,
-                                     c.from_database ? "(from the database) " : "");
-      if (c.ok) line += ms(c.seconds);
-      else line += "failed: " + c.error.substr(0, c.error.find('\n'));
-      if (c.has_prediction) line += fmt::format("  (model score {:.3g})", c.predicted);
+      // A live table row: trial, time, rate, best so far, the model's score, the trace.
+      if (c.ok && (best_so_far <= 0 || c.seconds < best_so_far)) best_so_far = c.seconds;
+      // Candidates from the database are not trials: only measured ones are counted.
+      if (!c.from_database) ++measured;
+      std::string line = fmt::format(
+          "  #{:<4}", c.from_database ? std::string("db") : fmt::format("{}/{}", measured, request.trials));
+      if (c.ok)
+        line += fmt::format(" {:>10} {:>7} GFLOP/s", ms(c.seconds),
+                            fmt::format("{:.3g}", out.flops / c.seconds / 1e9));
+      else
+        line += " failed: " + c.error.substr(0, c.error.find('\n'));
+      line += fmt::format("  best {}", ms(best_so_far));
+      if (c.has_prediction) line += fmt::format("  model {:.3g}", c.predicted);
+      if (c.ok) line += "  " + trace_summary(c.trace, 72);
       say(line);
     });
+    out.search_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - search_start).count();
     const tune::SearchResult& sr = out.result;
     out.best_seconds = out.default_seconds;
     out.best_trace = out.default_trace;
@@ -311,6 +351,80 @@ Session::TuneReport Session::tune(const TuneRequest& request,
   install_auto_scheduler();
   report.ok = true;
   return report;
+}
+
+namespace {
+std::string csv_field(const std::string& v) {
+  if (v.find_first_of(",\"\n") == std::string::npos) return v;
+  std::string out = "\"";
+  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+std::string one_line(const std::string& trace) {
+  std::string out;
+  for (char c : trace) out += c == '\n' ? std::string("; ") : std::string(1, c);
+  while (out.size() >= 2 && out.compare(out.size() - 2, 2, "; ") == 0) out.resize(out.size() - 2);
+  return out;
+}
+}  // namespace
+
+std::string Session::tune_csv(const TuneReport& report, const TuneRequest& request) {
+  std::string out =
+      "kernel,shape,device,strategy,trial,ok,seconds,gflops,predicted,from_database,trace,error\n";
+  for (const auto& t : report.tasks)
+    for (const auto& c : t.result.candidates) {
+      std::string rate = c.ok && c.seconds > 0 ? fmt::format("{:.6g}", t.flops / c.seconds / 1e9) : "";
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(t.kernel),
+                         csv_field(t.shape), request.device, request.strategy, c.trial + 1,
+                         c.ok ? "true" : "false", c.ok ? fmt::format("{:.9g}", c.seconds) : "",
+                         rate, c.has_prediction ? fmt::format("{:.6g}", c.predicted) : "",
+                         c.from_database ? "true" : "false", csv_field(one_line(c.trace)),
+                         csv_field(c.error.substr(0, c.error.find('\n'))));
+    }
+  return out;
+}
+
+std::string Session::tune_json(const TuneReport& report, const TuneRequest& request) {
+  using nlohmann::json;
+  json tasks = json::array();
+  for (const auto& t : report.tasks) {
+    json cands = json::array(), compared = json::array();
+    for (const auto& c : t.result.candidates)
+      cands.push_back({{"trial", c.trial + 1},
+                       {"ok", c.ok},
+                       {"seconds", c.ok ? json(c.seconds) : json(nullptr)},
+                       {"predicted", c.has_prediction ? json(c.predicted) : json(nullptr)},
+                       {"from_database", c.from_database},
+                       {"trace", c.trace},
+                       {"decisions", c.decisions},
+                       {"error", c.error}});
+    for (const auto& c : t.compared)
+      compared.push_back({{"name", c.name},
+                          {"seconds", c.seconds > 0 ? json(c.seconds) : json(nullptr)},
+                          {"error", c.error}});
+    auto secs = [](double v) { return v > 0 ? json(v) : json(nullptr); };
+    tasks.push_back({{"kernel", t.kernel},
+                     {"shape", t.shape},
+                     {"flops", t.flops},
+                     {"naive_s", secs(t.naive_seconds)},
+                     {"default_s", secs(t.default_seconds)},
+                     {"best_s", secs(t.best_seconds)},
+                     {"best_trace", t.best_trace},
+                     {"best_is_default", t.best_is_default},
+                     {"search_s", t.search_seconds},
+                     {"rank_correlation", t.result.rank_correlation},
+                     {"ranked", t.result.ranked},
+                     {"compared", compared},
+                     {"candidates", cands},
+                     {"best_so_far", t.result.best_so_far}});
+  }
+  json doc = {{"schema", "descent-tune/1"},
+              {"device", request.device},
+              {"strategy", request.strategy},
+              {"trials", request.trials},
+              {"seed", request.seed},
+              {"tasks", tasks}};
+  return doc.dump(2) + "\n";
 }
 
 }  // namespace descent

@@ -179,11 +179,11 @@ TEST_CASE("CSV and JSON: records with suite, workload, engine, median_s") {
   CHECK(lines[0] ==
         "suite,workload,engine,kind,scale,median_s,min_s,max_s,cpu_s,runs,compile_s,startup_s,"
         "steps,baseline,ratio_vs_baseline,checksum_ok,note,threads,gflops,gbs,roof_fraction,"
-        "roof_level");
+        "roof_level,trials,search_s");
   CHECK(lines[1].find("vm,b1_fib,ast,descent,quick,") == 0);
   CHECK(lines[2].find("vm,b4_collatz,ast,descent,quick,") == 0);
   for (size_t i = 1; i < lines.size(); ++i) {
-    CHECK(std::count(lines[i].begin(), lines[i].end(), ',') == 21);
+    CHECK(std::count(lines[i].begin(), lines[i].end(), ',') == 23);
     CHECK(lines[i].find(",true,") != std::string::npos);
   }
 

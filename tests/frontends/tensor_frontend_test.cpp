@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "apps/repl.h"
@@ -117,6 +118,70 @@ TEST_CASE("descent tune: a kernel's schedule searched, recorded, and used by des
   CHECK(contains(oracle.err, "the reference interpreter is the oracle"));
   ProcResult missing = run_descent({"tune", f.str(), "nope"});
   CHECK(contains(missing.err, "error: no kernel named 'nope'"));
+}
+
+TEST_CASE("descent tune: CSV, JSON, plot, a schedule compared, the best schedule beside the database") {
+  TempFile f("descent_fe_tune_out.ds", kProgram);
+  TempFile db("descent_fe_tune_out.jsonl", "");
+  TempFile hand("descent_fe_tune_hand.sched", "split i 8\n");
+  TempFile bad_hand("descent_fe_tune_bad.sched", "split nowhere 8\n");
+  fs::path dir = fs::path(db.path).parent_path();
+  fs::path csv = dir / "descent_fe_tune_out.csv", json = dir / "descent_fe_tune_out.json",
+           png = dir / "descent_fe_tune_out.png", best = dir / "descent_fe_tune_out.matmul.sched";
+  for (const auto& p : {csv, json, png, best}) fs::remove(p);
+  ProcResult r = run_descent({"tune", f.str(), "matmul", "--dim", "n=32", "--dim", "m=32", "--dim",
+                              "k=32", "--trials", "4", "--repeats", "1", "--threads", "1",
+                              "--strategy", "random", "--db", db.str(), "--compare", hand.str(),
+                              "--compare", bad_hand.str(), "--csv", csv.string(), "--json",
+                              json.string(), "--plot", png.string()});
+  INFO(describe(r));
+  CHECK(r.exit_code == 0);
+  // The yardsticks are measured beside the search; one that does not apply says why.
+  CHECK(contains(r.out, "compared with " + hand.str() + ": "));
+  CHECK(contains(r.out, "x the tuned time)"));
+  CHECK(contains(r.out, "compared with " + bad_hand.str() + ": does not apply: "));
+  // The live table: a row per candidate with its rate and the best so far.
+  CHECK(contains(r.err, "  #db "));  // the default schedule, a record before the search
+  CHECK(contains(r.err, "  #1/4 "));
+  CHECK(!contains(r.err, "  #5/4 "));
+  CHECK(contains(r.err, " GFLOP/s  best "));
+  // The best schedule, written beside the database, replays.
+  std::string text;
+  {
+    std::ifstream in(best);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  CHECK(contains(text, "# the best schedule random found for matmul (32x32 32x32) on cpu"));
+  ProcResult replay = run_descent({"kernel", f.str(), "matmul", "--dim", "n=32", "--dim", "m=32",
+                                   "--dim", "k=32", "--schedule", best.string(), "--check"});
+  INFO(describe(replay));
+  CHECK(replay.exit_code == 0);
+  CHECK(contains(replay.out, "matches the reference interpreter"));
+  // CSV: a header and one row per candidate; JSON: the same candidates, the yardsticks.
+  std::ifstream cin(csv);
+  std::string header, row;
+  std::getline(cin, header);
+  CHECK(header == "kernel,shape,device,strategy,trial,ok,seconds,gflops,predicted,from_database,trace,error");
+  int rows = 0;
+  while (std::getline(cin, row)) rows += !row.empty();
+  std::ifstream jin(json);
+  auto doc = nlohmann::json::parse(jin);
+  CHECK(doc["schema"] == "descent-tune/1");
+  REQUIRE(doc["tasks"].size() == 1);
+  CHECK(doc["tasks"][0]["candidates"].size() == size_t(rows));
+  CHECK(rows >= 2);  // the default schedule (recorded before the search) and the candidates
+  CHECK(rows <= 5);
+  CHECK(doc["tasks"][0]["compared"].size() == 2);
+  CHECK(doc["tasks"][0]["compared"][0]["seconds"].is_number());
+  CHECK(doc["tasks"][0]["compared"][1]["seconds"].is_null());
+  // The plot: a PNG file.
+  std::ifstream pin(png, std::ios::binary);
+  char magic[4] = {};
+  pin.read(magic, 4);
+  CHECK(std::string(magic + 1, 3) == "PNG");
+  for (const auto& p : {csv, json, png, best}) fs::remove(p);
 }
 
 TEST_CASE("descent kernel: a schedule file changes the nest, --check runs it against the reference") {
