@@ -85,3 +85,9 @@ trap 'rm -f "$spills" "$scratch"' EXIT
 order naive "$scratch"
 order tiled "$out/lesson_order_tiled_pane.png" --do "loops sched tile i j 8 8"
 echo "$out/lesson_order_tiled_pane.png"
+
+# The tuner's two charts as `descent tune --plot` draws them: best-so-far against trials, and
+# the cost model's scores against the measured speeds (docs/tuning.md).
+./build/descent tune examples/tour.ds matmul --dim n=256 --dim m=256 --dim k=256 --trials 48 \
+  --repeats 3 --plot "$out/tune_plot.png" >/dev/null 2>&1
+echo "$out/tune_plot.png"

@@ -184,6 +184,66 @@ TEST_CASE("descent tune: CSV, JSON, plot, a schedule compared, the best schedule
   for (const auto& p : {csv, json, png, best}) fs::remove(p);
 }
 
+namespace {
+// The database's non-empty lines, and how many of them parse as JSON objects.
+std::pair<int, int> database_lines(const std::string& path) {
+  std::ifstream in(path);
+  int lines = 0, good = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    ++lines;
+    good += nlohmann::json::accept(line) ? 1 : 0;
+  }
+  return {lines, good};
+}
+// Waits (pumping the child's output) until the database holds `n` lines or the child ended.
+bool wait_for_records(fe::Child& c, const std::string& path, int n) {
+  for (int i = 0; i < 3000; ++i) {  // a generous bound: 60 s of 20 ms pumps
+    if (database_lines(path).first >= n) return true;
+    c.pump(20);
+  }
+  return false;
+}
+}  // namespace
+
+TEST_CASE("descent tune: Ctrl-C keeps the database intact, and a killed job's database resumes") {
+  fe::TempDir dir;
+  std::string f = dir.write("tune_kill.ds", kProgram);
+  std::string db = dir.path("tune.jsonl");
+  std::vector<std::string> args = {DESCENT_BIN, "tune", f, "matmul", "--dim", "n=64", "--dim",
+                                   "m=64", "--dim", "k=64", "--trials", "100000", "--repeats",
+                                   "1", "--strategy", "random", "--db", db};
+  {
+    fe::Child c(args);
+    REQUIRE(c.wait_for_handler(SIGINT));
+    REQUIRE(wait_for_records(c, db, 4));
+    c.send_signal(SIGINT);
+    ProcResult r = c.finish();
+    INFO(describe(r));
+    CHECK(r.exit_code == 130);
+    CHECK(contains(r.err, "error: interrupted: the results above are partial"));
+    CHECK(contains(r.out, "best schedule for matmul (64x64 64x64)"));  // what it had so far
+  }
+  auto [lines, good] = database_lines(db);
+  CHECK(lines >= 4);
+  CHECK(good == lines);  // every record whole
+  {
+    fe::Child c(args);
+    REQUIRE(wait_for_records(c, db, lines + 3));
+    c.send_signal(SIGKILL);  // no handler, no chance to finish a line
+    c.finish();
+  }
+  // The next job reads what the killed one left (a torn last line is reported, not fatal)
+  // and does not measure those traces again.
+  ProcResult again = run_descent({"tune", f, "matmul", "--dim", "n=64", "--dim", "m=64", "--dim",
+                                  "k=64", "--trials", "2", "--repeats", "1", "--strategy",
+                                  "random", "--db", db});
+  INFO(describe(again));
+  CHECK(again.exit_code == 0);
+  CHECK(contains(again.out, "from the database"));
+  CHECK(contains(again.err, "  #db "));
+}
+
 TEST_CASE("descent kernel: a schedule file changes the nest, --check runs it against the reference") {
   TempFile f("descent_fe_kernel2.ds", kProgram);
   TempFile s("descent_fe_kernel2.sched", "# split the matmul stage, vectorize the relu stage\nsplit Y.i 16\nvectorize C.j\n");
