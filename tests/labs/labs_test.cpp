@@ -192,6 +192,66 @@ TEST_CASE("the reasons say what is wrong in the student's terms") {
   CHECK(r.points == 0);
 }
 
+TEST_CASE("search-space checks: a malformed space names its line, a refused sample its decisions") {
+  auto labs = all_labs();
+  const Lab* found = nullptr;
+  std::string error;
+  REQUIRE(find_lab(labs, "tune_space", &found, &error));
+  Lab lab = *found;
+  fs::path work = scratch("space-checks");
+  auto check_with = [&](const std::string& space) {
+    std::ofstream(work / "space.txt") << space;
+    return check_lab(lab, work.string());
+  };
+  // A space that does not parse: every check says the file and the line, and none crashes.
+  for (const auto& [space, message] : std::vector<std::pair<std::string, std::string>>{
+           {"split i ?\nmaybe 2 unroll i_1\n", "space.txt: line 2: write `maybe P STEP`, P a probability from 0 to 1"},
+           {"# a comment\nsplit i ?{4,8\n", "space.txt: line 2: '?{4,8' is not a list of factors (write ?{4,8,16})"},
+           {"split i ?\nvectorize ?\n", "space.txt: line 2: '?' in `vectorize ?`: a choice stands for a factor"},
+           {"one_of vectorize j\n", "space.txt: line 1: write `one_of STEP | STEP ...`, two or more steps"}}) {
+    CAPTURE(space);
+    LabReport r = check_with(space);
+    REQUIRE(r.checks.size() == 3);
+    CHECK(r.points == 0);
+    for (const auto& c : r.checks) CHECK_MESSAGE(c.reason.rfind(message, 0) == 0, c.reason);
+  }
+  // A choice that a primitive refuses: the sample is named by its decisions, with the line
+  // and the primitive's reason.
+  LabReport r = check_with("split j ?{4,8}\nreorder i j_0 r j_1\none_of vectorize j_1 | vectorize r\n");
+  CHECK_MESSAGE(r.checks[0].reason.find(") is refused at line 3 (vectorize r): cannot vectorize 'r'") != std::string::npos,
+                r.checks[0].reason);
+  CHECK(r.checks[0].reason.rfind("sample ", 0) == 0);
+  CHECK(r.checks[0].reason.find("(decisions [") != std::string::npos);
+  // Too few choices: how many, and where.
+  r = check_with("split i ?{4,8}\nsplit j 16\nmaybe 0.5 parallel i_0\n");
+  CHECK(r.checks[0].passed);
+  CHECK(r.checks[1].reason.rfind("space.txt has 2 decision points (line 1: 1, line 3: 1); the lab asks for at least 3", 0) == 0);
+  r = check_with("split i ?{4,8}\nsplit j ?{16}\nmaybe 0 parallel i_0\n");
+  CHECK(r.checks[1].reason.rfind("24 samples gave 2 different schedules that apply; the lab asks for at least 8", 0) == 0);
+  // Not holding the target: the nearest schedule and the first line where it differs.
+  r = check_with("split i ?{2,4}\nsplit j ?{8,16}\nreorder i_0 j_0 r i_1 j_1\nvectorize j_1\nparallel i_0\n");
+  CHECK(r.checks[2].reason.rfind("none of the 4 schedules space.txt holds gives the target's loop nest (target.sched). "
+                                 "The nearest, `split i 4; split j 16; reorder i_0 j_0 r i_1 j_1; vectorize j_1; parallel i_0`:", 0) == 0);
+  CHECK(r.checks[2].reason.find("target:  ") != std::string::npos);
+  CHECK(r.checks[2].reason.find("for i_1 in 0..4 unrolled") != std::string::npos);
+  CHECK(r.checks[2].reason.find("for i_1 in 0..4 serial") != std::string::npos);
+  // The same nest reached by other steps passes: tile instead of two splits, the steps in
+  // another order.
+  r = check_with("tile i j ?{4,8} ?{16}\nreorder i_0 j_0 r i_1 j_1\nmaybe 0.5 parallel i_0\nvectorize j_1\nunroll i_1\n");
+  CHECK_MESSAGE(r.checks[2].passed, format_report(r));
+  // A space that never applies, and one too big to enumerate.
+  r = check_with("vectorize r\n");
+  CHECK(r.checks[0].reason.rfind("sample 1 of 24 (decisions []) is refused at line 1 (vectorize r)", 0) == 0);
+  CHECK(r.checks[2].reason == "no schedule of space.txt applies (1 decision list tried)");
+  for (auto& c : lab.checks)
+    if (c.type == "space_reaches") c.spec["max_schedules"] = 50;
+  r = check_with("split i ?\nsplit j ?\nsplit r ?\n");
+  CHECK(r.checks[2].reason.rfind("space.txt holds more than 50 schedules; the checker looked at the first 50", 0) == 0);
+  fs::remove(work / "space.txt");
+  r = check_lab(lab, work.string());
+  CHECK(r.checks[0].reason.find("space.txt is missing from") != std::string::npos);
+}
+
 TEST_CASE("the speed check measures in the same run and says what it measured") {
   auto labs = all_labs();
   const Lab* found = nullptr;
