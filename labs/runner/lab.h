@@ -26,7 +26,8 @@ namespace descent::labs {
 
 struct Check {
   std::string name;      // what it checks, in the student's words
-  std::string type;      // "output", "max_steps", "no_spills", "schedule_runs", "nest_equals", ...
+  std::string type;      // "output", "max_steps", "no_spills", "schedule_runs", "nest_equals",
+                         // "space_samples", "cpp", ... (docs/labs.md lists them all)
   int points = 1;
   nlohmann::json spec;   // the check's own fields (file, engine, max, ...)
 };
@@ -34,7 +35,8 @@ struct Check {
 struct Lab {
   std::string name;      // the folder's name: "stack_budget"
   std::string dir;       // its path
-  std::string title, tier, kind;  // kind: "program" (a Descent program) or "schedule"
+  std::string title, tier, kind;  // kind: "program" (a Descent program, or answers about
+                                  // one), "schedule", "space" (a search space, tune/space.h), "cpp"
   int order = 0;
   std::vector<std::string> concepts;  // which of DESIGN.md's concepts it exercises
   std::vector<std::string> files;     // what the student edits (in starter/ and the work folder)
