@@ -350,6 +350,9 @@ class Session {
   // tuner measures. False with *error naming the kernel, or the schedule line that failed.
   bool lower_kernel(const std::string& name, const std::map<std::string, int64_t>& dims,
                     std::string_view schedule, tir::PrimFunc* out, std::string* error) const;
+  // The same, as the "tir" view prints it (TVMScript-like): a tuning candidate's loop nest.
+  bool kernel_script(const std::string& name, const std::map<std::string, int64_t>& dims,
+                     std::string_view schedule, std::string* text, std::string* error) const;
   // ---- Tuning (issue 17: tune/, docs/tuning.md) ----
   // Kernels nobody scheduled run with the rule-based default schedule on cpu and OpenCL
   // (on unless turned off: `--no-default-schedule`, `:defaults off`); off, they run as
@@ -419,14 +422,16 @@ class Session {
   // Searches a schedule for a kernel (or for every kernel the last run launched), measuring
   // on a device: each candidate checked against the reference interpreter and timed; the
   // records go to the database and to the session, so the kernel runs tuned from then on.
-  // `progress` (may be null) hears a line per candidate. Stops early on interrupt().
+  // `progress` (may be null) hears a line per candidate, `observe` (may be null) each
+  // candidate itself as it is recorded (a live chart). Stops early on interrupt().
   TuneReport tune(const TuneRequest& request,
-                  const std::function<void(const std::string&)>& progress = nullptr);
+                  const std::function<void(const std::string&)>& progress = nullptr,
+                  const std::function<void(const tune::Candidate&)>& observe = nullptr);
   // A report's candidates for a spreadsheet or a script (`descent tune --csv/--json`). CSV,
   // one row per candidate: kernel,shape,device,strategy,trial,ok,seconds,gflops,predicted,
   // from_database,trace,error (a trace's lines joined by "; "; predicted empty where the
   // model gave none). JSON: {"schema": "descent-tune/1", "device", "strategy", "tasks":
-  // [{kernel, shape, flops, naive_s, default_s, best_s, best_trace, search_s,
+  // [{kernel, shape, space, flops, naive_s, default_s, best_s, best_trace, search_s,
   // rank_correlation, ranked, compared: [{name, seconds, error}], candidates: [{trial, ok,
   // seconds, predicted, from_database, trace, decisions, error}], best_so_far: [...]}]}.
   static std::string tune_csv(const TuneReport& report, const TuneRequest& request);

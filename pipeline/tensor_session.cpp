@@ -445,6 +445,14 @@ bool Session::lower_kernel(const std::string& name, const std::map<std::string, 
   return true;
 }
 
+bool Session::kernel_script(const std::string& name, const std::map<std::string, int64_t>& dims,
+                            std::string_view schedule, std::string* text, std::string* error) const {
+  tir::PrimFunc f;
+  if (!lower_kernel(name, dims, schedule, &f, error)) return false;
+  *text = tir::print_script(f);
+  return true;
+}
+
 std::vector<StageInfo> Session::kernel_views() {
   std::vector<StageInfo> v = {
       {"tir", "the loop nest after the schedule (TVMScript-like)"},

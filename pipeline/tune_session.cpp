@@ -143,7 +143,8 @@ std::string trace_summary(const std::string& trace, size_t width) {
 }  // namespace
 
 Session::TuneReport Session::tune(const TuneRequest& request,
-                                  const std::function<void(const std::string&)>& progress) {
+                                  const std::function<void(const std::string&)>& progress,
+                                  const std::function<void(const tune::Candidate&)>& observe) {
   TuneReport report;
   auto say = [&](const std::string& line) {
     if (progress) progress(line);
@@ -328,6 +329,7 @@ Session::TuneReport Session::tune(const TuneRequest& request,
       if (c.has_prediction) line += fmt::format("  model {:.3g}", c.predicted);
       if (c.ok) line += "  " + trace_summary(c.trace, 72);
       say(line);
+      if (observe) observe(c);
     });
     out.search_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - search_start).count();
@@ -405,6 +407,7 @@ std::string Session::tune_json(const TuneReport& report, const TuneRequest& requ
     auto secs = [](double v) { return v > 0 ? json(v) : json(nullptr); };
     tasks.push_back({{"kernel", t.kernel},
                      {"shape", t.shape},
+                     {"space", t.space},
                      {"flops", t.flops},
                      {"naive_s", secs(t.naive_seconds)},
                      {"default_s", secs(t.default_seconds)},

@@ -29,14 +29,14 @@ struct Nest {
   bool epilogue = false;   // another block shares its innermost spatial loop (a fused relu)
   bool spatial_contiguous = false;  // some load's last index walks the innermost spatial loop
   bool reduce_contiguous = false;   // some load's last index walks the innermost reduce loop
+  std::string row_operand;  // an input read along the innermost spatial loop only (matmul's B)
   double iterations = 1;            // product of the extents of the block's loops
 };
 
 // The last index of every load of a buffer other than `written` (a reduction reads its own
 // accumulator, which says nothing about how the inputs are walked).
 void last_indices(const Expr& e, int written, std::vector<const Expr*>* out) {
-  if (e.kind == ExprKind::Load && !e.args.empty() && e.buffer != written)
-    out->push_back(e.args.back().get());
+  if (e.kind == ExprKind::Load && !e.args.empty() && e.buffer != written) out->push_back(&e);
   for (const auto& a : e.args) last_indices(*a, written, out);
 }
 void stores(const Stmt& s, std::vector<const Stmt*>* out) {
@@ -100,8 +100,18 @@ std::vector<Nest> analyse(const tir::PrimFunc& original) {
       tir::ExprPtr inlined = tir::inline_bindings(*st->value, *main->block);
       std::vector<const Expr*> here;
       last_indices(*inlined, st->buffer, &here);
-      for (const Expr* idx : here) {
-        if (tir::uses_var(*idx, n.spatial.back())) n.spatial_contiguous = true;
+      for (const Expr* load : here) {
+        const Expr* idx = load->args.back().get();
+        if (tir::uses_var(*idx, n.spatial.back())) {
+          n.spatial_contiguous = true;
+          // Read along j and never along the other spatial loops: one panel of it serves
+          // every row of the output (what packing copies).
+          bool other = false;
+          for (size_t k = 0; k + 1 < n.spatial.size(); ++k)
+            for (const auto& a : load->args) other |= tir::uses_var(*a, n.spatial[k]);
+          if (!other && load->buffer >= 0 && size_t(load->buffer) < f.buffers.size())
+            n.row_operand = f.buffers[size_t(load->buffer)].name;
+        }
         if (n.reduction && tir::uses_var(*idx, n.reduce.back())) n.reduce_contiguous = true;
       }
     }
@@ -112,8 +122,9 @@ std::vector<Nest> analyse(const tir::PrimFunc& original) {
 
 // One step in its two forms.
 struct Step {
-  std::string fixed;  // "split B.j 16"
-  std::string open;   // "split B.j ?{4,8,16}" ("" = the same as fixed)
+  std::string fixed;  // "split B.j 16" ("" = none: a step of the space only)
+  std::string open;   // "split B.j ?{4,8,16}" ("" = the same as fixed; "-" = none: an
+                      // earlier line of the space takes it, as one step of a group)
 };
 
 // The largest of `options` that divides `extent` (0 when none does).
@@ -137,13 +148,18 @@ using Add = std::function<void(std::string fixed, std::string open)>;
 
 // The dot recipe's start on every device: the innermost reduction split into `lanes` partial
 // sums (rfactor). False when the loop is too short to be worth it.
-bool rfactor_into_lanes(const Nest& n, int64_t lanes, const Add& add) {
+// `open_lanes`: the widest the space tries (several vectors of partial sums per step: more
+// independent adds in flight).
+bool rfactor_into_lanes(const Nest& n, int64_t lanes, int64_t open_lanes, const Add& add) {
   const std::string& r = n.reduce.back();
   const int64_t extent = n.reduce_extent.back();
   int64_t v = largest_divisor(extent, {lanes, lanes / 2, lanes / 4});
   if (v <= 1 || extent < 4 * v) return false;
   const std::string b = n.block + ".";
-  add("split " + b + r + " " + std::to_string(v), "split " + b + r + " " + lanes_list(int(lanes)));
+  std::string open = "?{";
+  for (int64_t w = 4; w <= open_lanes; w *= 2)
+    if (extent % w == 0 && extent >= 4 * w) open += (open.size() > 2 ? "," : "") + std::to_string(w);
+  add("split " + b + r + " " + std::to_string(v), "split " + b + r + " " + open + "}");
   add("rfactor " + n.block + " " + b + r + "_1", "");
   return true;
 }
@@ -197,7 +213,7 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
   const std::string& r = n.reduce.back();
   if (!n.spatial_contiguous && n.reduce_contiguous) {
     // dot: the partial sums of r in vector lanes (the sum's order changes: rounding may too).
-    if (rfactor_into_lanes(n, lanes, add)) {
+    if (rfactor_into_lanes(n, lanes, 4 * lanes, add)) {
       const std::string rf = n.block + "_rf.";
       // With a batch (more than one row), a register tile of outputs, each with its own
       // vector of partial sums: 4 x 2 accumulators, each x row loaded once for 2 outputs and
@@ -238,20 +254,39 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
       if (tj == 2 * lanes && n.spatial_extent.back() < 4 * lanes) tj = lanes;
       add("tile " + b + i + " " + b + j + " " + std::to_string(ti) + " " + std::to_string(tj),
           "tile " + b + i + " " + b + j + " ?{2,4,8} " + lanes_list(int(2 * lanes)));
-      std::string order = "reorder " + b + i + "_0 " + b + j + "_0";
-      for (const auto& red : n.reduce) order += " " + b + red;
-      order += " " + b + i + "_1 " + b + j + "_1";
-      add(order);
-      add("cache_write " + n.block + " local");
-      add("reverse_compute_at " + n.block + "_writeback " + b + j + "_0");
+      // The default walks row blocks outermost (i_0 j_0) and writes a tile back once per
+      // tile; the space also tries column panels outermost (j_0 i_0, a BLAS's order, where
+      // one panel of B serves every row block), each with its writeback under the inner
+      // of the two: a loop order is a group of steps, taken together.
+      std::string reds;
+      for (const auto& red : n.reduce) reds += " " + b + red;
+      const std::string inner = " " + b + i + "_1 " + b + j + "_1";
+      const std::string cache = "cache_write " + n.block + " local";
+      const std::string ij = "reorder " + b + i + "_0 " + b + j + "_0" + reds + inner;
+      const std::string ji = "reorder " + b + j + "_0 " + b + i + "_0" + reds + inner;
+      const std::string wb = "reverse_compute_at " + n.block + "_writeback " + b;
+      add(ij, "one_of " + ij + " ; " + cache + " ; " + wb + j + "_0 | " + ji + " ; " + cache +
+                  " ; " + wb + i + "_0");
+      add(cache, "-");
+      add(wb + j + "_0", "-");
       add("decompose_reduction " + n.block + " " + b + n.reduce.front());
+      // Packing (space only): the panel of B a column block reads, copied contiguous once
+      // per j_0, so each step of the reduction reads adjacent vectors, not a new page.
+      if (!n.row_operand.empty())
+        add("", "maybe 0.5 cache_read " + n.block + " " + n.row_operand + " local ; compute_at " +
+                    n.row_operand + "_local " + b + j + "_0 ; vectorize " + n.row_operand +
+                    "_local.ax1");
       add("vectorize " + b + j + "_1");
       add("vectorize " + n.block + "_init." + j + "_1");
       add("vectorize " + n.block + "_writeback.ax1");
       add("unroll " + b + i + "_1", "maybe 0.7 unroll " + b + i + "_1");
       add("unroll " + n.block + "_init." + i + "_1");
       add("unroll " + n.block + "_writeback.ax0");
-      if (n.spatial_extent[n.spatial.size() - 2] / ti > 1) parallel(b + i + "_0");
+      const bool rows = n.spatial_extent[n.spatial.size() - 2] / ti > 1;
+      const bool cols = n.spatial_extent.back() / tj > 1;
+      if (rows && cols && n.iterations >= kParallelIterations)
+        add("parallel " + b + i + "_0", "one_of parallel " + b + i + "_0 | parallel " + b + j + "_0");
+      else if (rows) parallel(b + i + "_0");
       else parallel(b + j + "_0");
       return;
     }
@@ -289,7 +324,7 @@ void opencl_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
   }
   const std::string& r = n.reduce.back();
   if (!n.spatial_contiguous && n.reduce_contiguous) {
-    if (rfactor_into_lanes(n, lanes, add)) vector_partial_sums(n, add);
+    if (rfactor_into_lanes(n, lanes, lanes, add)) vector_partial_sums(n, add);
     add("bind " + b + n.spatial[last] + " group.x");
     bind_y(last);
     return;
@@ -342,6 +377,10 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
   out.func = f;
   if (t.device != "cpu" && t.device != "opencl") return out;
   auto apply = [&](Step s) {
+    if (s.fixed.empty()) {  // a step of the space only
+      if (applied) applied->push_back(std::move(s));
+      return true;
+    }
     std::string canonical, why;
     if (!tensor::apply_step(out.func, s.fixed, &canonical, &why)) {
       out.notes.push_back("skipped '" + s.fixed + "': " + why);
@@ -385,7 +424,8 @@ std::string rule_space(const tir::PrimFunc& f, const RuleTarget& target) {
   std::vector<Step> applied;
   run_rules(f, target, &applied);
   std::string text;
-  for (const Step& s : applied) text += (s.open.empty() ? s.fixed : s.open) + "\n";
+  for (const Step& s : applied)
+    if (s.open != "-") text += (s.open.empty() ? s.fixed : s.open) + "\n";
   return text;
 }
 

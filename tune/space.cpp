@@ -67,6 +67,15 @@ bool check_step(const std::string& step, int line, std::string* error) {
   return true;
 }
 
+// The steps of one alternative: `cache_read C B local ; compute_at B_local C.j_0` is two,
+// taken together (a choice that needs several steps to make sense).
+std::vector<std::string> substeps(const std::string& alt) {
+  std::vector<std::string> out;
+  std::stringstream in(alt);
+  for (std::string step; std::getline(in, step, ';');) out.push_back(trimmed(step));
+  return out;
+}
+
 }  // namespace
 
 std::vector<int64_t> divisors(int64_t n) {
@@ -87,7 +96,8 @@ int Space::max_decisions() const {
     int most = 0;
     for (const auto& alt : l.alternatives) {
       int here = 0;
-      for (const auto& w : split_words(alt)) here += is_choice(w);
+      for (const auto& step : substeps(alt))
+        for (const auto& w : split_words(step)) here += is_choice(w);
       most = std::max(most, here);
     }
     n += most;
@@ -132,7 +142,8 @@ bool parse_space(std::string_view text, Space* out, std::string* error) {
       l.alternatives.push_back(line);
     }
     for (const auto& alt : l.alternatives)
-      if (!check_step(alt, number, error)) return false;
+      for (const auto& step : substeps(alt))
+        if (!check_step(step, number, error)) return false;
     space.lines.push_back(std::move(l));
   }
   *out = std::move(space);
@@ -153,44 +164,46 @@ Sample realize(const Space& space, const tir::PrimFunc& f,
     return d.chosen;
   };
   for (const auto& l : space.lines) {
-    std::string step = l.alternatives[0];
+    std::string alt = l.alternatives[0];
     if (l.kind == SpaceLine::Kind::Maybe) {
-      Decision d{l.line, "maybe " + step, {"skip", "apply"}, 0};
+      Decision d{l.line, "maybe " + alt, {"skip", "apply"}, 0};
       if (decide(d) == 0) continue;
     } else if (l.kind == SpaceLine::Kind::OneOf) {
       Decision d{l.line, "one of " + std::to_string(l.alternatives.size()) + " steps", l.alternatives, 0};
-      step = l.alternatives[size_t(decide(d))];
+      alt = l.alternatives[size_t(decide(d))];
     }
-    // The `?` of this step, each against the loop as the earlier lines left it.
-    auto w = split_words(step);
-    for (size_t i = 1; i < w.size(); ++i) {
-      if (!is_choice(w[i])) continue;
-      std::string loop = factor_loop(w, i);
-      std::vector<int64_t> values;
-      std::string what;
-      if (w[i] == "?") {
-        std::string err;
-        tensor::sched::LoopRef ref = tensor::sched::find_loop(s.func, loop, &err);
-        if (!ref.loop) {
-          s.error = "line " + std::to_string(l.line) + " (" + step + "): " + err;
-          return s;
+    for (const std::string& step : substeps(alt)) {
+      // The `?` of this step, each against the loop as the earlier steps left it.
+      auto w = split_words(step);
+      for (size_t i = 1; i < w.size(); ++i) {
+        if (!is_choice(w[i])) continue;
+        std::string loop = factor_loop(w, i);
+        std::vector<int64_t> values;
+        std::string what;
+        if (w[i] == "?") {
+          std::string err;
+          tensor::sched::LoopRef ref = tensor::sched::find_loop(s.func, loop, &err);
+          if (!ref.loop) {
+            s.error = "line " + std::to_string(l.line) + " (" + step + "): " + err;
+            return s;
+          }
+          values = divisors(ref.loop->extent);
+          what = "a factor of " + loop + " (extent " + std::to_string(ref.loop->extent) + ")";
+        } else {
+          parse_list(w[i], &values);
+          what = "a factor of " + loop + " from " + w[i];
         }
-        values = divisors(ref.loop->extent);
-        what = "a factor of " + loop + " (extent " + std::to_string(ref.loop->extent) + ")";
-      } else {
-        parse_list(w[i], &values);
-        what = "a factor of " + loop + " from " + w[i];
+        Decision d{l.line, what, {}, 0};
+        for (int64_t v : values) d.options.push_back(std::to_string(v));
+        w[i] = d.options[size_t(decide(d))];
       }
-      Decision d{l.line, what, {}, 0};
-      for (int64_t v : values) d.options.push_back(std::to_string(v));
-      w[i] = d.options[size_t(decide(d))];
+      std::string concrete = join(w, " "), canonical, err;
+      if (!tensor::apply_step(s.func, concrete, &canonical, &err)) {
+        s.error = "line " + std::to_string(l.line) + " (" + concrete + "): " + err;
+        return s;
+      }
+      s.trace += canonical + "\n";
     }
-    std::string concrete = join(w, " "), canonical, err;
-    if (!tensor::apply_step(s.func, concrete, &canonical, &err)) {
-      s.error = "line " + std::to_string(l.line) + " (" + concrete + "): " + err;
-      return s;
-    }
-    s.trace += canonical + "\n";
   }
   s.ok = true;
   return s;

@@ -10,6 +10,9 @@
 //   tile i j ? ?               both: i's divisors, then j's
 //   maybe 0.5 unroll k_1       the step applied with probability 0.5 (else skipped)
 //   one_of vectorize j_1 | unroll j_1    one of the alternatives (each a step, `?` allowed)
+//   maybe 0.5 cache_read C B local ; compute_at B_local j_0
+//                              an alternative of several steps, separated by `;`, taken
+//                              together (in `maybe` and in each alternative of `one_of`)
 //
 // Every choice is a decision point; taking each one gives a sample, whose trace is an
 // ordinary schedule (no `?` left) that replays to the same loop nest. The decisions alone are

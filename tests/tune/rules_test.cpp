@@ -151,3 +151,27 @@ TEST_CASE("rule-built spaces parse, and their samples compute what the kernel co
     CHECK(ok > 0);
   }
 }
+
+TEST_CASE("the matmul space holds both loop orders and packing, each a group of steps") {
+  tir::PrimFunc f = lowered("matmul", {{"n", 256}, {"k", 256}, {"m", 256}});
+  tune::RuleTarget t;
+  t.device = "cpu";
+  t.vector_lanes = 8;
+  std::string text = tune::rule_space(f, t);
+  INFO(text);
+  CHECK(text.find("one_of reorder C.i_0 C.j_0 C.r C.i_1 C.j_1 ; cache_write C local ; "
+                  "reverse_compute_at C_writeback C.j_0 | reorder C.j_0 C.i_0") != std::string::npos);
+  CHECK(text.find("maybe 0.5 cache_read C B local ; compute_at B_local C.j_0") != std::string::npos);
+  CHECK(text.find("one_of parallel C.i_0 | parallel C.j_0") != std::string::npos);
+  // The default schedule is unchanged by the space's extra choices: no packing in it.
+  CHECK(tune::default_schedule(f, t).trace.find("cache_read") == std::string::npos);
+  // Every combination of order and packing applies and computes the matmul.
+  tune::Space space = parsed(text);
+  for (int order = 0; order < 2; ++order)
+    for (int pack = 0; pack < 2; ++pack) {
+      // tile (2 decisions), order, pack, unroll, parallel
+      tune::Sample s = tune::replay(space, f, {2, 1, order, pack, 1, order});
+      REQUIRE_MESSAGE(s.ok, s.error);
+      same_result(f, s.func, "cpu");
+    }
+}

@@ -159,3 +159,32 @@ TEST_CASE("a step the primitive refuses makes a failed sample that says which li
   CHECK_FALSE(missing.ok);
   CHECK(missing.error.rfind("line 1 (split x ?): ", 0) == 0);
 }
+
+TEST_CASE("a group of steps: `;` joins steps that are taken together, in maybe and one_of") {
+  tir::PrimFunc f = matmul(32);
+  tensor::Tensor want = run(f);
+  Space space = parsed(
+      "split i 8\n"
+      "split j 8\n"
+      "one_of reorder i_0 j_0 r i_1 j_1 ; unroll i_1 | reorder j_0 i_0 r i_1 j_1 ; split r ?{4,8}\n"
+      "maybe 0.5 vectorize j_1 ; parallel i_0\n");
+  // The ? inside the second alternative is a decision only when that alternative is taken.
+  CHECK(space.max_decisions() == 3);
+  std::set<std::string> traces;
+  for (const std::vector<int>& d : std::vector<std::vector<int>>{{0, 0}, {0, 1}, {1, 0, 0}, {1, 1, 1}}) {
+    Sample s = replay(space, f, d);
+    REQUIRE_MESSAGE(s.ok, s.error);
+    traces.insert(s.trace);
+    std::string why;
+    CHECK_MESSAGE(tensor::allclose(run(s.func), want, 1e-4, &why), why);
+  }
+  CHECK(traces.size() == 4);
+  Sample both = replay(space, f, {0, 1});
+  CHECK(both.trace.find("unroll i_1\n") != std::string::npos);
+  CHECK(both.trace.find("vectorize j_1\nparallel i_0\n") != std::string::npos);
+  Sample other = replay(space, f, {1, 1, 0});
+  CHECK(other.trace.find("reorder j_0 i_0 r i_1 j_1\nsplit r 8\n") != std::string::npos);
+  CHECK(other.trace.find("vectorize") == std::string::npos);
+  // A bad step inside a group is found when the space is parsed, with its line.
+  CHECK(parse_error("split i 8\none_of unroll i_1 ; vectorize ?{4} | unroll i_0\n").rfind("line 2: ", 0) == 0);
+}

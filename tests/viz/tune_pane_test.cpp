@@ -3,6 +3,7 @@
 // measured but never compared with a number; the caption says what was tuned and how.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "helpers.h"
@@ -33,6 +34,17 @@ TEST_CASE("tuner pane: nothing selected, then a kernel tuned, drawn and applied"
   CHECK(caption.find("candidates") != std::string::npos);
   // The table, the bars and the curve are drawn: far more ink than the empty pane.
   CHECK(ink(tuned).fraction > ink(empty).fraction);
+
+  // A candidate's loop nest, as clicking its row shows it.
+  CHECK_FALSE(app->act("tune show 99", &err));
+  CHECK(err.rfind("show takes a candidate's number, 1..", 0) == 0);
+  act(*app, "tune show 2");
+  show(*app, "tune");
+  std::string shown = tune->caption();
+  INFO(shown);
+  size_t at = shown.find("; candidate 2's loop nest shown (");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::atoi(shown.c_str() + at + 33) > 5);  // a whole nest, not an error line
 
   // Apply: the loop-nest pane's kernel now carries the best schedule as its steps.
   act(*app, "tune apply");

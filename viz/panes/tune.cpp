@@ -1,8 +1,10 @@
 // The tuner pane (issue 17, docs/tuning.md): the kernel under the microscope (the loop-nest
 // pane's) tuned on a device, with every candidate in a table (its time, the cost model's
-// score where the model ranked it, or why it failed), the best-so-far curve a tuning plot
-// draws, and the three times that matter side by side: the nest as lowered, the default
-// schedule, the best found. Apply puts the best schedule under the microscope as steps.
+// score where the model ranked it, or why it failed), the two charts of `descent tune --plot`
+// updating live as candidates are measured (best so far against trials; the model's score
+// against the measured time), and the three times that matter side by side: the nest as
+// lowered, the default schedule, the best found. Click a candidate (or `show N`) to read its
+// loop nest; Apply puts the best schedule under the microscope as steps.
 //
 // A tuning job takes seconds to minutes, so the button runs it on a thread the pane owns,
 // in a Session of its own (the program's text compiled again): the Document's Session stays
@@ -31,8 +33,11 @@ struct TunePane : Pane {
   const char* name() const override { return "tune"; }
   const char* title() const override { return "Tuner"; }
   std::vector<std::string> verbs() const override {
-    return {"run [trials=N] [strategy=S] [device=D]", "apply"};
+    return {"run [trials=N] [strategy=S] [device=D]", "show N", "apply"};
   }
+  // The candidate whose loop nest is shown (its trial, 0-based; -1: none), and that nest.
+  int shown_ = -1;
+  std::string shown_nest_;
 
   // The job's settings (the controls).
   int trials_ = 16;
@@ -43,6 +48,7 @@ struct TunePane : Pane {
   struct Job {
     std::mutex mu;
     std::vector<std::string> lines;  // progress, as `descent tune` prints it
+    std::vector<tune::Candidate> live;  // every candidate so far (the charts while it runs)
     bool done = false;
     Session::TuneReport report;
     Session::TuneRequest request;
@@ -97,10 +103,16 @@ struct TunePane : Pane {
   }
 
   static void work(const std::shared_ptr<Job>& job) {
-    Session::TuneReport r = job->session->tune(job->request, [job](const std::string& line) {
-      std::lock_guard<std::mutex> lock(job->mu);
-      job->lines.push_back(line);
-    });
+    Session::TuneReport r = job->session->tune(
+        job->request,
+        [job](const std::string& line) {
+          std::lock_guard<std::mutex> lock(job->mu);
+          job->lines.push_back(line);
+        },
+        [job](const tune::Candidate& c) {
+          std::lock_guard<std::mutex> lock(job->mu);
+          job->live.push_back(c);
+        });
     std::lock_guard<std::mutex> lock(job->mu);
     job->report = std::move(r);
     job->done = true;
@@ -116,9 +128,83 @@ struct TunePane : Pane {
     if (!prepare(doc, &job, error)) return false;
     job_ = job;
     message_.clear();
+    shown_ = -1;
+    shown_nest_.clear();
     if (wait) work(job);
     else thread_ = std::thread([job] { work(job); });
     return true;
+  }
+
+  // A finished job's candidate `k`: its loop nest, as the loop-nest pane's "tir" view prints
+  // it (the job's Session lowers the kernel and replays the candidate's trace).
+  bool show(size_t k, std::string* error) {
+    const tune::Candidate& c = job_->report.tasks[0].result.candidates[k];
+    shown_ = int(k);
+    if (!c.ok && c.trace.empty()) {
+      shown_nest_ = "candidate " + std::to_string(k + 1) + " failed: " + c.error;
+      return true;
+    }
+    std::string text;
+    if (!job_->session->kernel_script(job_->request.kernel, job_->request.dims, c.trace, &text, error))
+      return false;
+    shown_nest_ = fmt::format("candidate {} ({}):\n{}", k + 1, c.ok ? ms(c.seconds) : "failed: " + c.error, text);
+    return true;
+  }
+
+  // The two charts of `descent tune --plot`, drawn with ImGui's draw list: the best time so
+  // far against the candidates measured, and each candidate the model scored before it ran,
+  // its score (x) against its measured time (y, lower is faster).
+  static void charts(const std::vector<tune::Candidate>& cands) {
+    std::vector<float> best;
+    float b = 0;
+    struct Dot { float score, time; };
+    std::vector<Dot> dots;
+    for (const auto& c : cands) {
+      if (c.ok && (b <= 0 || float(c.seconds * 1e3) < b)) b = float(c.seconds * 1e3);
+      if (b > 0) best.push_back(b);
+      if (c.ok && c.has_prediction) dots.push_back({float(c.predicted), float(c.seconds * 1e3)});
+    }
+    if (best.empty()) return;
+    float lo = *std::min_element(best.begin(), best.end()), hi = *std::max_element(best.begin(), best.end());
+    ImGui::Text("best so far: %.4g ms after the first candidate, %.4g ms after %zu", hi, lo, best.size());
+    if (!dots.empty()) {
+      ImGui::SameLine(ImGui::GetContentRegionAvail().x * 0.5f + 8);
+      ImGui::Text("cost model: score (x) against measured ms (y), %zu candidates", dots.size());
+    }
+    ImVec2 p0 = ImGui::GetCursorScreenPos();
+    float full = std::max(200.0f, ImGui::GetContentRegionAvail().x), h = 80;
+    float w = dots.empty() ? full : full * 0.5f - 8;
+    ImGui::Dummy(ImVec2(full, h));
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImU32 blue = IM_COL32(30, 90, 180, 255), orange = IM_COL32(220, 100, 20, 255);
+    dl->AddRect(p0, ImVec2(p0.x + w, p0.y + h), IM_COL32(180, 180, 180, 255));
+    float span = std::max(hi - lo, hi * 0.01f);
+    auto at = [&](size_t k, float v) {
+      float x = p0.x + 4 + (w - 8) * (best.size() > 1 ? float(k) / float(best.size() - 1) : 0.f);
+      float y = p0.y + 4 + (h - 8) * (1 - (v - lo) / span);
+      return ImVec2(x, y);
+    };
+    // A step down at every candidate that found a faster schedule.
+    for (size_t k = 1; k < best.size(); ++k) {
+      dl->AddLine(at(k - 1, best[k - 1]), at(k, best[k - 1]), blue, 2);
+      dl->AddLine(at(k, best[k - 1]), at(k, best[k]), blue, 2);
+    }
+    if (dots.empty()) return;
+    ImVec2 q0(p0.x + w + 16, p0.y);
+    dl->AddRect(q0, ImVec2(q0.x + w, q0.y + h), IM_COL32(180, 180, 180, 255));
+    float slo = dots[0].score, shi = slo, tlo = dots[0].time, thi = tlo;
+    for (const auto& d : dots) {
+      slo = std::min(slo, d.score);
+      shi = std::max(shi, d.score);
+      tlo = std::min(tlo, d.time);
+      thi = std::max(thi, d.time);
+    }
+    float sspan = std::max(shi - slo, 1e-6f), tspan = std::max(thi - tlo, thi * 0.01f);
+    for (const auto& d : dots) {
+      float x = q0.x + 4 + (w - 8) * (d.score - slo) / sspan;
+      float y = q0.y + 4 + (h - 8) * (1 - (d.time - tlo) / tspan);
+      dl->AddRectFilled(ImVec2(x - 2, y - 2), ImVec2(x + 3, y + 3), orange);
+    }
   }
 
   // The best schedule under the microscope: the kernel chosen again, then the steps.
@@ -166,7 +252,16 @@ struct TunePane : Pane {
       return true;
     }
     if (verb == "apply") return apply(doc, error);
-    *error = "tune has no action '" + std::string(verb) + "' (actions: run, apply)";
+    if (verb == "show") {
+      if (!job_ || running() || !job_->report.ok || job_->report.tasks.empty())
+        return fail("no finished tuning job to show a candidate of", error);
+      int n = args.empty() ? 0 : std::atoi(args[0].c_str());
+      const auto& cands = job_->report.tasks[0].result.candidates;
+      if (n < 1 || n > int(cands.size()))
+        return fail(fmt::format("show takes a candidate's number, 1..{}", cands.size()), error);
+      return show(size_t(n - 1), error);
+    }
+    *error = "tune has no action '" + std::string(verb) + "' (actions: run, show, apply)";
     return false;
   }
   static bool fail(const std::string& why, std::string* error) {
@@ -223,9 +318,14 @@ struct TunePane : Pane {
     }
     std::lock_guard<std::mutex> lock(job_->mu);
     if (!job_->done) {
-      caption_ = fmt::format("tuning {}: {} lines", job_->request.kernel, job_->lines.size());
+      caption_ = fmt::format("tuning {}: {} candidates of {}", job_->request.kernel,
+                             job_->live.size(), job_->request.trials);
+      ImGui::TextUnformatted(caption_.c_str());
+      charts(job_->live);
+      ImGui::BeginChild("progress", ImVec2(0, 0), true);
       for (const auto& l : job_->lines) ImGui::TextUnformatted(l.c_str());
       ImGui::SetScrollHereY(1.0f);
+      ImGui::EndChild();
       return;
     }
     const Session::TuneReport& r = job_->report;
@@ -240,6 +340,9 @@ struct TunePane : Pane {
                            t.kernel, t.shape, job_->request.device, ms(t.naive_seconds),
                            ms(t.default_seconds), ms(t.best_seconds), sr.candidates.size(),
                            sr.interrupted ? ", stopped" : "");
+    if (shown_ >= 0)
+      caption_ += fmt::format("; candidate {}'s loop nest shown ({} lines)", shown_ + 1,
+                              std::count(shown_nest_.begin(), shown_nest_.end(), '\n'));
     ImGui::TextWrapped("%s", caption_.c_str());
     // The three times as bars, longest = full width.
     double longest = std::max({t.naive_seconds, t.default_seconds, t.best_seconds, 1e-12});
@@ -250,37 +353,14 @@ struct TunePane : Pane {
       ImGui::SameLine();
       ImGui::ProgressBar(float(values[i] / longest), ImVec2(-1, 0), "");
     }
-    // The best-so-far curve, in milliseconds.
-    std::vector<float> curve;
-    for (double b : sr.best_so_far)
-      if (b > 0) curve.push_back(float(b * 1e3));  // 0 until the first candidate that ran
-    if (!curve.empty()) {
-      float lo = *std::min_element(curve.begin(), curve.end());
-      float hi = *std::max_element(curve.begin(), curve.end());
-      // The curve drawn by hand: a step down at every trial that found a faster schedule.
-      ImGui::Text("best so far: %.4g ms after the first candidate, %.4g ms after %zu", hi, lo,
-                  curve.size());
-      ImVec2 p0 = ImGui::GetCursorScreenPos();
-      float w = std::max(100.0f, ImGui::GetContentRegionAvail().x), h = 70;
-      ImGui::Dummy(ImVec2(w, h));
-      ImDrawList* dl = ImGui::GetWindowDrawList();
-      dl->AddRect(p0, ImVec2(p0.x + w, p0.y + h), IM_COL32(180, 180, 180, 255));
-      float span = std::max(hi - lo, hi * 0.01f);
-      auto at = [&](size_t k, float v) {
-        float x = p0.x + 4 + (w - 8) * (curve.size() > 1 ? float(k) / float(curve.size() - 1) : 0.f);
-        float y = p0.y + 4 + (h - 8) * (1 - (v - lo) / span);
-        return ImVec2(x, y);
-      };
-      for (size_t k = 1; k < curve.size(); ++k) {
-        dl->AddLine(at(k - 1, curve[k - 1]), at(k, curve[k - 1]), IM_COL32(30, 90, 180, 255), 2);
-        dl->AddLine(at(k, curve[k - 1]), at(k, curve[k]), IM_COL32(30, 90, 180, 255), 2);
-      }
-    }
+    charts(sr.candidates);
     if (sr.ranked > 0)
       ImGui::Text("cost model: rank correlation %.2f on %d candidates it ranked before they ran",
                   sr.rank_correlation, sr.ranked);
+    const float nest_h = shown_nest_.empty() ? 0.0f : ImGui::GetContentRegionAvail().y * 0.45f;
     if (ImGui::BeginTable("candidates", 4,
-                          ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY)) {
+                          ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY,
+                          ImVec2(0, shown_nest_.empty() ? 0.0f : ImGui::GetContentRegionAvail().y - nest_h))) {
       ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_WidthFixed, 30);
       ImGui::TableSetupColumn("time", ImGuiTableColumnFlags_WidthFixed, 90);
       ImGui::TableSetupColumn("model", ImGuiTableColumnFlags_WidthFixed, 60);
@@ -289,7 +369,12 @@ struct TunePane : Pane {
       for (const auto& c : sr.candidates) {
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
-        ImGui::Text("%d", c.trial + 1);
+        // The row is a button: its loop nest appears below the table.
+        std::string label = std::to_string(c.trial + 1);
+        if (ImGui::Selectable(label.c_str(), c.trial == shown_, ImGuiSelectableFlags_SpanAllColumns)) {
+          std::string why;
+          if (!show(size_t(c.trial), &why)) shown_nest_ = why;
+        }
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(c.ok ? ms(c.seconds).c_str() : "failed");
         ImGui::TableNextColumn();
@@ -305,6 +390,11 @@ struct TunePane : Pane {
         }
       }
       ImGui::EndTable();
+    }
+    if (!shown_nest_.empty()) {
+      ImGui::BeginChild("nest", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
+      ImGui::TextUnformatted(shown_nest_.c_str());
+      ImGui::EndChild();
     }
   }
 };
