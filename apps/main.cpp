@@ -208,23 +208,38 @@ struct TuneFiles {
   int threads = 0;
 };
 
+// Written beside and renamed over `path`, so a failed write never leaves half a file.
 bool write_or_say(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out.flush()) {
-    fmt::print(stderr, "error: cannot write '{}'\n", path);
+  std::string temp = path + ".partial";
+  {
+    std::ofstream out(temp, std::ios::binary);
+    out << text;
+    if (!out.flush()) {
+      fmt::print(stderr, "error: cannot write '{}'\n", path);
+      std::remove(temp.c_str());
+      return false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) {
+    fmt::print(stderr, "error: cannot write '{}': {}\n", path, ec.message());
+    std::remove(temp.c_str());
     return false;
   }
   return true;
 }
 
-// Where the best schedule of a kernel goes beside the database: tune.jsonl -> tune.KERNEL.sched.
-std::string best_schedule_path(const std::string& database, const std::string& kernel) {
+// Where the best schedule of a kernel at a shape goes beside the database:
+// tune.jsonl -> tune.matmul.64x64_64x64.sched (a kernel launched at two shapes gets two).
+std::string best_schedule_path(const std::string& database, const std::string& kernel,
+                               const std::string& shape) {
   std::filesystem::path p(database);
   std::string stem = p.extension() == ".jsonl" || p.extension() == ".json" ? p.stem().string()
                                                                            : p.filename().string();
   std::string safe;
-  for (char c : kernel) safe += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  for (char c : kernel + "." + shape)
+    safe += std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' ? c : '_';
   return (p.parent_path() / (stem + "." + safe + ".sched")).string();
 }
 
@@ -288,8 +303,8 @@ int tune_command(Session& session, const std::string& file, Session::TuneRequest
   int status = 0;
   if (!r.database.empty())
     for (const auto& t : r.tasks) {
-      if (t.best_trace.empty()) continue;
-      std::string path = best_schedule_path(r.database, t.kernel);
+      if (t.best_trace.empty() || t.best_seconds <= 0) continue;
+      std::string path = best_schedule_path(r.database, t.kernel, t.shape);
       std::string text = fmt::format("# the best schedule {} found for {} ({}) on {}: {}\n{}",
                                      request.strategy, t.kernel, t.shape, request.device,
                                      fmt::format("{:.4g} ms", t.best_seconds * 1e3), t.best_trace);
@@ -308,9 +323,11 @@ int tune_command(Session& session, const std::string& file, Session::TuneRequest
     std::string error;
     std::string title = fmt::format("descent tune: {} on {}, {} trials", request.kernel.empty() ? file : request.kernel,
                                     request.device, request.trials);
-    if (!bench::render_panels(title, bench::host_description(), bench::tune_panels(runs), 1600, 900,
-                              &img, &error) ||
-        !bench::write_png(img, files.plot, &error)) {
+    std::vector<bench::XYPanel> panels = bench::tune_panels(runs);
+    if (panels.empty()) {
+      fmt::print(stderr, "note: --plot: no candidate ran, so there is nothing to draw\n");
+    } else if (!bench::render_panels(title, bench::host_description(), panels, 1600, 900, &img, &error) ||
+               !bench::write_png(img, files.plot, &error)) {
       fmt::print(stderr, "error: --plot: {}\n", error);
       status = 2;
     } else {
@@ -535,7 +552,7 @@ int main(int argc, char** argv) {
                "everything at classroom sizes (a few minutes)");
   auto* suite_opt = benchcmd->add_option("--suite", bopts.suite, "vm (engines vs Lua/Python/C), tensor (kernels on CPU and OpenCL vs OpenBLAS), model (MLPs vs NumPy and ONNX Runtime), tune (the auto-tuner from naive nests; minutes: not in all), or all (default)");
   benchcmd->add_option("--trials", bopts.tune_trials, "tune suite: candidates measured per search (default 200; 4 with --quick)");
-  benchcmd->add_option("--threads", bopts.threads, "tensor suite: thread counts to run at (repeatable; default 1 and 2)");
+  benchcmd->add_option("--threads", bopts.threads, "tensor and tune suites: thread counts to run at (repeatable; default 1 and 2)");
   benchcmd->add_option("--csv", bopts.csv, "also write the records as CSV");
   benchcmd->add_option("--json", bopts.json, "also write the records as JSON");
   auto* repeats_opt = benchcmd->add_option("--repeats", bopts.repeats, "runs per cell; the median is reported (default 3, fewer for tensor cells slower than 1 s)");

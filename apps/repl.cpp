@@ -166,6 +166,7 @@ std::string tune_report(const Session::TuneReport& r, const Session::TuneRequest
     }
     for (const auto& c : t.compared) {
       if (!c.error.empty()) text += fmt::format("compared with {}: {}\n", c.name, c.error);
+      else if (t.best_seconds <= 0) text += fmt::format("compared with {}: {}\n", c.name, ms(c.seconds));
       else
         text += fmt::format("compared with {}: {} ({:.2f}x the tuned time)\n", c.name,
                             ms(c.seconds), c.seconds / t.best_seconds);

@@ -456,7 +456,11 @@ struct Axis {
       if (step < raw) step = m * mag;
     lo = std::floor(a / step) * step;
     hi = std::ceil(b / step) * step;
-    for (double t = lo; t <= hi + step / 2; t += step) ticks.push_back(std::abs(t) < step / 1e6 ? 0 : t);
+    // At most a few dozen ticks, even for a range of a few ulps (where t += step stalls).
+    for (int k = 0; k <= 50 && lo + k * step <= hi + step / 2; ++k) {
+      double t = lo + k * step;
+      ticks.push_back(std::abs(t) < step / 1e6 ? 0 : t);
+    }
   }
   bool shows(double v) const { return !log || v > 0; }
   double frac(double v) const {

@@ -269,7 +269,10 @@ void TuneSuite::strategy_cells(const TuneWorkload& w, std::vector<BenchRecord>* 
       }
       const tune::SearchResult& sr = rep.tasks.front().result;
       if (sr.best >= 0) best[which] = sr.candidates[size_t(sr.best)].seconds;
-      if (which == 1) evo_curve = sr.best_so_far;
+      // The curve over measured candidates only (a database record is not a trial).
+      if (which == 1)
+        for (size_t i = 0; i < sr.candidates.size() && i < sr.best_so_far.size(); ++i)
+          if (!sr.candidates[i].from_database) evo_curve.push_back(sr.best_so_far[i]);
     }
     if (best[0] <= 0 || best[1] <= 0) continue;
     random_best.push_back(best[0]);
@@ -316,6 +319,19 @@ std::vector<BenchRecord> TuneSuite::run(std::string* error) {
     *error = "repeats must be at least 1";
     return {};
   }
+  if (o_.tune_trials < 0) {
+    *error = "trials must be at least 1 (0: the default)";
+    return {};
+  }
+  if (o_.threads.empty()) {
+    *error = "no thread counts to run at";
+    return {};
+  }
+  for (int t : o_.threads)
+    if (t < 1 || t > 256) {
+      *error = fmt::format("thread counts must be 1..256, not {}", t);
+      return {};
+    }
   say(fmt::format("tune suite: {} trials per search ({} per strategy run), {} timed runs per candidate",
                   trials_of(o_), strategy_trials(o_), o_.repeats));
   std::vector<BenchRecord> records;
@@ -326,7 +342,7 @@ std::vector<BenchRecord> TuneSuite::run(std::string* error) {
       continue;
     if (w.name == "strategies") {
       strategy_cells(w, &records);
-    } else if (tensor::find_backend(w.device)->host_threads()) {
+    } else if (tensor::Backend* b = tensor::find_backend(w.device); b && b->host_threads()) {
       for (int t : o_.threads) {
         if (interrupted()) break;
         tune_cells(w, t, &records);

@@ -342,6 +342,16 @@ Session::TuneReport Session::tune(const TuneRequest& request,
       out.best_trace = sr.candidates[size_t(sr.best)].trace;
       out.best_is_default = false;
     }
+    // A record of an earlier job (the database it resumed from) may still be the fastest:
+    // the kernel runs the best record, so the report names it.
+    for (const auto& r : auto_->db.records)
+      if (r.ok && r.seconds > 0 && r.kernel == out.kernel && r.shape == out.shape &&
+          r.device == request.device && (out.best_seconds <= 0 || r.seconds < out.best_seconds)) {
+        out.best_seconds = r.seconds;
+        out.best_trace = r.trace;
+        out.best_is_default = r.trace == out.default_trace;
+      }
+    if (out.best_seconds <= 0) out.best_trace.clear();  // nothing ran: no schedule to offer
     if (!out.result.error.empty()) {
       report.error = out.result.error;
       return report;
@@ -357,7 +367,7 @@ Session::TuneReport Session::tune(const TuneRequest& request,
 
 namespace {
 std::string csv_field(const std::string& v) {
-  if (v.find_first_of(",\"\n") == std::string::npos) return v;
+  if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
   std::string out = "\"";
   for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
@@ -427,7 +437,8 @@ std::string Session::tune_json(const TuneReport& report, const TuneRequest& requ
               {"trials", request.trials},
               {"seed", request.seed},
               {"tasks", tasks}};
-  return doc.dump(2) + "\n";
+  // Invalid UTF-8 (a file name, a compiler's message) is replaced, never thrown on.
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace descent

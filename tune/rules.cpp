@@ -156,9 +156,11 @@ bool rfactor_into_lanes(const Nest& n, int64_t lanes, int64_t open_lanes, const 
   int64_t v = largest_divisor(extent, {lanes, lanes / 2, lanes / 4});
   if (v <= 1 || extent < 4 * v) return false;
   const std::string b = n.block + ".";
-  std::string open = "?{";
+  // The default's own width first (so the list is never empty: v may be 2), then every
+  // other width that divides the loop and leaves it at least 4 steps.
+  std::string open = "?{" + std::to_string(v);
   for (int64_t w = 4; w <= open_lanes; w *= 2)
-    if (extent % w == 0 && extent >= 4 * w) open += (open.size() > 2 ? "," : "") + std::to_string(w);
+    if (w != v && extent % w == 0 && extent >= 4 * w) open += "," + std::to_string(w);
   add("split " + b + r + " " + std::to_string(v), "split " + b + r + " " + open + "}");
   add("rfactor " + n.block + " " + b + r + "_1", "");
   return true;
@@ -376,7 +378,15 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
   RuleSchedule out;
   out.func = f;
   if (t.device != "cpu" && t.device != "opencl") return out;
+  // A group (a step whose space line also takes the "-" steps after it) is all or nothing:
+  // when its first step is refused, the rest of it is skipped too.
+  bool group_refused = false;
   auto apply = [&](Step s) {
+    if (s.open == "-" && group_refused) {
+      out.notes.push_back("skipped '" + s.fixed + "': its group's first step was refused");
+      return false;
+    }
+    group_refused = false;
     if (s.fixed.empty()) {  // a step of the space only
       if (applied) applied->push_back(std::move(s));
       return true;
@@ -384,6 +394,7 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
     std::string canonical, why;
     if (!tensor::apply_step(out.func, s.fixed, &canonical, &why)) {
       out.notes.push_back("skipped '" + s.fixed + "': " + why);
+      group_refused = true;
       return false;
     }
     out.trace += canonical + "\n";

@@ -175,3 +175,18 @@ TEST_CASE("the matmul space holds both loop orders and packing, each a group of 
       same_result(f, s.func, "cpu");
     }
 }
+
+TEST_CASE("a dot whose reduction only 2 divides still gets a space that parses") {
+  // k = 50: the default splits it by 2; the space's list starts with that width.
+  tir::PrimFunc f = lowered("linear", {{"n", 1}, {"k", 50}, {"m", 8}});
+  for (const char* device : {"cpu", "opencl"}) {
+    tune::RuleTarget t;
+    t.device = device;
+    t.vector_lanes = 8;
+    std::string text = tune::rule_space(f, t);
+    INFO(device << ":\n" << text);
+    CHECK(text.find("?{2}") != std::string::npos);
+    tune::Space space = parsed(text);
+    CHECK(tune::replay(space, f, {}).ok);
+  }
+}

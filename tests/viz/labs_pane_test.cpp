@@ -72,4 +72,14 @@ TEST_CASE("labs pane: Open loads the lab's file and shows the stage it is about"
   CHECK(app->selected_pane() == "loops");
   std::string nest = app->document().session().kernel_view("tir").text;
   CHECK(nest.find("for k, j_1 in T.grid(128, 4):") != std::string::npos);
+
+  // A search-space lab: its kernel selected (not the space: it is no one schedule), the
+  // tuner pane in front.
+  act(*app, "labs select tune_space");
+  act(*app, "labs start");
+  act(*app, "labs open");
+  CHECK(app->selected_pane() == "tune");
+  CHECK(app->document().session().selected_kernel() == "matmul");
+  CHECK(app->document().session().selected_kernel_dims().at("n") == 128);
+  CHECK(app->document().session().schedule_trace().empty());
 }

@@ -104,11 +104,12 @@ struct LabsPane : Pane {
     return !message_.empty();
   }
   // The lab's file in the editor and its stage pane in front: a schedule lab shows its
-  // kernel with the student's schedule applied in the loop-nest pane.
+  // kernel with the student's schedule applied in the loop-nest pane; a search-space lab its
+  // kernel, in the tuner pane (a space is not one schedule: it is edited as a file).
   bool open(Document& doc, std::string* error) {
     const labs::Lab* l = lab();
     if (!l) return fail("no lab chosen", error);
-    if (l->kind == "schedule") {
+    if (l->kind == "schedule" || l->kind == "space") {
       std::string program = (fs::path(l->dir) / l->spec.value("program", "kernel.ds")).string();
       if (!doc.load(program, error)) return false;
       doc.rerun_now();
@@ -119,7 +120,7 @@ struct LabsPane : Pane {
         dims += (dims.empty() ? "" : " ") + k + "=" + std::to_string(v.get<int64_t>());
       if (!doc.choose_kernel(l->spec.value("kernel", ""), dims, error)) return false;
       std::string schedule, why;
-      if (!l->files.empty() && read_file((fs::path(work()) / l->files[0]).string(), &schedule, &why) &&
+      if (l->kind == "schedule" && !l->files.empty() && read_file((fs::path(work()) / l->files[0]).string(), &schedule, &why) &&
           !doc.session().schedule_text(schedule, &why))
         message_ = "your schedule does not apply: " + why;
     } else {
@@ -130,7 +131,9 @@ struct LabsPane : Pane {
       doc.rerun_now();
       doc.wait();
     }
-    std::string pane = l->spec.value("pane", l->kind == "schedule" ? "loops" : "source");
+    std::string pane = l->spec.value("pane", l->kind == "schedule" ? "loops"
+                                             : l->kind == "space"  ? "tune"
+                                                                   : "source");
     doc.request_pane(pane);
     return true;
   }

@@ -139,14 +139,15 @@ struct TunePane : Pane {
   // it (the job's Session lowers the kernel and replays the candidate's trace).
   bool show(size_t k, std::string* error) {
     const tune::Candidate& c = job_->report.tasks[0].result.candidates[k];
-    shown_ = int(k);
     if (!c.ok && c.trace.empty()) {
+      shown_ = int(k);
       shown_nest_ = "candidate " + std::to_string(k + 1) + " failed: " + c.error;
       return true;
     }
     std::string text;
     if (!job_->session->kernel_script(job_->request.kernel, job_->request.dims, c.trace, &text, error))
       return false;
+    shown_ = int(k);
     shown_nest_ = fmt::format("candidate {} ({}):\n{}", k + 1, c.ok ? ms(c.seconds) : "failed: " + c.error, text);
     return true;
   }
