@@ -66,7 +66,8 @@ std::string decode_step(fuzz::Bytes& in, const tir::PrimFunc& f) {
   for (const auto& b : f.buffers) buffers.push_back(b.name);
   static const char* const kScopes[] = {"local", "shared", "global"};
   static const char* const kTags[] = {"group.x", "group.y", "local.x", "local.z", "thread.x"};
-  switch (in.below(16)) {
+  const auto& intrinsics = tensor::sched::tensor_intrinsics();
+  switch (in.below(18)) {
     case 0: {
       std::string s = "split " + pick(in, loops) + " " + factor(in);
       if (in.below(4) == 0) s += " as " + pick(in, loops) + "_o " + "in" + std::to_string(in.below(3));
@@ -94,6 +95,8 @@ std::string decode_step(fuzz::Bytes& in, const tir::PrimFunc& f) {
     case 12: return "cache_write " + pick(in, blocks) + " " + kScopes[in.below(3)];
     case 13: return "decompose_reduction " + pick(in, blocks) + " " + pick(in, loops);
     case 14: return "rfactor " + pick(in, blocks) + " " + pick(in, loops);
+    case 15: return "fission " + pick(in, loops);
+    case 16: return "tensorize " + pick(in, loops) + " " + intrinsics[in.below(intrinsics.size())].name;
     default: return in.line(80);  // free text for the step parser
   }
 }

@@ -153,6 +153,12 @@ std::string OpenCLPrinter::select(const Expr& e) const {
   return CPrinter::select(e);
 }
 
+// OpenCL's fma works on floatN lane by lane: a vector micro-kernel's multiply-add.
+std::string OpenCLPrinter::fused_multiply_add(const Expr& e) const {
+  return "fma(" + widen_float(*e.args[0], e) + ", " + widen_float(*e.args[1], e) + ", " +
+         widen_float(*e.args[2], e) + ")";
+}
+
 std::string OpenCLPrinter::math(const Expr& e) const {
   const Expr& a = *e.args[0];
   switch (e.op) {

@@ -168,6 +168,7 @@ class OpenCLPrinter : public tir::CPrinter {
   std::string name(const std::string& n) const override { return cname(n); }
   std::string min_max(const tir::Expr& e) const override;
   std::string math(const tir::Expr& e) const override;
+  std::string fused_multiply_add(const tir::Expr& e) const override;
   std::string float_mod(const tir::Expr& e) const override;
   std::string select(const tir::Expr& e) const override;
   std::string int_as_float(const tir::Expr& e, int) const override { return "(float)(" + print(e) + ")"; }

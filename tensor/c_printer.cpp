@@ -77,8 +77,10 @@ std::string ExprPrinter::operand(const Expr& e, int min_prec) const {
 }
 
 std::string ExprPrinter::print(const Expr& e) const {
-  size_t want = e.kind == ExprKind::Binary ? 2 : e.kind == ExprKind::Unary ? 1
-                : e.kind == ExprKind::Select ? 3 : 0;
+  size_t want = e.kind == ExprKind::Binary                              ? 2
+                : e.kind == ExprKind::Unary                             ? 1
+                : e.kind == ExprKind::Select || e.kind == ExprKind::Fma ? 3
+                                                                        : 0;
   bool whole = e.kind == ExprKind::Load || e.args.size() == want;
   for (const auto& a : e.args) whole = whole && a != nullptr;
   if (!whole) return "<malformed " + std::string(op_name(e.op)) + ">";
@@ -94,6 +96,8 @@ std::string ExprPrinter::print(const Expr& e) const {
       return access(e.buffer, e.args);
     case ExprKind::Select:
       return select(e);
+    case ExprKind::Fma:
+      return fused_multiply_add(e);
     case ExprKind::Unary:
       if (e.op == Op::Neg) return "-" + operand(*e.args[0], 7);
       return math(e);
@@ -103,6 +107,10 @@ std::string ExprPrinter::print(const Expr& e) const {
       return infix_binary(e);
   }
   return "?";
+}
+
+std::string ExprPrinter::fused_multiply_add(const Expr& e) const {
+  return "fmaf(" + print(*e.args[0]) + ", " + print(*e.args[1]) + ", " + print(*e.args[2]) + ")";
 }
 
 std::string ExprPrinter::infix_binary(const Expr& e) const {
@@ -211,6 +219,7 @@ std::string CPrinter::for_header(const Stmt* s) const {
 
 bool CPrinter::loop(const Stmt* s, int depth) {
   std::string head = for_header(s);
+  if (!s->intrinsic.empty()) line(depth, comment("tensorized: " + s->intrinsic));
   switch (s->for_kind) {
     case ForKind::Serial: break;
     case ForKind::Parallel: line(depth, "#pragma omp parallel for"); break;

@@ -68,6 +68,8 @@ class ExprPrinter {
   virtual std::string math(const Expr& e) const;       // Unary Exp, Log, Sqrt, Abs
   virtual std::string float_mod(const Expr& e) const;  // Binary Mod on F32
   virtual std::string select(const Expr& e) const;
+  // a * b + c rounded once: C's fmaf (OpenCL's fma, the script's T.fma).
+  virtual std::string fused_multiply_add(const Expr& e) const;
   // An Int operand of an F32 (or F32-comparing) binary operation: C converts implicitly.
   virtual std::string int_as_float(const Expr& e, int min_prec) const { return operand(e, min_prec); }
 

@@ -83,6 +83,17 @@ Val Codegen::eval(const Expr& e) {
         return uniform(b_.CreateSelect(cond, a.v, b.v));
       return Val{b_.CreateSelect(cond, widen(a), widen(b)), Val::Vector, 0};
     }
+    case ExprKind::Fma: {
+      // llvm.fma: one vfmadd per vector (or scalar) with a single rounding, whatever the
+      // fast-math flags say: what a tensor intrinsic's implementation asks for.
+      if (e.args.size() != 3 || !e.args[0] || !e.args[1] || !e.args[2]) break;
+      Val a = to_float(eval(*e.args[0])), b = to_float(eval(*e.args[1])), c = to_float(eval(*e.args[2]));
+      if (a.shape == Val::Uniform && b.shape == Val::Uniform && c.shape == Val::Uniform)
+        return uniform(b_.CreateIntrinsic(llvm::Intrinsic::fma, {f32_}, {a.v, b.v, c.v}));
+      llvm::Value* va = widen(a);
+      return Val{b_.CreateIntrinsic(llvm::Intrinsic::fma, {va->getType()}, {va, widen(b), widen(c)}),
+                 Val::Vector, 0};
+    }
   }
   fail("malformed expression (" + std::string(e.kind == ExprKind::Select ? "select" : "operator") +
        " with missing operands)");

@@ -124,7 +124,8 @@ struct Preparer {
         break;
       case ExprKind::Binary: want = 2; break;
       case ExprKind::Unary: want = 1; break;
-      case ExprKind::Select: want = 3; break;
+      case ExprKind::Select:
+      case ExprKind::Fma: want = 3; break;
     }
     if (e.args.size() != want) return fail("malformed expression (wrong operand count)");
     out->args.resize(want, PExpr());
@@ -268,6 +269,7 @@ struct Machine {
       case ExprKind::IntImm: return e.ival;
       case ExprKind::Var: return slots[e.slot];
       case ExprKind::FloatImm:
+      case ExprKind::Fma:
       case ExprKind::Load: return int64_t(eval_f32(e));
       case ExprKind::Select:
         return eval_bool(e.args[0]) ? eval_int(e.args[1]) : eval_int(e.args[2]);
@@ -348,6 +350,8 @@ struct Machine {
       }
       case ExprKind::Select:
         return eval_bool(e.args[0]) ? eval_f32(e.args[1]) : eval_f32(e.args[2]);
+      case ExprKind::Fma:  // one rounding, as the hardware instruction
+        return std::fmaf(eval_f32(e.args[0]), eval_f32(e.args[1]), eval_f32(e.args[2]));
       case ExprKind::Unary: {
         float a = eval_f32(e.args[0]);
         switch (e.op) {

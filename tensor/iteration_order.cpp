@@ -113,6 +113,7 @@ struct Walker {
         break;
       }
       case ExprKind::Load:
+      case ExprKind::Fma:
       case ExprKind::FloatImm: break;
     }
     // Only index arithmetic is walked: anything else would need the tensor's values.

@@ -15,6 +15,7 @@ double expr_flops(const Expr& e) {
     if (a) n += expr_flops(*a);
   bool arithmetic = e.kind == ExprKind::Binary || e.kind == ExprKind::Unary;
   if (arithmetic && e.type == ScalarType::F32) n += 1;
+  if (e.kind == ExprKind::Fma) n += 2;  // a multiply and an add, as the nest before tensorize
   return n;
 }
 

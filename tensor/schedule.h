@@ -13,6 +13,10 @@
 //   fission LOOP                           the loops from LOOP down to a sequence of
 //                                          statements, copied once per statement: one nest
 //                                          each (loop distribution; fused kernels' epilogues)
+//   tensorize LOOP INTRINSIC               the tile under LOOP (i < M, j < N around a block
+//                                          doing C[i, j] += A[i] * B[j]) becomes the
+//                                          intrinsic's implementation (cpu.fma_8x16: i
+//                                          unrolled, j one vector of fused multiply-adds)
 //   unroll LOOP | vectorize LOOP | parallel LOOP
 //   bind LOOP group.x|group.y|group.z|local.x|local.y|local.z
 //   compute_at BLOCK LOOP                  move a producer block under a consumer's loop
@@ -49,6 +53,21 @@ bool reorder(tir::PrimFunc& f, const std::vector<std::string>& loops, std::strin
 bool fuse(tir::PrimFunc& f, const std::string& loop1, const std::string& loop2,
           const std::string& name, std::string* error);
 bool fission(tir::PrimFunc& f, const std::string& loop, std::string* error);
+// A tensor intrinsic: a description (what a tile computes) paired with an implementation
+// (how the device does it), as TVM's TensorIntrin. tensorize/schedule/tensorize.cpp has them.
+struct TensorIntrin {
+  std::string name;            // "cpu.fma_8x16"
+  std::string device;          // the device it was written for ("cpu", "opencl")
+  int64_t m = 0, n = 0;        // the tile: i < m, j < n
+  std::string description;     // in words, with the index pattern
+  std::string implementation;  // in words
+};
+const std::vector<TensorIntrin>& tensor_intrinsics();
+const TensorIntrin* find_intrinsic(const std::string& name);  // null when unknown
+// The tile under LOOP (two loops around one block) replaced by the intrinsic's
+// implementation when it matches the description; else refused with the part that differs.
+bool tensorize(tir::PrimFunc& f, const std::string& loop, const std::string& intrinsic,
+               std::string* error);
 bool unroll(tir::PrimFunc& f, const std::string& loop, std::string* error);
 bool vectorize(tir::PrimFunc& f, const std::string& loop, std::string* error);
 bool parallel(tir::PrimFunc& f, const std::string& loop, std::string* error);

@@ -115,6 +115,14 @@ ExprPtr unary(Op op, ExprPtr a) {
   return e;
 }
 
+ExprPtr fma(ExprPtr a, ExprPtr b, ExprPtr c) {
+  auto e = std::make_unique<Expr>(ExprKind::Fma, ScalarType::F32);
+  e->args.push_back(std::move(a));
+  e->args.push_back(std::move(b));
+  e->args.push_back(std::move(c));
+  return e;
+}
+
 ExprPtr select(ExprPtr cond, ExprPtr a, ExprPtr b) {
   auto e = std::make_unique<Expr>(ExprKind::Select, a->type);
   e->args.push_back(std::move(cond));
@@ -174,6 +182,7 @@ StmtPtr clone(const Stmt& s) {
   c->for_kind = s.for_kind;
   c->thread_tag = s.thread_tag;
   c->unroll_factor = s.unroll_factor;
+  c->intrinsic = s.intrinsic;
   c->name = s.name;
   for (const auto& it : s.iters) {
     IterVar v;
@@ -304,6 +313,7 @@ bool equal(const Expr& a, const Expr& b) {
       if (a.op != b.op) return false;
       break;
     case ExprKind::Select:
+    case ExprKind::Fma:
       break;
   }
   for (size_t i = 0; i < a.args.size(); i++)
@@ -443,7 +453,8 @@ ExprPtr simplify(const Expr& e) {
       c->args.push_back(std::move(a));
       return c;
     }
-    case ExprKind::Select: {
+    case ExprKind::Select:
+    case ExprKind::Fma: {
       auto c = std::make_unique<Expr>(e.kind, e.type);
       for (const auto& a : e.args) c->args.push_back(simplify(*a));
       return c;
@@ -573,6 +584,9 @@ struct Verifier {
         break;
       case ExprKind::Select:
         if (e.args.size() != 3) return fail("select without three operands (in " + where + ")");
+        break;
+      case ExprKind::Fma:
+        if (e.args.size() != 3) return fail("fma without three operands (in " + where + ")");
         break;
       default:
         break;

@@ -66,6 +66,8 @@ enum class ExprKind : uint8_t {
   Binary,    // op args[0] args[1]
   Unary,     // op args[0]: Neg, or a math function (Exp, Log, Sqrt, Abs)
   Select,    // args[0] ? args[1] : args[2]
+  Fma,       // args[0] * args[1] + args[2] in f32, rounded once: a fused multiply-add (what a
+             // tensor intrinsic's implementation writes: tensor/schedule.h, tensorize)
 };
 
 enum class Op : uint8_t {
@@ -102,6 +104,7 @@ ExprPtr load(int buffer, std::vector<ExprPtr> indices);
 ExprPtr binary(Op op, ExprPtr a, ExprPtr b);  // result type from op and operand types
 ExprPtr unary(Op op, ExprPtr a);
 ExprPtr select(ExprPtr cond, ExprPtr a, ExprPtr b);
+ExprPtr fma(ExprPtr a, ExprPtr b, ExprPtr c);  // a * b + c, F32
 ExprPtr clone(const Expr& e);
 // Replaces every Var named `name` by a copy of `with` (returns a new tree).
 ExprPtr substitute(const Expr& e, const std::string& name, const Expr& with);
@@ -156,6 +159,8 @@ struct Stmt {
   ForKind for_kind = ForKind::Serial;
   std::string thread_tag;  // Bound: "group.x|y|z" (get_group_id) or "local.x|y|z" (get_local_id)
   int unroll_factor = 0;   // unused (Unrolled unrolls fully); kept for future partial unroll
+  std::string intrinsic;   // the tensor intrinsic whose implementation this tile now is
+                           // (tensorize; printed as a comment), "" otherwise
 
   // Block
   std::string name;

@@ -68,6 +68,10 @@ class ScriptExprs : public ExprPrinter {
 
   std::string float_mod(const Expr& e) const override { return infix_binary(e); }
 
+  std::string fused_multiply_add(const Expr& e) const override {
+    return "T.fma(" + print(*e.args[0]) + ", " + print(*e.args[1]) + ", " + print(*e.args[2]) + ")";
+  }
+
   std::string select(const Expr& e) const override {
     return "T.if_then_else(" + print(*e.args[0]) + ", " + print(*e.args[1]) + ", " +
            print(*e.args[2]) + ")";
@@ -138,6 +142,7 @@ struct ScriptPrinter {
 
   void loop(const Stmt* s, int depth) {
     size_t mark = loops.size();
+    if (!s->intrinsic.empty()) line(depth, "# tensorized: " + s->intrinsic);
     if (s->for_kind == ForKind::Serial) {
       // Collapse a chain of perfectly nested serial loops into one T.grid.
       std::vector<const Stmt*> chain{s};

@@ -16,6 +16,7 @@
 //   compute_inline.cpp  compute_inline
 //   cache.cpp           cache_read, cache_write, compact_buffers
 //   reduction.cpp       decompose_reduction, rfactor
+//   tensorize.cpp       tensorize and the tensor intrinsics
 //   text.cpp            the text syntax (apply_step) and the Schedule history
 #pragma once
 #include <cstdint>

@@ -155,6 +155,11 @@ const Primitive kPrimitives[] = {
        return sched::rfactor(f, a[0], a[1], e);
      },
      2, 2, false},
+    {"tensorize", "tensorize LOOP INTRINSIC",
+     [](tir::PrimFunc& f, const std::vector<std::string>& a, std::string* e) {
+       return sched::tensorize(f, a[0], a[1], e);
+     },
+     2, 2, false},
 };
 
 // Splits on spaces, tabs and commas ("reorder i, k, j" reads like the TVM call); a '#'

@@ -238,6 +238,9 @@ std::string expr_text(const PrimFunc& f, const tir::Expr& e) {
       return std::string(tir::op_name(e.op)) + "(" + expr_text(f, *e.args[0]) + ")";
     case tir::ExprKind::Select:
       return "select(...)";
+    case tir::ExprKind::Fma:
+      return "fma(" + expr_text(f, *e.args[0]) + ", " + expr_text(f, *e.args[1]) + ", " +
+             expr_text(f, *e.args[2]) + ")";
   }
   return "?";
 }

@@ -1,0 +1,161 @@
+// tensorize and the fused multiply-add it writes: a register tile of matmul matched against a
+// tensor intrinsic's description and replaced by its implementation, computing the same on
+// the reference interpreter, the CPU and OpenCL (where a device exists); every part of the
+// description that does not match refused with that part named, the function left as it was.
+#include <doctest/doctest.h>
+
+#include "tests/tensor/kernel_util.h"
+
+#include <string>
+
+#include "pipeline/pipeline.h"
+#include "tensor/launch.h"
+#include "tensor/schedule.h"
+#include "tensor/tensor.h"
+#include "tensor/tir.h"
+
+using namespace descent;
+using namespace descent::tensor;
+using descent::testing::lower_kernel_text;
+
+namespace {
+
+// matmul's register tile with its reduction outside, the init hoisted: the tile a BLAS
+// micro-kernel computes, ready for an intrinsic.
+const char* kTile =
+    "tile i j 8 16\n"
+    "reorder i_0 j_0 r i_1 j_1\n"
+    "cache_write C local\n"
+    "reverse_compute_at C_writeback j_0\n"
+    "decompose_reduction C r\n";
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+tir::PrimFunc matmul64() {
+  return lower_kernel_text(R"(
+kernel matmul(A: f32[64, 64], B: f32[64, 64]) -> f32[64, 64] {
+  C[i, j] = sum(r) A[i, r] * B[r, j]
+  return C
+}
+)");
+}
+
+std::string refusal(const std::string& schedule, const tir::PrimFunc& f = matmul64()) {
+  Schedule s(f);
+  std::string error;
+  size_t last = schedule.rfind('\n', schedule.size() - 2);
+  std::string before = last == std::string::npos ? "" : schedule.substr(0, last + 1);
+  REQUIRE_MESSAGE(s.apply_text(before, &error), error);
+  std::string nest = tir::print_script(s.func());
+  CHECK_FALSE(s.apply_text(schedule.substr(before.size()), &error));
+  CHECK(tir::print_script(s.func()) == nest);  // a refused step changes nothing
+  return error;
+}
+
+}  // namespace
+
+TEST_CASE("tensorize: the tile becomes the intrinsic's implementation, and computes the same") {
+  tir::PrimFunc f = matmul64();
+  Schedule s(f);
+  std::string error;
+  REQUIRE_MESSAGE(s.apply_text(std::string(kTile) + "tensorize C.i_1 cpu.fma_8x16\n", &error), error);
+  std::string text = tir::print_script(s.func());
+  INFO(text);
+  CHECK(contains(text, "# tensorized: cpu.fma_8x16\n"));
+  CHECK(contains(text, "for i_1 in T.unroll(8):"));
+  CHECK(contains(text, "for j_1 in T.vectorized(16):"));
+  CHECK(contains(text, "= T.fma(A[vi, vr], B[vr, vj], C_local["));
+  CHECK(contains(s.trace(), "tensorize C.i_1 cpu.fma_8x16\n"));
+  CHECK(contains(tir::print_c(s.func()), "fmaf("));
+  // The same numbers as the nest before (fma rounds once: allclose, not bit-equal).
+  std::vector<Tensor> in = descent::testing::inputs_for(f);
+  Tensor want, got;
+  REQUIRE_MESSAGE(tir::interpret(f, descent::testing::pointers(in), &want, &error), error);
+  REQUIRE_MESSAGE(tir::interpret(s.func(), descent::testing::pointers(in), &got, &error), error);
+  std::string why;
+  CHECK_MESSAGE(allclose(want, got, 1e-4, &why), why);
+  // A fused multiply-add counts as two flops, as the multiply and the add it replaced.
+  CHECK(kernel_cost(s.func()).flops == doctest::Approx(kernel_cost(f).flops));
+}
+
+TEST_CASE("tensorize: compiled for the cpu (llvm.fma) and OpenCL (fma on floatN), checked") {
+  Session session;
+  std::string error;
+  REQUIRE_MESSAGE(session.select_kernel("matmul", {{"n", 64}, {"k", 64}, {"m", 64}}, &error), error);
+  REQUIRE_MESSAGE(session.schedule_text(std::string(kTile) + "tensorize C.i_1 cpu.fma_8x16\n", &error), error);
+  CHECK(contains(session.kernel_view("llvm").text, "@llvm.fma.v16f32"));
+  Session::KernelRun cpu = session.run_kernel("cpu", true);
+  INFO(cpu.error);
+  CHECK(cpu.ok);
+  CHECK(cpu.checked);
+  Session::KernelRun ocl = session.run_kernel("opencl", true);
+  if (ocl.ok) {  // a machine without an OpenCL device skips this half
+    CHECK(ocl.checked);
+    CHECK(contains(session.kernel_view("opencl").text, "fma((float16)("));
+  } else {
+    MESSAGE("no OpenCL run: " << ocl.error);
+  }
+}
+
+TEST_CASE("tensorize: each part of the description that differs is named") {
+  const std::string tile = kTile;
+  // The intrinsic must exist.
+  CHECK(contains(refusal(tile + "tensorize C.i_1 cpu.fma_9x9\n"), "no tensor intrinsic 'cpu.fma_9x9' (intrinsics: cpu.fma_1x8,"));
+  // Its tile size must be the nest's.
+  CHECK(refusal(tile + "tensorize C.i_1 cpu.fma_4x16\n") ==
+        "line 1: cannot tensorize 'C.i_1' with cpu.fma_4x16: the description's loops are 4 x 16 (i, then j); "
+        "'i_1' x 'j_1' is 8 x 16");
+  // The init still inside the tile.
+  CHECK(contains(refusal("tile i j 8 16\nreorder i_0 j_0 r i_1 j_1\ntensorize i_1 cpu.fma_8x16\n"),
+                 "block 'C' still has its init inside the tile: decompose_reduction C first"));
+  // The reduction inside the tile.
+  CHECK(contains(refusal("tile i j 8 16\ntensorize i_1 cpu.fma_8x16\n"),
+                 "inside 'j_1' there is another loop ('r'): reorder the reduce loop outside the tile"));
+  // A loop with nothing like the tile under it.
+  CHECK(contains(refusal(tile + "tensorize C.i_0 cpu.fma_8x16\n"), "the description is two nested loops"));
+  // An operand that depends on both loops of the tile: no broadcast, no row.
+  tir::PrimFunc scaled = lower_kernel_text(R"(
+kernel scaled(A: f32[64, 64], B: f32[64, 64]) -> f32[64, 64] {
+  C[i, j] = sum(r) A[i, r] * B[i, j]
+  return C
+}
+)");
+  CHECK(contains(refusal(tile + "tensorize C.i_1 cpu.fma_8x16\n", scaled),
+                 "the description multiplies A[i] (on i only) by B[j] (on j only); here A[vi, vr] "
+                 "(on i_1) times B[vi, vj] (on i_1 and j_1)"));
+  // The same tile with its loops swapped still matches: the description names no buffer, so
+  // B plays A's part (a broadcast along the outer loop) and A plays B's.
+  {
+    tir::PrimFunc f = matmul64();
+    Schedule s(f);
+    std::string error;
+    CHECK_MESSAGE(s.apply_text("tile i j 16 8\nreorder i_0 j_0 r j_1 i_1\ndecompose_reduction C r\n"
+                               "tensorize C.j_1 cpu.fma_8x16\n", &error), error);
+  }
+  // Not a reduction at all.
+  tir::PrimFunc add = lower_kernel_text(R"(
+kernel add(a: f32[8, 16], b: f32[8, 16]) -> f32[8, 16] {
+  c[i, j] = a[i, j] + b[i, j]
+  return c
+}
+)");
+  std::string error;
+  CHECK_FALSE(sched::tensorize(add, "i", "cpu.fma_8x16", &error));
+  CHECK(error == "cannot tensorize 'i' with cpu.fma_8x16: block 'c' is not a reduction: the "
+                 "description accumulates (C[i, j] += A[i] * B[j])");
+}
+
+TEST_CASE("tensor intrinsics: each a description paired with an implementation") {
+  const auto& all = sched::tensor_intrinsics();
+  REQUIRE(all.size() >= 20);
+  const sched::TensorIntrin* cpu = sched::find_intrinsic("cpu.fma_8x16");
+  REQUIRE(cpu);
+  CHECK(cpu->m == 8);
+  CHECK(cpu->n == 16);
+  CHECK(contains(cpu->description, "C[i, j] += A[i] * B[j]"));
+  CHECK(contains(cpu->implementation, "llvm.fma"));
+  const sched::TensorIntrin* ocl = sched::find_intrinsic("opencl.fma_4x8");
+  REQUIRE(ocl);
+  CHECK(contains(ocl->implementation, "float8"));
+  CHECK(sched::find_intrinsic("gpu.fma_8x16") == nullptr);
+}
