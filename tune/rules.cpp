@@ -326,8 +326,26 @@ void opencl_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
   }
   const std::string& r = n.reduce.back();
   if (!n.spatial_contiguous && n.reduce_contiguous) {
-    if (rfactor_into_lanes(n, lanes, lanes, add)) vector_partial_sums(n, add);
-    add("bind " + b + n.spatial[last] + " group.x");
+    if (rfactor_into_lanes(n, lanes, 4 * lanes, add)) vector_partial_sums(n, add);
+    // The outputs: several work-items per work-group (a device runs a group's items
+    // together: PoCL in one loop, a GPU in one warp) rather than one group per output,
+    // whose start-up then dominates a short dot. The space tries one item per group too.
+    const std::string& j = n.spatial[last];
+    const int64_t extent = n.spatial_extent[last];
+    int64_t w = extent >= 16 ? largest_divisor(extent, {8, 4}) : 0;
+    std::string groups;
+    for (int64_t c : {2, 4, 8, 16})
+      if (c < extent && extent % c == 0)
+        groups += " | split " + b + j + " " + std::to_string(c) + " ; bind " + b + j +
+                  "_0 group.x ; bind " + b + j + "_1 local.x";
+    const std::string one = "bind " + b + j + " group.x";
+    if (w > 1) {
+      add("split " + b + j + " " + std::to_string(w), "one_of " + one + groups);
+      add("bind " + b + j + "_0 group.x", "-");
+      add("bind " + b + j + "_1 local.x", "-");
+    } else {
+      add(one, groups.empty() ? "" : "one_of " + one + groups);
+    }
     bind_y(last);
     return;
   }
