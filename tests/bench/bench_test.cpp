@@ -70,7 +70,7 @@ bool on_path(const std::string& tool) {
 }  // namespace
 
 TEST_CASE("the vm suite has the four workloads with their checksums") {
-  CHECK(suites() == std::vector<std::string>{"vm", "tensor", "model"});
+  CHECK(suites() == std::vector<std::string>{"vm", "tensor", "model", "tune"});
   std::vector<std::string> names;
   for (const auto& w : workloads()) {
     CHECK(w.suite == "vm");
@@ -215,8 +215,9 @@ TEST_CASE("CSV quoting and NaN ratios") {
   r.engine = "e";
   r.note = "printed \"1,2\"";
   std::string csv = to_csv({r});
-  // ... ratio (NaN: empty), checksum_ok, the quoted note, then threads 0 and three NaNs.
-  CHECK(csv.find(",,false,\"printed \"\"1,2\"\"\",0,,,,\n") != std::string::npos);
+  // ... ratio (NaN: empty), checksum_ok, the quoted note, threads 0, three NaNs, an empty
+  // roof level, trials 0 and the search time (NaN).
+  CHECK(csv.find(",,false,\"printed \"\"1,2\"\"\",0,,,,,0,\n") != std::string::npos);
   auto doc = nlohmann::json::parse(to_json({r}));
   CHECK(doc["records"][0]["ratio_vs_baseline"].is_null());
 }

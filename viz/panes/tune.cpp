@@ -168,10 +168,6 @@ struct TunePane : Pane {
     if (best.empty()) return;
     float lo = *std::min_element(best.begin(), best.end()), hi = *std::max_element(best.begin(), best.end());
     ImGui::Text("best so far: %.4g ms after the first candidate, %.4g ms after %zu", hi, lo, best.size());
-    if (!dots.empty()) {
-      ImGui::SameLine(ImGui::GetContentRegionAvail().x * 0.5f + 8);
-      ImGui::Text("cost model: score (x) against measured ms (y), %zu candidates", dots.size());
-    }
     ImVec2 p0 = ImGui::GetCursorScreenPos();
     float full = std::max(200.0f, ImGui::GetContentRegionAvail().x), h = 80;
     float w = dots.empty() ? full : full * 0.5f - 8;
@@ -200,6 +196,10 @@ struct TunePane : Pane {
       tlo = std::min(tlo, d.time);
       thi = std::max(thi, d.time);
     }
+    // The chart's caption inside its frame, so the two never compete for one line.
+    std::string caption = "model score (x) against measured ms (y): " + std::to_string(dots.size()) +
+                          " candidates";
+    dl->AddText(ImVec2(q0.x + 4, q0.y + 2), IM_COL32(90, 90, 90, 255), caption.c_str());
     float sspan = std::max(shi - slo, 1e-6f), tspan = std::max(thi - tlo, thi * 0.01f);
     for (const auto& d : dots) {
       float x = q0.x + 4 + (w - 8) * (d.score - slo) / sspan;
