@@ -284,6 +284,12 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
       add("unroll " + b + i + "_1", "maybe 0.7 unroll " + b + i + "_1");
       add("unroll " + n.block + "_init." + i + "_1");
       add("unroll " + n.block + "_writeback.ax0");
+      // The tile is now a BLAS micro-kernel's. Where an intrinsic of its size is registered,
+      // the default names it (each update an explicit fused multiply-add); a nest whose
+      // operands do not fit the description (a convolution's input moves with i and j) keeps
+      // the plain tile, and the note says why. The space leaves it out: its tile sizes vary.
+      const std::string intrin = "cpu.fma_" + std::to_string(ti) + "x" + std::to_string(tj);
+      if (tensor::sched::find_intrinsic(intrin)) add("tensorize " + b + i + "_1 " + intrin, "-");
       const bool rows = n.spatial_extent[n.spatial.size() - 2] / ti > 1;
       const bool cols = n.spatial_extent.back() / tj > 1;
       if (rows && cols && n.iterations >= kParallelIterations)

@@ -99,7 +99,7 @@ TEST_CASE("default schedules: matmul gets the register tile, linear the vector p
         "tile C.i C.j 8 32\nreorder C.i_0 C.j_0 C.r C.i_1 C.j_1\ncache_write C local\n"
         "reverse_compute_at C_writeback C.j_0\ndecompose_reduction C C.r\nvectorize C.j_1\n"
         "vectorize C_init.j_1\nvectorize C_writeback.ax1\nunroll C.i_1\nunroll C_init.i_1\n"
-        "unroll C_writeback.ax0\nparallel C.i_0\n");
+        "unroll C_writeback.ax0\ntensorize C.i_1 cpu.fma_8x32\nparallel C.i_0\n");
   for (const auto& n : mm.notes) CHECK_MESSAGE(n.rfind("skipped", 0) != 0, n);
   // A fused epilogue with a batch: fission first, then every step of the dot recipe applies.
   tune::RuleSchedule lr = tune::default_schedule(lowered("linear_relu", {{"n", 64}, {"k", 784}, {"m", 128}}), {});
