@@ -305,9 +305,10 @@ int tune_command(Session& session, const std::string& file, Session::TuneRequest
     for (const auto& t : r.tasks) {
       if (t.best_trace.empty() || t.best_seconds <= 0) continue;
       std::string path = best_schedule_path(r.database, t.kernel, t.shape);
-      std::string text = fmt::format("# the best schedule {} found for {} ({}) on {}: {}\n{}",
-                                     request.strategy, t.kernel, t.shape, request.device,
-                                     fmt::format("{:.4g} ms", t.best_seconds * 1e3), t.best_trace);
+      // The best record known for the kernel: this search's, the default, or an earlier job's.
+      std::string text = fmt::format("# the best schedule known for {} ({}) on {}: {:.4g} ms{}\n{}",
+                                     t.kernel, t.shape, request.device, t.best_seconds * 1e3,
+                                     t.best_is_default ? " (the default schedule)" : "", t.best_trace);
       if (!text.empty() && text.back() != '\n') text += '\n';
       if (write_or_say(path, text)) fmt::print(stderr, "wrote {}\n", path);
       else status = 2;

@@ -641,12 +641,7 @@ bool write_plot(const std::vector<BenchRecord>& records, const std::string& path
   std::string scratch;
   if (!error) error = &scratch;
   Image img;
-  if (!render_plot(records, options, &img, error)) return false;
-  if (!stbi_write_png(path.c_str(), img.width, img.height, 3, img.rgb.data(), img.width * 3)) {
-    *error = "cannot write the plot to '" + path + "'";
-    return false;
-  }
-  return true;
+  return render_plot(records, options, &img, error) && write_png(img, path, error);
 }
 
 }  // namespace descent::bench

@@ -69,8 +69,7 @@ struct XYPanel {
 bool render_panels(const std::string& title, const std::string& subtitle,
                    const std::vector<XYPanel>& panels, int width, int height, Image* out,
                    std::string* error);
-// The tuner's two charts (`descent tune --plot`, `descent bench --suite tune --plot`): the
-// best GFLOP/s so far against the candidates measured, one line per search (`label`: its
+// The tuner's two charts (`descent tune --plot`): the best GFLOP/s so far against the candidates measured, one line per search (`label`: its
 // strategy, its seed), and the cost model's score against the measured GFLOP/s of every
 // candidate it scored before it ran (a good model's dots rise to the right). The second chart
 // is left out when no search used a model.

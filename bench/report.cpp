@@ -12,6 +12,7 @@
 
 #include "bench/bench.h"
 #include "bench/internal.h"
+#include "lang/text.h"
 
 namespace descent::bench {
 
@@ -68,13 +69,6 @@ std::string format_ratio(double r) { return std::isnan(r) ? "-" : fmt::format("{
 // ---- writers -----------------------------------------------------------------------------
 
 namespace {
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
 
 std::string csv_number(double v) { return std::isnan(v) ? "" : fmt::format("{:.6g}", v); }
 

@@ -128,7 +128,6 @@ std::string find_schedule(const std::string& dir, const std::vector<std::string>
   return "";
 }
 
-
 struct Cell {
   size_t workload;
   const Column* column;

@@ -201,6 +201,7 @@ void TuneSuite::tune_cells(const TuneWorkload& w, int threads, std::vector<Bench
   std::string at = threads > 0 ? fmt::format(" ({} thread{})", threads, threads == 1 ? "" : "s") : "";
   int seen = 0;
   Session::TuneReport rep = s.tune(req, [&](const std::string& line) {
+    if (interrupted()) s.interrupt_flag() = true;  // Ctrl-C stops the search, not just the suite
     if (line.rfind("  #", 0) == 0 && line.rfind("  #db", 0) != 0)
       say(fmt::format("{} {}{}: candidate {}", progress_bar(size_t(++seen), size_t(req.trials)),
                       w.name, at, seen));
@@ -259,6 +260,7 @@ void TuneSuite::strategy_cells(const TuneWorkload& w, std::vector<BenchRecord>* 
       req.seed = uint64_t(seed);
       int seen = 0;
       Session::TuneReport rep = s.tune(req, [&](const std::string& line) {
+        if (interrupted()) s.interrupt_flag() = true;
         if (line.rfind("  #", 0) == 0 && line.rfind("  #db", 0) != 0)
           say(fmt::format("{} strategies: {} seed {}: candidate {}",
                           progress_bar(size_t(++seen), size_t(trials)), req.strategy, seed, seen));

@@ -135,6 +135,13 @@ std::string unified_diff(const std::string& a, const std::string& b, const std::
   return out;
 }
 
+std::string csv_field(const std::string& field) {
+  if (field.find_first_of(",\"\n\r") == std::string::npos) return field;
+  std::string q = "\"";
+  for (char c : field) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
 bool read_file(const std::string& path, std::string* text, std::string* error) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {

@@ -40,6 +40,10 @@ std::string unified_diff(const std::string& a, const std::string& b,
 // a third of the word's length (at least 1) away; "" when nothing is that close.
 std::string closest_name(std::string_view word, const std::vector<std::string>& candidates);
 
+// One CSV field (RFC 4180): as is, or in double quotes (inner quotes doubled) when it holds a
+// comma, a quote or a line break.
+std::string csv_field(const std::string& field);
+
 // A byte count for people: "512 B", "4.0 MiB", "37.3 GiB" (binary units, one decimal).
 std::string bytes_text(uint64_t bytes);
 

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <mutex>
 
+#include "lang/text.h"
 #include "pipeline/pipeline.h"
 #include "tensor/backend.h"
 #include "tensor/launch.h"
@@ -126,16 +127,12 @@ namespace {
 // The candidates' loop nests as a table row, for progress lines.
 std::string ms(double s) { return s > 0 ? fmt::format("{:.4g} ms", s * 1e3) : std::string("-"); }
 
-// A trace on one line, its steps joined by "; ", cut to `width` characters with "...".
+// A trace on one line, its steps joined by "; " (the CSV's form and the live table's).
+std::string one_line(const std::string& trace) { return join(split_lines(trace), "; "); }
+
+// The same, cut to `width` characters with "..." (a row of the live table).
 std::string trace_summary(const std::string& trace, size_t width) {
-  std::string out;
-  size_t at = 0;
-  while (at < trace.size()) {
-    size_t end = trace.find('\n', at);
-    if (end == std::string::npos) end = trace.size();
-    if (end > at) out += (out.empty() ? "" : "; ") + trace.substr(at, end - at);
-    at = end + 1;
-  }
+  std::string out = one_line(trace);
   if (out.size() > width) out = out.substr(0, width - 3) + "...";
   return out;
 }
@@ -364,21 +361,6 @@ Session::TuneReport Session::tune(const TuneRequest& request,
   report.ok = true;
   return report;
 }
-
-namespace {
-std::string csv_field(const std::string& v) {
-  if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
-  std::string out = "\"";
-  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-std::string one_line(const std::string& trace) {
-  std::string out;
-  for (char c : trace) out += c == '\n' ? std::string("; ") : std::string(1, c);
-  while (out.size() >= 2 && out.compare(out.size() - 2, 2, "; ") == 0) out.resize(out.size() - 2);
-  return out;
-}
-}  // namespace
 
 std::string Session::tune_csv(const TuneReport& report, const TuneRequest& request) {
   std::string out =

@@ -124,8 +124,10 @@ std::vector<Nest> analyse(const tir::PrimFunc& original) {
 struct Step {
   std::string fixed;  // "split B.j 16" ("" = none: a step of the space only)
   std::string open;   // "split B.j ?{4,8,16}" ("" = the same as fixed; "-" = none: an
-                      // earlier line of the space takes it, as one step of a group)
+                      // earlier line of the space takes it, as one step of a group;
+                      // kDefaultOnly = none: the default takes it, the space never)
 };
+const char* const kDefaultOnly = "(default only)";
 
 // The largest of `options` that divides `extent` (0 when none does).
 int64_t largest_divisor(int64_t extent, std::initializer_list<int64_t> options) {
@@ -289,7 +291,8 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
       // operands do not fit the description (a convolution's input moves with i and j) keeps
       // the plain tile, and the note says why. The space leaves it out: its tile sizes vary.
       const std::string intrin = "cpu.fma_" + std::to_string(ti) + "x" + std::to_string(tj);
-      if (tensor::sched::find_intrinsic(intrin)) add("tensorize " + b + i + "_1 " + intrin, "-");
+      if (tensor::sched::find_intrinsic(intrin))
+        add("tensorize " + b + i + "_1 " + intrin, kDefaultOnly);
       const bool rows = n.spatial_extent[n.spatial.size() - 2] / ti > 1;
       const bool cols = n.spatial_extent.back() / tj > 1;
       if (rows && cols && n.iterations >= kParallelIterations)
@@ -460,7 +463,7 @@ std::string rule_space(const tir::PrimFunc& f, const RuleTarget& target) {
   run_rules(f, target, &applied);
   std::string text;
   for (const Step& s : applied)
-    if (s.open != "-") text += (s.open.empty() ? s.fixed : s.open) + "\n";
+    if (s.open != "-" && s.open != kDefaultOnly) text += (s.open.empty() ? s.fixed : s.open) + "\n";
   return text;
 }
 
