@@ -169,8 +169,12 @@ struct Walker {
   // moving one of the same output dimensions (i_0 over i_1; naive i over j moves none twice).
   Site site_of(const Stmt& s) {
     std::vector<tir::ExprPtr> index;
-    for (const auto& e : s.indices)
-      index.push_back(blocks.empty() ? tir::clone(*e) : tir::inline_bindings(*e, *blocks.back()));
+    // Innermost block first: a blockized tile's bindings speak of the outer block's variables.
+    for (const auto& e : s.indices) {
+      tir::ExprPtr x = tir::clone(*e);
+      for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) x = tir::inline_bindings(*x, **b);
+      index.push_back(std::move(x));
+    }
     std::vector<std::vector<bool>> moves(loops.size(), std::vector<bool>(index.size()));
     for (size_t l = 0; l < loops.size(); ++l)
       for (size_t d = 0; d < index.size(); ++d)

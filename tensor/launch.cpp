@@ -46,11 +46,21 @@ double stmt_flops(const Stmt* s) {
   return 0;
 }
 
+bool holds_block(const Stmt* s) {
+  if (!s) return false;
+  if (s->kind == StmtKind::Block) return true;
+  if (holds_block(s->body.get()) || holds_block(s->init.get())) return true;
+  for (const auto& k : s->stmts)
+    if (holds_block(k.get())) return true;
+  return false;
+}
+
 // Blocks are counted by their domains, so the loops around them must not multiply again:
 // the walk from the root only finds the blocks.
 double func_flops(const Stmt* s) {
   if (!s) return 0;
-  if (s->kind == StmtKind::Block) return stmt_flops(s);
+  // A block over a tile (blockize) counts through the block inside it, whose domain is whole.
+  if (s->kind == StmtKind::Block && !holds_block(s->body.get())) return stmt_flops(s);
   double n = func_flops(s->body.get());
   for (const auto& k : s->stmts) n += func_flops(k.get());
   return n;

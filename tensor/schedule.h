@@ -13,7 +13,10 @@
 //   fission LOOP                           the loops from LOOP down to a sequence of
 //                                          statements, copied once per statement: one nest
 //                                          each (loop distribution; fused kernels' epilogues)
-//   tensorize LOOP INTRINSIC               the tile under LOOP (i < M, j < N around a block
+//   blockize LOOP                          the tile under LOOP (a perfect nest around one
+//                                          block) becomes one block over the tile: BLOCK_o,
+//                                          whose variables say which tile (TVM's blockize)
+//   tensorize LOOP|BLOCK_o INTRINSIC       the tile under LOOP (i < M, j < N around a block
 //                                          doing C[i, j] += A[i] * B[j]) becomes the
 //                                          intrinsic's implementation (cpu.fma_8x16: i
 //                                          unrolled, j one vector of fused multiply-adds)
@@ -53,6 +56,9 @@ bool reorder(tir::PrimFunc& f, const std::vector<std::string>& loops, std::strin
 bool fuse(tir::PrimFunc& f, const std::string& loop1, const std::string& loop2,
           const std::string& name, std::string* error);
 bool fission(tir::PrimFunc& f, const std::string& loop, std::string* error);
+// The tile under LOOP wrapped in a block BLOCK_o whose iteration variables choose the tile;
+// the inner block's bindings become BLOCK_o's variable * tile extent + the position inside.
+bool blockize(tir::PrimFunc& f, const std::string& loop, std::string* error);
 // A tensor intrinsic: a description (what a tile computes) paired with an implementation
 // (how the device does it), as TVM's TensorIntrin. tensorize/schedule/tensorize.cpp has them.
 struct TensorIntrin {
@@ -64,8 +70,9 @@ struct TensorIntrin {
 };
 const std::vector<TensorIntrin>& tensor_intrinsics();
 const TensorIntrin* find_intrinsic(const std::string& name);  // null when unknown
-// The tile under LOOP (two loops around one block) replaced by the intrinsic's
-// implementation when it matches the description; else refused with the part that differs.
+// The tile under LOOP (two loops around one block), or the tile a blockized block BLOCK_o
+// holds, replaced by the intrinsic's implementation when it matches the description; else
+// refused with the part that differs. A blockized block is folded back into its tile.
 bool tensorize(tir::PrimFunc& f, const std::string& loop, const std::string& intrinsic,
                std::string* error);
 bool unroll(tir::PrimFunc& f, const std::string& loop, std::string* error);

@@ -236,6 +236,14 @@ std::string gen_fission(std::mt19937_64& rng, const View& v) {
   return "fission " + pick(rng, cands)->name;
 }
 
+// Blockize wants the outer loop of a tile: a loop with loops around it (the outermost
+// loop's tile is the whole nest, which is refused, a case worth trying too).
+std::string gen_blockize(std::mt19937_64& rng, const View& v) {
+  if (v.loops.empty()) return "";
+  auto cands = loops_where(rng, v, 80, [](const LoopInfo& l) { return l.depth >= 1; });
+  return "blockize " + pick(rng, cands)->name;
+}
+
 std::string gen_unroll(std::mt19937_64& rng, const View& v) {
   if (v.loops.empty()) return "";
   auto cands = loops_where(rng, v, 85, [](const LoopInfo& l) {
@@ -427,6 +435,7 @@ std::string random_step(const tir::PrimFunc& f, std::mt19937_64& rng,
       {5, gen_cache_write},
       {5, gen_decompose},
       {6, gen_rfactor},
+      {3, gen_blockize},
   };
   int total = 0;
   for (const Kind& k : kKinds) total += k.weight;

@@ -16,6 +16,7 @@
 //   compute_inline.cpp  compute_inline
 //   cache.cpp           cache_read, cache_write, compact_buffers
 //   reduction.cpp       decompose_reduction, rfactor
+//   blockize.cpp        blockize, and the helpers for blocks over tiles (nested blocks)
 //   tensorize.cpp       tensorize and the tensor intrinsics
 //   text.cpp            the text syntax (apply_step) and the Schedule history
 #pragma once
@@ -83,6 +84,13 @@ bool contains(const tir::Stmt* outer, const tir::Stmt* inner);
 // `base` if no loop on the path through `at` (the loops above it, it, and those inside it)
 // is named so, else base_1, base_2, ... `at` may be null: then all loops of f count.
 std::string fresh_loop_name(tir::PrimFunc& f, const tir::Stmt* at, const std::string& base);
+
+// ---- Blocks over tiles (blockize.cpp) -----------------------------------------------------
+// True when some block under `s` (s included) holds another block: what blockize makes.
+bool has_nested_block(const tir::Stmt* s);
+// Removes an outer block (no init, no predicate), its variables replaced by their bindings
+// in everything it held. False (and g unchanged) when `outer` is not such a block.
+bool flatten_block(tir::PrimFunc& g, tir::Stmt* outer);
 
 // ---- Statement surgery (helpers.cpp) -------------------------------------------------------
 // Inserts `s` before (or after) `at`, in the Seq holding it or in a new two-statement Seq.

@@ -74,10 +74,23 @@ bool tensorize(PrimFunc& f, const std::string& loop, const std::string& intrinsi
   }
   const std::string head = "cannot tensorize '" + loop + "' with " + intrinsic + ": ";
   return commit(f, error, [&](PrimFunc& g) {
-    LoopRef ref = find_loop(g, loop, error);
-    if (!ref.loop) return false;
+    Stmt* outer = nullptr;
+    if (Stmt* b = tir::find_block(g, loop)) {
+      // A block over a tile (blockize): the tile is what it holds. Its variables fold back
+      // into the tile first, so the result has one level of blocks again.
+      Stmt* first = only_child(b);
+      if (!has_nested_block(b) || !first || first->kind != StmtKind::For)
+        return fail(error, head + "block '" + loop + "' is not a block over a tile: blockize a "
+                               "tile's outer loop first (or name the loop)");
+      if (!flatten_block(g, b))
+        return fail(error, head + "block '" + loop + "' has an init or a predicate of its own");
+      outer = first;
+    } else {
+      LoopRef ref = find_loop(g, loop, error);
+      if (!ref.loop) return false;
+      outer = ref.loop;
+    }
     // The nest's shape: exactly two perfectly nested loops, then one block.
-    Stmt* outer = ref.loop;
     Stmt* inner = only_child(outer);
     if (!inner || inner->kind != StmtKind::For)
       return fail(error, head + "the description is two nested loops (i < " + std::to_string(in->m) +

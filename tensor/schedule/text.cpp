@@ -10,6 +10,7 @@
 
 #include "lang/text.h"
 #include "tensor/schedule.h"
+#include "tensor/schedule/internal.h"
 
 namespace descent::tensor {
 
@@ -155,7 +156,12 @@ const Primitive kPrimitives[] = {
        return sched::rfactor(f, a[0], a[1], e);
      },
      2, 2, false},
-    {"tensorize", "tensorize LOOP INTRINSIC",
+    {"blockize", "blockize LOOP",
+     [](tir::PrimFunc& f, const std::vector<std::string>& a, std::string* e) {
+       return sched::blockize(f, a[0], e);
+     },
+     1, 1, false},
+    {"tensorize", "tensorize LOOP|BLOCK INTRINSIC",
      [](tir::PrimFunc& f, const std::vector<std::string>& a, std::string* e) {
        return sched::tensorize(f, a[0], a[1], e);
      },
@@ -205,6 +211,20 @@ bool apply_step(tir::PrimFunc& f, std::string_view step, std::string* canonical,
                                  : args.size() >= prim->min_args && args.size() <= prim->max_args;
   if (!count_ok) {
     *error = std::string("usage: ") + prim->usage;
+    return false;
+  }
+  // A block over a tile (blockize) is a second level of blocks, which only the steps that
+  // change loop kinds and tensorize (which folds it back) understand. The others reason
+  // about the loops around one block and would misread the tile's bindings.
+  static const std::set<std::string> kAfterBlockize = {"blockize", "tensorize", "unroll",
+                                                       "vectorize", "parallel", "bind"};
+  if (!kAfterBlockize.count(prim->name) && sched::has_nested_block(f.body.get())) {
+    std::string outer;
+    for (const auto& site : tir::blocks(f))
+      if (outer.empty() && sched::has_nested_block(site.block)) outer = site.block->name;
+    *error = std::string("cannot ") + prim->name + " while block '" + outer +
+             "' is a block over a tile (blockize): only tensorize, unroll, vectorize, parallel "
+             "and bind apply until it is tensorized; do this step before the blockize";
     return false;
   }
   if (!prim->run(f, args, error)) return false;

@@ -79,27 +79,34 @@ TEST_CASE("tensorize: the tile becomes the intrinsic's implementation, and compu
   CHECK(kernel_cost(s.func()).flops == doctest::Approx(kernel_cost(f).flops));
 }
 
-TEST_CASE("tensorize: compiled for the cpu (llvm.fma) and OpenCL (fma on floatN), checked") {
-  Session session;
+// matmul 64 with `schedule` run on the cpu and on OpenCL, each checked against the reference
+// interpreter. Only a machine without an OpenCL device skips that half: a device that fails
+// is a failure. False when OpenCL was skipped.
+bool run_everywhere(Session& session, const std::string& schedule) {
   std::string error;
   REQUIRE_MESSAGE(session.select_kernel("matmul", {{"n", 64}, {"k", 64}, {"m", 64}}, &error), error);
-  REQUIRE_MESSAGE(session.schedule_text(std::string(kTile) + "tensorize C.i_1 cpu.fma_8x16\n", &error), error);
-  CHECK(contains(session.kernel_view("llvm").text, "@llvm.fma.v16f32"));
+  REQUIRE_MESSAGE(session.schedule_text(schedule, &error), error);
   Session::KernelRun cpu = session.run_kernel("cpu", true);
   INFO(cpu.error);
   CHECK(cpu.ok);
   CHECK(cpu.checked);
-  // Only a machine without an OpenCL device skips this half: a device that fails is a failure.
   std::string no_device;
   if (!tensor::find_backend("opencl")->open(&no_device)) {
     MESSAGE("no OpenCL device: " << no_device);
-    return;
+    return false;
   }
   Session::KernelRun ocl = session.run_kernel("opencl", true);
   INFO(ocl.error);
   CHECK(ocl.ok);
   CHECK(ocl.checked);
-  CHECK(contains(session.kernel_view("opencl").text, "fma((float16)("));
+  return true;
+}
+
+TEST_CASE("tensorize: compiled for the cpu (llvm.fma) and OpenCL (fma on floatN), checked") {
+  Session session;
+  bool opencl = run_everywhere(session, std::string(kTile) + "tensorize C.i_1 cpu.fma_8x16\n");
+  CHECK(contains(session.kernel_view("llvm").text, "@llvm.fma.v16f32"));
+  if (opencl) CHECK(contains(session.kernel_view("opencl").text, "fma((float16)("));
 }
 
 TEST_CASE("tensorize: each part of the description that differs is named") {
@@ -163,4 +170,97 @@ TEST_CASE("tensor intrinsics: each a description paired with an implementation")
   REQUIRE(ocl);
   CHECK(contains(ocl->implementation, "float8"));
   CHECK(sched::find_intrinsic("gpu.fma_8x16") == nullptr);
+}
+
+// ---- blockize: a tile made one block, the unit tensorize replaces -----------------------------
+
+TEST_CASE("blockize: the tile becomes block C_o over tiles, computing the same everywhere") {
+  tir::PrimFunc f = matmul64();
+  Schedule s(f);
+  std::string error;
+  REQUIRE_MESSAGE(s.apply_text(std::string(kTile) + "blockize C.i_1\n", &error), error);
+  std::string text = tir::print_script(s.func());
+  INFO(text);
+  // The outer block chooses the tile (the loops outside it), the inner one the position.
+  CHECK(contains(text, "with T.block(\"C_o\"):\n"));
+  CHECK(contains(text, "vi_o, vj_o, vr_o = T.axis.remap(\"SSR\", [i_0, j_0, r])\n"));
+  CHECK(contains(text, "vi = T.axis.spatial(64, vi_o * 8 + i_1)\n"));
+  CHECK(contains(text, "vj = T.axis.spatial(64, vj_o * 16 + j_1)\n"));
+  CHECK(contains(text, "vr = T.axis.reduce(64, vr_o)\n"));
+  CHECK(text.find("for i_1, j_1 in T.grid(8, 16):", text.find("with T.block(\"C_o\")")) != std::string::npos);
+  CHECK(contains(s.trace(), "blockize C.i_1\n"));
+  CHECK(contains(tir::print_c(s.func()), "block C_o"));
+  // Exactly the numbers of the nest before (nothing is reordered), and the same flop count.
+  std::vector<Tensor> in = descent::testing::inputs_for(f);
+  Tensor want, got;
+  REQUIRE_MESSAGE(tir::interpret(f, descent::testing::pointers(in), &want, &error), error);
+  REQUIRE_MESSAGE(tir::interpret(s.func(), descent::testing::pointers(in), &got, &error), error);
+  std::string why;
+  CHECK_MESSAGE(allclose(want, got, 0.0, &why), why);
+  CHECK(kernel_cost(s.func()).flops == doctest::Approx(kernel_cost(f).flops));
+}
+
+TEST_CASE("blockize: compiled for the cpu and OpenCL with the block left in, checked") {
+  Session session;
+  run_everywhere(session, std::string(kTile) + "blockize C.i_1\nvectorize C.j_1\nparallel C.i_0\n");
+  CHECK(contains(session.kernel_view("tir").text, "with T.block(\"C_o\")"));
+}
+
+TEST_CASE("blockize then tensorize the block: the same nest as tensorizing the loop") {
+  tir::PrimFunc f = matmul64();
+  Schedule by_loop(f), by_block(f);
+  std::string error;
+  REQUIRE_MESSAGE(by_loop.apply_text(std::string(kTile) + "tensorize C.i_1 cpu.fma_8x16\n", &error), error);
+  REQUIRE_MESSAGE(by_block.apply_text(std::string(kTile) + "blockize C.i_1\ntensorize C_o cpu.fma_8x16\n", &error),
+                  error);
+  // The block's variables fold back into the tile: one level of blocks again, and every
+  // primitive applies afterwards.
+  CHECK(tir::print_script(by_block.func()) == tir::print_script(by_loop.func()));
+  CHECK_MESSAGE(by_block.apply("parallel C.i_0", &error), error);
+  CHECK_MESSAGE(by_block.apply("split C.j_0 2", &error), error);
+  // A loop inside the blockized tile may be named too (the block stays).
+  Schedule inside(f);
+  REQUIRE_MESSAGE(inside.apply_text(std::string(kTile) + "blockize C.i_1\ntensorize C.i_1 cpu.fma_8x16\n", &error),
+                  error);
+  std::string text = tir::print_script(inside.func());
+  CHECK(contains(text, "with T.block(\"C_o\")"));
+  CHECK(contains(text, "# tensorized: cpu.fma_8x16\n"));
+  std::vector<Tensor> in = descent::testing::inputs_for(f);
+  Tensor want, got;
+  REQUIRE_MESSAGE(tir::interpret(f, descent::testing::pointers(in), &want, &error), error);
+  REQUIRE_MESSAGE(tir::interpret(inside.func(), descent::testing::pointers(in), &got, &error), error);
+  std::string why;
+  CHECK_MESSAGE(allclose(want, got, 1e-4, &why), why);
+}
+
+TEST_CASE("blockize: a binding that does not split, a tile that is not whole, and the rest refused") {
+  // The whole nest is no tile: nothing outside chooses one.
+  CHECK(refusal("blockize C.i\n") ==
+        "line 1: cannot blockize 'C.i': no iteration variable of block 'C' depends on the loops "
+        "outside the tile: the whole nest is the tile");
+  // A split that does not divide: a predicate guards the tile's edge.
+  CHECK(contains(refusal("split i 10\nblockize i_1\n"), "cannot blockize 'i_1': a predicate guards block 'C'"));
+  // Not a perfect nest down to one block.
+  tir::PrimFunc mm_relu = lower_kernel_text(descent::testing::kMmRelu);
+  CHECK(contains(refusal("blockize i\n", mm_relu), "loop 'i' is ambiguous"));
+  CHECK(contains(refusal(std::string(kTile) + "blockize C.j_0\n"),
+                 "cannot blockize 'C.j_0': the loops under it must lead to exactly one block (a perfect nest)"));
+  // A fused loop mixes the tile and the loops outside it.
+  CHECK(contains(refusal("fuse i j\nsplit i_j_fused 32\nblockize i_j_fused_1\n"),
+                 "iteration variable 'vi' ((i_j_fused_0 * 32 + i_j_fused_1) // 64) does not split into "
+                 "tile and position"));
+
+  // Twice: a tile inside a block over tiles.
+  CHECK(contains(refusal("tile i j 8 16\nblockize i_1\nblockize j_1\n"),
+                 "cannot blockize 'j_1': it is already inside block 'C_o'"));
+  // Until it is tensorized, the steps that reason about one level of blocks refuse.
+  CHECK(refusal("tile i j 8 16\nblockize i_1\nsplit i_0 2\n") ==
+        "line 1: cannot split while block 'C_o' is a block over a tile (blockize): only tensorize, "
+        "unroll, vectorize, parallel and bind apply until it is tensorized; do this step before the blockize");
+  // The reduction's loop is outside the tile: it may not run in parallel, as before.
+  CHECK(contains(refusal("tile i j 8 16\nreorder i_0 j_0 r i_1 j_1\nblockize i_1\nparallel r\n"),
+                 "it carries the reduction of block 'C_o' (reduce axis vr_o)"));
+  // tensorize of a block that holds no tile.
+  CHECK(contains(refusal(std::string(kTile) + "tensorize C cpu.fma_8x16\n"),
+                 "block 'C' is not a block over a tile: blockize a tile's outer loop first"));
 }
