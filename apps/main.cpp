@@ -484,6 +484,10 @@ int main(int argc, char** argv) {
   dump->add_option("--function", dump_function, "code stages: only this function's code (like dis.dis(fib))");
   dump->add_flag("--no-encodings", no_encodings, "asm: without each instruction's encoded bytes");
   dump->add_flag("--directives", directives, "asm: keep the assembler directives (.text, .p2align, .cfi_*, .loc, ...)");
+  std::string domain = "intervals";
+  std::vector<std::string> domain_names;
+  for (auto d : analysis::all_domains()) domain_names.push_back(analysis::domain_name(d));
+  dump->add_option("--domain", domain, "analysis: the abstract domain, " + join(domain_names) + " (default intervals)");
   run->add_option("-O", opt, "optimisation level 0..3 for --engine jit (default 2)");
 
   std::string output;
@@ -810,6 +814,12 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "error: unknown stage '{}' ({})\n", stage, stage_help);
       return kUsageError;
     }
+    analysis::Domain d;
+    if (!analysis::parse_domain(domain, &d)) {
+      fmt::print(stderr, "error: unknown domain '{}' (domains: {})\n", domain, join(domain_names));
+      return kUsageError;
+    }
+    session.set_analysis_domain(d);
     std::string text;
     if (!read_or_say(file, &text)) return 2;
     Outcome o = session.compile(std::move(text), file);

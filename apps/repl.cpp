@@ -297,6 +297,33 @@ const std::vector<Repl::Command>& Repl::command_table() {
          r.out_ << "trace " << (r.trace_ ? "on" : "off") << '\n';
          if (r.trace_) r.note_untraced();
        }},
+      {":analyze", "[constants|signs|intervals|product] [states|multiply]",
+       "abstract interpretation of the last input: facts per line and alarms (states: per block)",
+       [](Repl& r, const Call& c) {
+         std::string view = "analysis";
+         for (size_t i = 1; i < c.words.size(); ++i) {
+           analysis::Domain d;
+           if (analysis::parse_domain(c.words[i], &d)) r.session_.set_analysis_domain(d);
+           else if (c.words[i] == "states") view = "analysis-cfg";
+           else if (c.words[i] == "multiply") view = "analysis-mul";
+           else {
+             r.err_ << "error: usage: :analyze [constants|signs|intervals|product] [states|multiply]\n";
+             return;
+           }
+         }
+         r.show_stage(view, Format::Text);
+       },
+       [](const Session&, const Words& w) {
+         Words v = {"states", "multiply"};
+         for (auto d : analysis::all_domains()) v.push_back(analysis::domain_name(d));
+         return w.size() <= 2 ? v : Words{};
+       }},
+      {":cfg", "[dot]", "the control-flow graph of the last input (what :analyze walks)",
+       [](Repl& r, const Call& c) {
+         Format f = Format::Text;
+         if (format_arg(r.err_, c.words, 1, &f)) r.show_stage("cfg", f);
+       },
+       first<format_names>},
       {":compare", "", "run the last input on every engine: output, steps, time",
        [](Repl& r, const Call&) { r.compare(); }},
       {":llvm", "[opt] [FUNCTION]",

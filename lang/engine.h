@@ -59,6 +59,10 @@ struct RunOptions {
   OutputSink trace;         // VMs: one line per executed instruction (state after it); null: off
   // VMs: the same, as data (the stack or registers after each instruction); null: off.
   std::function<void(const TraceStep&)> trace_steps;
+  // The AST walker only: every value a statement gives its variable (an assignment: the value
+  // after it; a for loop: the loop variable at each iteration's start). What the abstract
+  // interpretation's soundness test compares with the analysed facts. Null: off.
+  std::function<void(const Stmt&, Value)> observe;
   // Where Tensor and Shape values live (engines whose runs_tensors() is true). Null: tensor code fails with
   // the runtime error "tensor code needs a tensor runtime".
   TensorRuntime* tensors = nullptr;

@@ -137,6 +137,7 @@ class Walker final : public Engine {
         int64_t lo = eval(*s.expr).i, hi = eval(*s.expr2).i;
         for (int64_t i = lo; i < hi; ++i) {
           set(s.storage, s.slot, Value::of_int(i));
+          if (opts_->observe) opts_->observe(s, Value::of_int(i));
           Flow f = exec_block(s.body);
           if (f == Flow::Break) break;
           if (f == Flow::Return) return f;
@@ -168,6 +169,7 @@ class Walker final : public Engine {
       v = arith(s.assign_op, s.var_type, cur, v, s.op_loc);
     }
     set(s.storage, s.slot, v);
+    if (opts_->observe) opts_->observe(s, v);
   }
 
   // ---- expressions ----

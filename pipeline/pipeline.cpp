@@ -61,6 +61,8 @@ struct Session::Unit {
   }
   std::vector<llvmbe::PassSnapshot> snaps;
   int snaps_opt = -1;
+  std::map<analysis::Domain, std::shared_ptr<const analysis::Result>> analyses;
+  size_t globals_before = 0;  // the Module's globals before this input (earlier lines')
 };
 
 Session::Session() : tensors_(std::make_unique<tensor::GraphRuntime>()) {
@@ -217,6 +219,20 @@ const std::vector<Session::StageEntry>& Session::stage_table() {
     return s.graph_view(
         s.tensors_->last_evaluation().executed.nodes.empty() ? "pending" : "executed", format);
   };
+  auto analysis_view = [](const Session& s, std::string_view name, Format format, const CodeScope*) {
+    StageResult r;
+    auto result = s.analyze();
+    if (!result) {
+      r.text = "the input has errors, so it was not analysed";
+      return r;
+    }
+    r.ok = true;
+    if (name == "cfg") r.text = format == Format::Dot ? analysis::cfg_dot(result->cfg) : analysis::cfg_text(result->cfg);
+    else if (name == "analysis-mul") r.text = result->multiplication_report();
+    else if (name == "analysis-cfg") r.text = analysis::format_block_states(*result);
+    else r.text = analysis::format_report(*result, *s.last_->source);
+    return r;
+  };
   static const std::vector<StageEntry> t = {
       {{"tokens", "the lexer's tokens, one per line with line:col"}, tokens},
       {{"ast", "the syntax tree after semantic analysis (types, promotions)"}, tree},
@@ -237,6 +253,14 @@ const std::vector<Session::StageEntry>& Session::stage_table() {
       {{"mir", "machine IR after instruction selection (finalize-isel), for the target"}, llvm, true},
       {{"mir-regalloc", "machine IR after register allocation, for the target"}, llvm, true},
       {{"asm", "assembly for the target, each instruction with its encoded bytes (no directives)"}, llvm, true},
+      {{"cfg", "the control-flow graph the analysis walks: basic blocks per function (text or DOT)"},
+       analysis_view},
+      {{"analysis", "abstract interpretation: the facts after each line, then the alarms (--domain)"},
+       analysis_view},
+      {{"analysis-cfg", "the control-flow graph with the state at each block's entry (the fixpoint)"},
+       analysis_view},
+      {{"analysis-mul", "does each function multiply? a '*' in its tree vs a multiplication that runs"},
+       analysis_view},
       {{"graph", "the tensor dataflow graph as the last evaluation ran it (after graph passes)"},
        graph},
   };
@@ -272,6 +296,7 @@ Outcome Session::compile(std::string source, std::string name) {
     // Type errors after a syntax error would mostly be echoes of it: report syntax first.
     std::vector<uint32_t> kernel_versions;
     for (const auto& k : module_.kernels) kernel_versions.push_back(k.version);
+    unit->globals_before = module_.globals.size();
     if (unit->parsed) {
       globals_.resize(module_.globals.size());
       unit->checked = check(*unit->program, module_, globals_.defined, out.diagnostics,
@@ -451,6 +476,20 @@ StageResult Session::stage(std::string_view name, Format format, std::string_vie
              (guess.empty() ? "" : "did you mean '" + guess + "'? ") + "stages: " + join(known) + ")";
     return r;
   });
+}
+
+std::shared_ptr<const analysis::Result> Session::analyze(std::optional<analysis::Domain> domain) const {
+  if (!last_ || !last_->checked || !last_->program) return nullptr;
+  analysis::Domain d = domain.value_or(analysis_domain_);
+  auto& slot = last_->analyses[d];
+  if (!slot)
+    slot = on_big_stack([&] {
+      analysis::Options o;
+      o.domain = d;
+      o.first_new_global = last_->globals_before;
+      return std::make_shared<const analysis::Result>(analysis::analyze(*last_->program, module_, o));
+    });
+  return slot;
 }
 
 std::vector<PassInfo> Session::passes() const {

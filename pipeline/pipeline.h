@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/analysis.h"
 #include "lang/engine.h"
 #include "lang/module.h"
 #include "lang/token.h"
@@ -172,6 +173,15 @@ class Session {
   // triple (or alias: x86-64, aarch64, riscv64, wasm32; "" = this machine) of asm/mir.
   bool set_opt_level(int level);
   int opt_level() const { return opt_level_; }
+  // The abstract domain of the "analysis" stage (constants, signs, intervals, product;
+  // default intervals).
+  void set_analysis_domain(analysis::Domain d) { analysis_domain_ = d; }
+  analysis::Domain analysis_domain() const { return analysis_domain_; }
+  // The abstract interpretation of the last input (its top-level code and the functions it
+  // can call) in a domain (default: analysis_domain()): facts per line, alarms, the control-
+  // flow graph, every block's entry state and the solver's steps. Null when the input did
+  // not check. Computed once per input and domain.
+  std::shared_ptr<const analysis::Result> analyze(std::optional<analysis::Domain> domain = {}) const;
   bool set_target(const std::string& target, std::string* error);
   const std::string& target() const { return target_; }
   static std::vector<std::string> targets();
@@ -477,6 +487,7 @@ class Session {
   std::vector<int64_t> set_aside_tensors_;
   int num_registers_ = 16;
   int opt_level_ = 2;
+  analysis::Domain analysis_domain_ = analysis::Domain::Intervals;
   std::string target_;
   AsmOptions asm_options_;
   std::string engine_ = "ast";

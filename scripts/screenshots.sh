@@ -26,6 +26,10 @@ shot machine examples/tour.ds   --pane machine --do "machine view asm"
 shot machine_compare examples/tour.ds --pane machine --do "machine view asm" \
   --do "machine function fib" --do "machine encodings off" --do "machine target x86-64" \
   --do "machine compare aarch64"
+# The analysis pane at the solver step that widens the while loop's head (B5): k jumps from
+# [0, 1] towards +inf; narrowing later wins back k in [1, 100].
+shot analysis examples/analysis.ds --pane analysis --do "analysis step block 5" \
+                                 --do "analysis step block 5"
 shot graph   examples/mlp.ds    --pane graph --do "graph pass fuse_elementwise"
 shot digits  examples/mlp_digits/mlp_digits.ds --pane graph --do "graph pass fuse_elementwise"
 shot loops   examples/tour.ds   --pane loops --do "loops kernel matmul m=64 n=64 k=64" \

@@ -451,10 +451,21 @@ void App::draw() {
     auto tab_width = [&](const char* label) {
       return ImGui::CalcTextSize(label).x + 2 * style.FramePadding.x + style.ItemInnerSpacing.x;
     };
-    float full = 0;
+    float full = 0, short_text = 0, padding = 0;
     for (auto& p : panes_)
-      if (std::string_view(p->name()) != "source") full += tab_width(p->title());
-    bool use_short = full > ImGui::GetContentRegionAvail().x;
+      if (std::string_view(p->name()) != "source") {
+        full += tab_width(p->title());
+        short_text += ImGui::CalcTextSize(p->short_title()).x;
+        padding += tab_width("");
+      }
+    const float bar = ImGui::GetContentRegionAvail().x;
+    bool use_short = full > bar;
+    // When even the short titles do not fit (a projector's font, twelve tabs), their text
+    // gets smaller, down to three quarters: a tab narrower than its label cut it off. The
+    // margin covers what tab_width() leaves out (ImGui adds a pixel a tab, and rounds).
+    float label_scale = 1;
+    if (use_short && padding + short_text > bar && short_text > 0)
+      label_scale = std::clamp((bar - padding - em(12)) / short_text, 0.75f, 1.f);
     tab_places_.clear();
     tab_bar_x0_ = ImGui::GetCursorScreenPos().x;
     tab_bar_x1_ = tab_bar_x0_ + ImGui::GetContentRegionAvail().x;
@@ -465,10 +476,14 @@ void App::draw() {
         if (select_request_ && selected_ == p->name()) tf |= ImGuiTabItemFlags_SetSelected;
         // "###name": the tab keeps its identity when its label changes.
         std::string label = use_short ? p->short_title() : p->title();
+        if (label_scale < 1) ImGui::SetWindowFontScale(label_scale);
         bool open = ImGui::BeginTabItem((label + "###" + p->name()).c_str(), nullptr, tf);
         tab_places_.push_back({p->name(), label, ImGui::GetItemRectMin().x,
                                ImGui::GetItemRectMax().x,
                                ImGui::CalcTextSize(label.c_str()).x + 2 * style.FramePadding.x});
+        // Back to full size before the pane draws: a child window's font scale is its
+        // parent's times its own.
+        if (label_scale < 1) ImGui::SetWindowFontScale(1);
         if (use_short && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p->title());
         if (open) {
           if (!select_request_) selected_ = p->name();

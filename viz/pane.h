@@ -40,13 +40,14 @@ class Pane {
   virtual std::string caption() const { return ""; }
 };
 
-// Every pane, in tab order: source, tokens, ast, stack, reg, llvm, machine, graph, loops,
+// Every pane, in tab order: source, tokens, ast, analysis, stack, reg, llvm, machine, graph, loops,
 // tune, bench, labs. The source pane is the editor the app keeps on the left.
 std::vector<std::unique_ptr<Pane>> make_panes();
 
 std::unique_ptr<Pane> make_source_pane();
 std::unique_ptr<Pane> make_tokens_pane();
 std::unique_ptr<Pane> make_ast_pane();
+std::unique_ptr<Pane> make_analysis_pane();
 std::unique_ptr<Pane> make_stack_pane();
 std::unique_ptr<Pane> make_reg_pane();
 std::unique_ptr<Pane> make_llvm_pane();

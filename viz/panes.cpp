@@ -7,6 +7,7 @@ std::vector<std::unique_ptr<Pane>> make_panes() {
   p.push_back(make_source_pane());
   p.push_back(make_tokens_pane());
   p.push_back(make_ast_pane());
+  p.push_back(make_analysis_pane());
   p.push_back(make_stack_pane());
   p.push_back(make_reg_pane());
   p.push_back(make_llvm_pane());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <numeric>
 
 namespace descent::viz {
@@ -221,18 +222,64 @@ int DrawGraph(const char* id, const GraphLayout& layout, const std::vector<ImVec
               std::vector<char>* drawn) {
   int hovered = -1;
   if (drawn) drawn->assign(sizes.size(), 0);
+  const int n = static_cast<int>(sizes.size());
+  // Back edges (see the header): each runs up a lane right of every box in the layers it
+  // spans, a longer loop further out, so nested loops' edges nest instead of overlapping.
+  // Its horizontal runs go through the empty gaps between layers, never through a box.
+  const bool layered = layout.layer.size() >= sizes.size() && layout.pos.size() >= sizes.size();
+  auto is_back = [&](int a, int b) {
+    return a == b || (layered && layout.layer[b] <= layout.layer[a]);
+  };
+  // Each layer's right edge (of its rightmost box), top and bottom.
+  std::vector<float> layer_right, layer_top, layer_bottom;
+  if (layered)
+    for (int v = 0; v < n; ++v) {
+      size_t l = static_cast<size_t>(std::max(0, layout.layer[v]));
+      if (layer_right.size() <= l) {
+        layer_right.resize(l + 1, 0);
+        layer_top.resize(l + 1, 1e30f);
+        layer_bottom.resize(l + 1, -1e30f);
+      }
+      layer_right[l] = std::max(layer_right[l], layout.pos[v].x + sizes[v].x);
+      layer_top[l] = std::min(layer_top[l], layout.pos[v].y);
+      layer_bottom[l] = std::max(layer_bottom[l], layout.pos[v].y + sizes[v].y);
+    }
+  const int layers = static_cast<int>(layer_right.size());
+  // The y of the gap below layer l (-1: above it), in layout space.
+  auto gap_below = [&](int l) {
+    size_t i = static_cast<size_t>(l);
+    return l + 1 < layers && layer_top[i + 1] > layer_bottom[i] ? (layer_bottom[i] + layer_top[i + 1]) / 2
+                                                                 : layer_bottom[i] + 10;
+  };
+  auto gap_above = [&](int l) {
+    size_t i = static_cast<size_t>(l);
+    return l > 0 && layer_bottom[i - 1] < layer_top[i] ? (layer_bottom[i - 1] + layer_top[i]) / 2
+                                                       : layer_top[i] - 6;
+  };
+  std::vector<float> lane(edges.size(), -1);  // layout x of a back edge's lane, -1: none
+  float width = layout.size.x, height = layout.size.y;
+  for (size_t e = 0; e < edges.size(); ++e) {
+    auto [a, b] = edges[e];
+    if (a < 0 || b < 0 || a >= n || b >= n || !layered || !is_back(a, b)) continue;
+    int lo = layout.layer[b], hi = layout.layer[a];
+    if (lo < 0 || hi >= layers) continue;
+    float x = 0;
+    for (int l = lo; l <= hi; ++l) x = std::max(x, layer_right[static_cast<size_t>(l)]);
+    lane[e] = x + 14 + 10 * static_cast<float>(std::min(hi - lo, 6));
+    width = std::max(width, lane[e] + 6);
+    height = std::max(height, gap_below(hi) + 4);
+  }
   // The scroll range from the start: a scroll the caller asks for on the first frame (the
   // AST graph opening at its root) would otherwise be clamped to the empty content of a
   // window that has not drawn yet.
-  ImGui::SetNextWindowContentSize(ImVec2(layout.size.x + 16, layout.size.y + 16));
+  ImGui::SetNextWindowContentSize(ImVec2(width + 16, height + 16));
   ImGui::BeginChild(id, size, true, ImGuiWindowFlags_HorizontalScrollbar);
   ImVec2 origin = ImGui::GetCursorScreenPos();
   origin.x += 8, origin.y += 8;
   // Centre a small graph in the view.
   float avail = ImGui::GetContentRegionAvail().x;
-  if (layout.size.x + 16 < avail) origin.x += (avail - layout.size.x - 16) / 2;
+  if (width + 16 < avail) origin.x += (avail - width - 16) / 2;
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const int n = static_cast<int>(sizes.size());
   ImU32 edge_col = IM_COL32(110, 110, 110, 255);
   // Only what is in view is drawn: a big program's graph has thousands of nodes.
   ImVec2 clip_min = dl->GetClipRectMin(), clip_max = dl->GetClipRectMax();
@@ -243,6 +290,37 @@ int DrawGraph(const char* id, const GraphLayout& layout, const std::vector<ImVec
   for (size_t e = 0; e < edges.size(); ++e) {
     auto [a, b] = edges[e];
     if (a < 0 || b < 0 || a >= n || b >= n) continue;
+    if (lane[e] >= 0) {
+      // Down out of the source's bottom (right of centre, where no forward edge leaves), right
+      // along the gap below its layer, up the lane, left along the gap above the target's
+      // layer, down into the target's top (right of centre, where no forward edge arrives).
+      int la = layout.layer[a], lb = layout.layer[b];
+      float xa = origin.x + layout.pos[a].x + sizes[a].x * 0.8f;
+      float xb = origin.x + layout.pos[b].x + sizes[b].x * 0.8f;
+      float ya = origin.y + layout.pos[a].y + sizes[a].y, yb = origin.y + layout.pos[b].y;
+      float below = origin.y + gap_below(la), above = origin.y + gap_above(lb);
+      float x = origin.x + lane[e];
+      if (!visible(ImVec2(std::min(xa, xb), above), ImVec2(x, below))) continue;
+      const ImVec2 pts[] = {ImVec2(xa, ya), ImVec2(xa, below), ImVec2(x, below), ImVec2(x, above),
+                            ImVec2(xb, above), ImVec2(xb, yb)};
+      // Rounded corners: a straight run to near each corner, a quadratic curve round it.
+      dl->PathLineTo(pts[0]);
+      for (size_t k = 1; k + 1 < std::size(pts); ++k) {
+        ImVec2 p = pts[k], in = pts[k - 1], out = pts[k + 1];
+        auto dist = [](ImVec2 u, ImVec2 v) { return std::hypot(u.x - v.x, u.y - v.y); };
+        float r = std::min({8.f, dist(p, in) / 2, dist(p, out) / 2});
+        auto toward = [&](ImVec2 from, ImVec2 to) {
+          float d = std::max(dist(from, to), 1e-3f);
+          return ImVec2(from.x + (to.x - from.x) * r / d, from.y + (to.y - from.y) * r / d);
+        };
+        dl->PathLineTo(toward(p, in));
+        dl->PathBezierQuadraticCurveTo(p, toward(p, out), 6);
+      }
+      dl->PathLineTo(ImVec2(xb, yb - 7));
+      dl->PathStroke(edge_col, 0, 1.5f);
+      dl->AddTriangleFilled(ImVec2(xb, yb), ImVec2(xb - 4, yb - 8), ImVec2(xb + 4, yb - 8), edge_col);
+      continue;
+    }
     ImVec2 pa(origin.x + layout.pos[a].x + sizes[a].x / 2, origin.y + layout.pos[a].y + sizes[a].y);
     ImVec2 pb(origin.x + layout.pos[b].x + sizes[b].x / 2, origin.y + layout.pos[b].y);
     if (!visible(pa, pb)) continue;
@@ -277,9 +355,24 @@ int DrawGraph(const char* id, const GraphLayout& layout, const std::vector<ImVec
     if (s.highlight || hover) dl->AddRectFilled(a, b, colors::highlight(), 4);
     dl->AddRect(a, b, s.border ? s.border : IM_COL32(60, 60, 60, 255), 4, 0,
                 s.highlight ? 2.5f : s.border ? 2.f : 1.f);
-    dl->AddText(ImVec2(a.x + 8, a.y + 5), IM_COL32(20, 20, 20, 255), s.label.c_str());
+    const ImU32 ink = IM_COL32(20, 20, 20, 255);
+    if (s.line_colors.empty()) {
+      dl->AddText(ImVec2(a.x + 8, a.y + 5), ink, s.label.c_str());
+    } else {
+      // Line by line, each in its colour, at the line height node_size() measured with.
+      float y = a.y + 5;
+      size_t start = 0;
+      for (size_t line = 0; start <= s.label.size(); ++line) {
+        size_t end = s.label.find('\n', start);
+        if (end == std::string::npos) end = s.label.size();
+        ImU32 c = line < s.line_colors.size() && s.line_colors[line] ? s.line_colors[line] : ink;
+        dl->AddText(ImVec2(a.x + 8, y), c, s.label.data() + start, s.label.data() + end);
+        y += ImGui::GetFontSize();
+        start = end + 1;
+      }
+    }
   }
-  ImGui::Dummy(ImVec2(layout.size.x + 16, layout.size.y + 16));
+  ImGui::Dummy(ImVec2(width + 16, height + 16));
   ImGui::EndChild();
   return hovered;
 }

@@ -81,8 +81,14 @@ struct GraphNodeStyle {
   ImU32 fill = 0;      // 0: the default
   ImU32 border = 0;
   bool highlight = false;
+  // The colour of each line of the label (missing or 0: the dark default), so one box can
+  // tell a heading, facts and code apart (the analysis pane's basic blocks).
+  std::vector<ImU32> line_colors;
 };
 // Draws a laid-out graph in a scrolling child window; edges are curves with arrowheads.
+// An edge that does not point down (its target's layer is not below its source's: a loop's
+// back edge, left out of the edges given to layered_layout) goes round the right-hand side of
+// the boxes between its ends, through the gaps between layers, instead of up through them.
 // Returns the node under the mouse, or -1. drawn (optional): which nodes were in view and
 // drawn this frame.
 int DrawGraph(const char* id, const GraphLayout& layout, const std::vector<ImVec2>& sizes,

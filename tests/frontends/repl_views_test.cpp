@@ -161,3 +161,33 @@ TEST_CASE("did you mean: misspelt commands, stages and engines") {
   h.feed(":qwertyuiop");
   CHECK(contains(h.take_err(), "unknown command ':qwertyuiop' (try :help)"));
 }
+
+TEST_CASE(":analyze and :cfg: the abstract interpretation of the last input, in each domain") {
+  fe::ReplHarness h;
+  h.feed("fn f(n: int) -> int { return n * 2 }");
+  h.feed("s = 0; for i in 0..10 { s = f(i) }");
+  h.feed(":analyze");
+  std::string facts = h.take_out();
+  CHECK(contains(facts, "facts after each line (intervals):"));
+  CHECK(contains(facts, "# s = 0; i in [0, 9]; s in [0, 18]"));
+  h.feed(":analyze signs");
+  CHECK(contains(h.take_out(), "facts after each line (signs):"));
+  h.feed(":analyze states");  // the domain stays signs
+  std::string states = h.take_out();
+  CHECK(contains(states, "(for.head, loop head)"));
+  h.feed(":analyze multiply");
+  CHECK(contains(h.take_out(), "fn f: syntactically multiplies"));
+  h.feed(":cfg");
+  CHECK(contains(h.take_out(), "if i.next < i.end -> B"));
+  h.feed(":cfg dot");
+  CHECK(contains(h.take_out(), "digraph cfg {"));
+  CHECK(h.take_err().empty());
+  h.feed(":analyze octagons");
+  CHECK(contains(h.take_err(), "usage: :analyze [constants|signs|intervals|product] [states|multiply]"));
+  // An input that did not check has nothing to analyse, and the REPL goes on.
+  h.feed("y = undefined_name + 1");
+  h.take_err();
+  h.feed(":analyze");
+  CHECK(contains(h.take_err() + h.take_out(), "the input has errors, so it was not analysed"));
+  CHECK(h.repl.complete(":analyze ", "pr") == std::vector<std::string>{"product"});
+}

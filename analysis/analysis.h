@@ -1,0 +1,131 @@
+// Abstract interpretation: what a program computes, found without running it.
+//
+//   ProgramCfg cfg = build_cfg(program, module);        // analysis/cfg.h
+//   Result r = analyze(program, module, {Domain::Intervals});
+//   r.facts_at_line(3)   -> {"i in [0, 9]"}
+//   r.alarms             -> division by zero (definite / possible), ...
+//
+// The analysis runs every function of the program over abstract values (analysis/value.h)
+// instead of numbers: each basic block's entry state is the join of what its predecessors
+// hand it, loop heads widen so that a counter that keeps growing reaches a fixpoint at once,
+// and a narrowing pass then wins back the bounds the loop tests imply. Functions are
+// analysed once for all their calls (context-insensitive): a function's parameters hold the
+// join of the arguments of every call, its result the join of every return; recursion
+// iterates these summaries to a fixpoint too (widened after a few rounds).
+//
+// Soundness is the contract: every value the AST walker computes at a program point lies
+// inside the analysed fact for that point (Result::admits; tests/analysis checks it on
+// thousands of random programs). Precision is what the domains trade: constants know one
+// value or nothing, signs know < 0 / = 0 / > 0, intervals know bounds, the product knows both.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/cfg.h"
+#include "analysis/value.h"
+#include "lang/ast.h"
+#include "lang/module.h"
+
+namespace descent::analysis {
+
+struct Options {
+  Domain domain = Domain::Intervals;
+  size_t max_trace = 5000;  // solver steps kept for stepping through (the visualizer)
+  // Globals with a smaller index existed before this input (a REPL's earlier lines): they
+  // may hold any value when it starts. The others are this input's own, unassigned at first.
+  size_t first_new_global = 0;
+};
+
+// What the facts say may go wrong. Errors are the language's runtime errors; warnings are
+// facts a programmer would want to know; notes explain a loss of precision.
+struct Alarm {
+  enum class Kind : uint8_t {
+    DivisionByZero,     // error: int / or % by a divisor that may be / is 0
+    InvalidConversion,  // error: int() of a float that may be / is nan or out of range
+    EndlessRecursion,   // error: a function that never returns calls itself: stack overflow
+    ConditionAlways,    // warning: an if/while condition that is always true or always false
+    Unreachable,        // warning: code no execution reaches
+    ConstantValue,      // warning: an assignment whose value is always the same (a fold the
+                        //   AST pass, which folds literals only, cannot see)
+    MayWrap,            // note: int arithmetic that may wrap around (its bounds are lost)
+  };
+  Kind kind;
+  bool definite = false;  // errors: happens every time the line runs; warnings: proven
+  SourceLoc loc;
+  std::string message;
+  bool is_error() const { return kind <= Kind::EndlessRecursion; }
+};
+const char* alarm_kind_name(Alarm::Kind k);  // "division by zero", ...
+
+// One step of the solver, for watching it work: a block was (re)computed.
+struct SolverStep {
+  int function = 0;           // index into the graph's functions
+  int block = 0;
+  std::string phase;          // "ascending", "widening", "narrowing"
+  bool changed = false;       // the block's entry state grew (or shrank when narrowing)
+  std::vector<std::string> state;  // its entry state: one fact per variable with a value
+};
+
+class Result {
+ public:
+  Domain domain = Domain::Intervals;
+  ProgramCfg cfg;
+  std::vector<Alarm> alarms;  // by line
+  // Entry state of every block, [function][block], one fact per variable ("unreachable" alone
+  // when no execution gets there).
+  std::vector<std::vector<std::vector<std::string>>> block_states;
+  // The solver's steps in the last interprocedural round (the one whose function summaries
+  // stayed the same, so its steps end exactly at block_states), entry blocks first.
+  std::vector<SolverStep> trace;
+  bool trace_truncated = false;
+  int rounds = 0;  // interprocedural rounds until the summaries stopped changing
+
+  // The facts that hold after the statements of a line (of the analysed input's file):
+  // assigned variables, loop variables at the start of each iteration, a function's
+  // parameters and result on its `fn` line.
+  std::vector<std::string> facts_at_line(uint32_t line) const;
+  const std::map<uint32_t, std::vector<std::string>>& facts() const { return facts_; }
+
+  // Soundness: whether the value `v` that statement `s` gives its variable is admitted by
+  // the fact for `s` (Assign: after it; For: the loop variable at an iteration's start).
+  // False for a statement the analysis thinks unreachable.
+  bool admits(const Stmt* s, Value v) const;
+  // The fact for one statement, as text ("" when it has none).
+  std::string fact_for(const Stmt* s) const;
+  // Function results: does a call of `fn` admit `v` as its result?
+  bool admits_return(const FnDecl* fn, Value v) const;
+
+  // "Does this function multiply?" answered twice (the seed's example): syntactically (a
+  // `*` in its tree) and semantically (a multiplication that runs, with what it multiplies).
+  std::string multiplication_report() const;
+
+ private:
+  friend class Solver;
+  std::map<uint32_t, std::vector<std::string>> facts_;
+  std::map<const Stmt*, AbsVal> stmt_values_;
+  std::map<const FnDecl*, AbsVal> returns_;
+  struct MulSite {
+    const Expr* expr;
+    const FnDecl* fn;
+    bool reached = false;
+    AbsVal left, right;
+  };
+  std::vector<MulSite> muls_;
+  std::shared_ptr<const Lattice> lattice_;
+};
+
+// Analyses a checked program (its top-level code and every function it can call). Never
+// fails: input that did not check has no Program to give.
+Result analyze(const Program& program, const Module& module, const Options& options = {});
+
+// The report `descent dump --stage analysis` prints: the source, each line followed by the
+// facts after it, then the alarms (file:line:col: error (definite): ...).
+std::string format_report(const Result& result, const SourceFile& source);
+std::string format_alarms(const Result& result, const SourceFile& source);
+// The control-flow graph with each block's entry state (the fixpoint the solver reached).
+std::string format_block_states(const Result& result);
+
+}  // namespace descent::analysis
