@@ -128,6 +128,7 @@ class Solver {
       // its steps reach exactly the states reported (earlier rounds start from smaller ones).
       r_.trace.clear();
       r_.trace_truncated = false;
+      traced_facts_ = 0;
       summaries_changed_ = false;
       widen_summaries_ = round >= kMaxRounds / 2;
       for (size_t f = 0; f < fns.size(); ++f) {
@@ -385,17 +386,22 @@ class Solver {
     return fn_ == 0 ? x->slot : -1;
   }
 
-  State unreachable() const {
-    State s;
-    s.reachable = false;
-    s.vars.resize(F().vars.size());
+  // No execution gets here: no variables at all (states are copied a lot; an unreachable
+  // one costs nothing).
+  static State unreachable() { return State{}; }
+
+  // Sets one variable in place; a bottom value means no execution continues.
+  static void put(State& s, int v, const AbsVal& value) {
+    if (value.type != Type::Unknown && value.is_bottom()) s = unreachable();
+    else s.vars[size_t(v)] = value;
+  }
+  static State set_var(State s, int v, const AbsVal& value) {
+    put(s, v, value);
     return s;
   }
 
-  State set_var(State s, int v, const AbsVal& value) {
-    s.vars[size_t(v)] = value;
-    if (value.type != Type::Unknown && value.is_bottom()) return unreachable();
-    return s;
+  void join_into(State& a, const State& b) const {
+    for (size_t i = 0; i < a.vars.size(); ++i) a.vars[i] = lat_.join(a.vars[i], b.vars[i]);
   }
 
   State join_states(const State& a, const State& b) const {
@@ -437,14 +443,15 @@ class Solver {
     else it->second = lat_.join(it->second, v);
   }
 
-  State exec(const Instr& in, State s) {
-    if (!s.reachable) return s;
+  // Runs one instruction on s, in place.
+  void exec(const Instr& in, State& s) {
+    if (!s.reachable) return;
     const auto& vars = F().vars;
     switch (in.kind) {
       case InstrKind::Eval: {
         AbsVal v = eval(*in.expr, s);
-        if (v.type != Type::Unknown && v.is_bottom()) return unreachable();
-        return s;
+        if (v.type != Type::Unknown && v.is_bottom()) s = unreachable();
+        return;
       }
       case InstrKind::Assign: {
         const Stmt& st = *in.stmt;
@@ -456,8 +463,11 @@ class Solver {
             effects(fx, st.op_loc, "'" + st.name + " " + op_symbol(st.assign_op) + "= " + expr_text(*in.expr, 60) + "'");
         }
         if (!is_tracked(st.var_type)) v = AbsVal{};
-        if (v.type != Type::Unknown && v.is_bottom()) return unreachable();
-        if (in.var < 0) return s;
+        if (v.type != Type::Unknown && v.is_bottom()) {
+          s = unreachable();
+          return;
+        }
+        if (in.var < 0) return;
         record(&st, v);
         if (reporting_ && v.type != Type::Unknown && v.hull.is_point() && mentions_variable(*in.expr) &&
             !is_literal(*in.expr))
@@ -466,41 +476,47 @@ class Solver {
                     " here: a constant the AST's fold_constants pass (literals only) cannot see");
         if (vars[size_t(in.var)].storage == Storage::Global && fn_ == 0)
           grow(globals_[size_t(vars[size_t(in.var)].slot)], global_joins_[size_t(vars[size_t(in.var)].slot)], v);
-        return set_var(s, in.var, v);
+        put(s, in.var, v);
+        return;
       }
       case InstrKind::LoopInit: {
         AbsVal lo = eval(*in.expr, s);
         AbsVal hi = eval(*in.expr2, s);
-        if (lo.is_bottom() || hi.is_bottom()) return unreachable();
-        s = set_var(s, in.var, lo);
-        return set_var(s, in.var2, hi);
+        if (lo.is_bottom() || hi.is_bottom()) {
+          s = unreachable();
+          return;
+        }
+        put(s, in.var, lo);
+        put(s, in.var2, hi);
+        return;
       }
       case InstrKind::LoopBind: {
         AbsVal v = s.vars[size_t(in.var2)];
         record(in.stmt, v);
-        if (in.var < 0) return s;
+        if (in.var < 0) return;
         if (vars[size_t(in.var)].storage == Storage::Global && fn_ == 0)
           grow(globals_[size_t(vars[size_t(in.var)].slot)], global_joins_[size_t(vars[size_t(in.var)].slot)], v);
-        return set_var(s, in.var, v);
+        put(s, in.var, v);
+        return;
       }
       case InstrKind::LoopStep: {
         // i.next + 1 never wraps: the loop test kept i.next below i.end.
         AbsVal one = lat_.constant(Type::Int, Value::of_int(1));
-        return set_var(s, in.var, lat_.binary(BinaryOp::Add, Type::Int, s.vars[size_t(in.var)], one, nullptr));
+        put(s, in.var, lat_.binary(BinaryOp::Add, Type::Int, s.vars[size_t(in.var)], one, nullptr));
+        return;
       }
     }
-    return s;
   }
 
   // The states a block hands each successor (same order as succs).
   std::vector<State> transfer(const BasicBlock& b, const State& entry) {
     State s = entry;
-    for (const auto& in : b.instrs) s = exec(in, s);
+    for (const auto& in : b.instrs) exec(in, s);
     std::vector<State> out(b.succs.size(), unreachable());
     if (!s.reachable) return out;
     switch (b.term) {
       case TermKind::Jump:
-        if (!out.empty()) out[0] = s;
+        if (!out.empty()) out[0] = std::move(s);
         break;
       case TermKind::Branch: {
         AbsVal c = eval(*b.cond, s);
@@ -561,11 +577,7 @@ class Solver {
     return s;
   }
 
-  static State unreachable_of(const FunctionCfg& g) {
-    State s;
-    s.vars.resize(g.vars.size());
-    return s;
-  }
+  static State unreachable_of(const FunctionCfg&) { return State{}; }
 
   std::vector<std::string> describe(const State& s) const {
     if (!s.reachable) return {"unreachable"};
@@ -578,13 +590,17 @@ class Solver {
     return out;
   }
 
+  // The steps are for watching a classroom program: a huge one stops being traced after
+  // max_trace steps or a million facts, whichever comes first.
+  size_t traced_facts_ = 0;
   void trace(int block, const char* phase, bool changed, const State& s) {
     if (reporting_) return;
-    if (r_.trace.size() >= opts_.max_trace) {
+    if (r_.trace.size() >= opts_.max_trace || traced_facts_ > 1'000'000) {
       r_.trace_truncated = true;
       return;
     }
     r_.trace.push_back({fn_, block, phase, changed, describe(s)});
+    traced_facts_ += r_.trace.back().state.size();
   }
 
   // Reverse post-order of the reachable part of the graph, then the blocks no edge reaches.
@@ -650,8 +666,12 @@ class Solver {
     State s = unreachable();
     for (int p : F().blocks[size_t(b)].preds) {
       const auto& succs = F().blocks[size_t(p)].succs;
-      for (size_t k = 0; k < succs.size(); ++k)
-        if (succs[k] == b) s = join_states(s, outs_[size_t(p)][k]);
+      for (size_t k = 0; k < succs.size(); ++k) {
+        if (succs[k] != b) continue;
+        const State& o = outs_[size_t(p)][k];
+        if (!s.reachable) s = o;  // the first reachable one: a copy, no join
+        else if (o.reachable) join_into(s, o);
+      }
     }
     return s;
   }
@@ -858,7 +878,7 @@ class Solver {
     State s = in_[size_t(fn_)][b];
     for (const auto& in : g.blocks[b].instrs) {
       if (&in == &target) return !s.reachable;
-      s = exec(in, s);
+      exec(in, s);
     }
     return false;
   }
@@ -893,7 +913,7 @@ class Solver {
           const std::string& name = g.vars[size_t(in.var)].name;
           if (!in_[f][b].reachable || it == r_.stmt_values_.end()) {
             // Reached, yet no value: its right side fails (or never returns) every time.
-            if (in_[f][b].reachable && !dead_before(g, b, in)) add(in.loc.line, name + ": never assigned (fails here)");
+            if (in_[f][b].reachable && !dead_before(g, b, in)) add(in.loc.line, name + ": never assigned (fails or never returns here)");
             else unreachable_lines.insert(in.loc.line);
             continue;
           }

@@ -221,6 +221,13 @@ std::vector<std::string> tune_workloads();
 // search time, check; then a legend and the notes.
 std::string format_tune_table(const std::vector<BenchRecord>& records);
 
+// The analysis suite alone (run_benchmarks calls it for "analysis"; "all" leaves it out):
+// abstract interpretation per domain on the vm programs and on big and hostile inputs, each
+// against the front end (compile) of the same program in the same run (analysis_bench.cpp).
+std::vector<BenchRecord> run_analysis_benchmarks(const BenchOptions& options, std::string* error);
+std::vector<std::string> analysis_workloads();
+std::string format_analysis_table(const std::vector<BenchRecord>& records);
+
 // A plain-text table, one row per record: workload, engine, median, min, CPU, runs, ratio,
 // start-up, check.
 std::string format_table(const std::vector<BenchRecord>& records);
