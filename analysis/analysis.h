@@ -95,8 +95,6 @@ class Result {
   bool admits(const Stmt* s, Value v) const;
   // The fact for one statement, as text ("" when it has none).
   std::string fact_for(const Stmt* s) const;
-  // Function results: does a call of `fn` admit `v` as its result?
-  bool admits_return(const FnDecl* fn, Value v) const;
 
   // "Does this function multiply?" answered twice (the seed's example): syntactically (a
   // `*` in its tree) and semantically (a multiplication that runs, with what it multiplies).
@@ -106,7 +104,6 @@ class Result {
   friend class Solver;
   std::map<uint32_t, std::vector<std::string>> facts_;
   std::map<const Stmt*, AbsVal> stmt_values_;
-  std::map<const FnDecl*, AbsVal> returns_;
   struct MulSite {
     const Expr* expr;
     const FnDecl* fn;

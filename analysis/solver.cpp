@@ -766,7 +766,6 @@ class Solver {
       }
       report_unreachable(int(f));
       if (F().fn) {
-        r_.returns_[F().fn] = ret_[f];
         report_recursion(int(f));
       }
     }
@@ -944,12 +943,6 @@ std::string Result::fact_for(const Stmt* s) const {
   auto it = stmt_values_.find(s);
   if (it == stmt_values_.end()) return "";
   return lattice_->show(it->second);
-}
-
-bool Result::admits_return(const FnDecl* fn, Value v) const {
-  auto it = returns_.find(fn);
-  if (it == returns_.end()) return false;
-  return lattice_->contains(it->second, v);
 }
 
 std::string Result::multiplication_report() const {

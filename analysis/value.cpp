@@ -622,7 +622,6 @@ AbsVal Lattice::widen(const AbsVal& old, const AbsVal& next) const {
     if (next.hull.hi > old.hull.hi) r.hull.hi = old.hull.hi < kWidenStep && next.hull.hi <= kWidenStep ? kWidenStep : kMax;
   }
   r.signs = old.signs | next.signs | (d_ == Domain::Intervals ? signs_of(r.hull) : 0);
-  if (d_ == Domain::Product) r.signs |= 0;  // the product keeps the signs it saw (a finite lattice)
   return normalize(r);
 }
 

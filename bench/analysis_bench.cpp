@@ -25,6 +25,7 @@
 #include "analysis/analysis.h"
 #include "bench/bench.h"
 #include "bench/internal.h"
+#include "lang/text.h"
 #include "pipeline/pipeline.h"
 
 namespace descent::bench {
@@ -37,17 +38,6 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 struct Program {
   std::string name, title, source;
 };
-
-std::string read_file(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return "";
-  std::string s;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
-  std::fclose(f);
-  return s;
-}
 
 std::string big_program(int statements) {
   std::string s = "total = 0\nfn step(x: int, y: int) -> int {\n  if x > y { return x - y }\n  return y % 7 + x\n}\n";
@@ -77,11 +67,8 @@ std::vector<Program> programs(const BenchOptions& o, std::string* error) {
   std::vector<Program> out;
   for (const auto& w : workloads()) {
     if (w.suite != "vm") continue;
-    std::string src = read_file(dir + "/" + w.name + ".ds");
-    if (src.empty()) {
-      *error = "cannot read " + dir + "/" + w.name + ".ds";
-      return {};
-    }
+    std::string src;
+    if (!read_file(dir + "/" + w.name + ".ds", &src, error)) return {};
     out.push_back({w.name, w.title, src});
   }
   out.push_back({"big_program", "4,000 generated statements", big_program(o.quick ? 400 : 4000)});
