@@ -277,6 +277,17 @@ const std::vector<Repl::Command>& Repl::command_table() {
                       Format::Text, fn);
        },
        [](const Session& s, const Words& w) { return code_view(s, w, {"alloc", "fused", "live"}); }},
+      {":native", "[dag|legal|combine|isel|sched|regalloc|asm] [FUNCTION]",
+       "the native backend's stages for the last input or a function (default: asm)",
+       [](Repl& r, const Call& c) {
+         std::string fn;
+         std::string which = r.code_args(c, {"dag", "legal", "combine", "isel", "sched", "regalloc", "asm"}, &fn);
+         if (which == "?") return;
+         r.show_stage("native-" + (which.empty() ? std::string("asm") : which), Format::Text, fn);
+       },
+       [](const Session& s, const Words& w) {
+         return code_view(s, w, {"dag", "legal", "combine", "isel", "sched", "regalloc", "asm"});
+       }},
       {":registers", "[N]", "show or set the register VM's register file size (3..250)",
        [](Repl& r, const Call& c) {
          if (c.words.size() < 2) {

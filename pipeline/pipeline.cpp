@@ -13,6 +13,7 @@
 #include "llvm_backend/passes.h"
 #include "llvm_backend/target.h"
 #include "llvm_backend/views.h"
+#include "native/native.h"
 #include "tensor/runtime.h"
 #include "tensor/schedule.h"
 #include "vm/reg_disasm.h"
@@ -77,7 +78,7 @@ Session::Session() : tensors_(std::make_unique<tensor::GraphRuntime>()) {
 }
 Session::~Session() = default;
 
-std::vector<std::string> Session::engines() { return {"ast", "stack", "reg", "jit"}; }
+std::vector<std::string> Session::engines() { return {"ast", "stack", "reg", "jit", "native"}; }
 
 bool Session::set_engine(std::string_view name) {
   auto names = engines();
@@ -92,6 +93,7 @@ Engine& Session::engine_for(const std::string& name) {
     if (name == "stack") slot = make_stack_vm();
     else if (name == "reg") slot = make_reg_vm(num_registers_);
     else if (name == "jit") slot = llvmbe::make_jit_engine(opt_level_);
+    else if (name == "native") slot = native::make_native_engine();
     else slot = make_ast_walker();
   }
   return *slot;
@@ -215,6 +217,15 @@ const std::vector<Session::StageEntry>& Session::stage_table() {
     if (!r.ok) r.text = error;
     return r;
   };
+  auto native_view = [](const Session& s, std::string_view name, Format format, const CodeScope* scope) {
+    StageResult r;
+    if (!scope) {
+      r.text = "the input has errors, so it was not compiled to native code";
+      return r;
+    }
+    r.ok = native::view(*scope, s.module_, name.substr(7), format == Format::Dot, &r.text);
+    return r;
+  };
   auto graph = [](const Session& s, std::string_view, Format format, const CodeScope*) {
     return s.graph_view(
         s.tensors_->last_evaluation().executed.nodes.empty() ? "pending" : "executed", format);
@@ -253,6 +264,15 @@ const std::vector<Session::StageEntry>& Session::stage_table() {
       {{"mir", "machine IR after instruction selection (finalize-isel), for the target"}, llvm, true},
       {{"mir-regalloc", "machine IR after register allocation, for the target"}, llvm, true},
       {{"asm", "assembly for the target, each instruction with its encoded bytes (no directives)"}, llvm, true},
+      {{"native-dag", "native backend: the selection DAG of each basic block (text or DOT)"}, native_view, true},
+      {{"native-legal", "native backend: the DAG after legalisation, and what it changed"}, native_view, true},
+      {{"native-combine", "native backend: the DAG after the combine (folding, identities)"}, native_view, true},
+      {{"native-isel", "native backend: instruction selection by tree covering (DOT: nodes by pattern)"},
+       native_view, true},
+      {{"native-sched", "native backend: the instructions after list scheduling"}, native_view, true},
+      {{"native-regalloc", "native backend: live intervals on x86-64 registers (linear scan)"}, native_view, true},
+      {{"native-asm", "native backend: x86-64 code with each instruction's bytes (its own encoder)"},
+       native_view, true},
       {{"cfg", "the control-flow graph the analysis walks: basic blocks per function (text or DOT)"},
        analysis_view},
       {{"analysis", "abstract interpretation: the facts after each line, then the alarms (--domain)"},

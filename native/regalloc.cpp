@@ -1,0 +1,175 @@
+// Stage 6: linear-scan register allocation onto the x86-64 registers (Poletto & Sarkar).
+//
+// Liveness over the blocks gives each virtual register one interval (the hull of where it is
+// live, as the register VM's allocator does); then one pass over the intervals by start hands
+// out registers and, when none is free, spills whichever interval ends last.
+//
+// What the real machine adds to the register VM's version:
+//   - two register classes: integers in GPRs, floats in xmm registers;
+//   - calls: the System V ABI lets a callee overwrite rax, rcx, rdx, rsi, rdi, r8-r11 and
+//     every xmm register, so a value live across a call goes to a callee-saved register
+//     (rbx, r12-r14; the prologue saves the ones used) or, for floats, to the stack;
+//   - reserved registers: rsp and rbp (the frame), r15 (the runtime context), and the
+//     scratch registers the emitter needs for spilled operands and fixed-register
+//     instructions: rax, rdx (idiv's dividend and results), r11, xmm0 and xmm1.
+#include <algorithm>
+#include <cstdint>
+
+#include "native/backend.h"
+
+namespace descent::native {
+
+namespace {
+
+const int kCallerSaved[] = {6 /*rsi*/, 7 /*rdi*/, 1 /*rcx*/, 8, 9, 10};
+const int kCalleeSaved[] = {3 /*rbx*/, 12, 13, 14};
+
+bool is_call(MOp op) { return op == MOp::CALL || op == MOp::CALLH; }
+
+void defs_of(const MInst& m, std::vector<int>& out) {
+  out.clear();
+  if (m.def >= 0) out.push_back(m.def);
+  for (int p : m.params) out.push_back(p);
+}
+
+}  // namespace
+
+Allocation allocate(const MFunction& f, const std::vector<std::vector<int>>& succs) {
+  Allocation a;
+  size_t nv = f.vt.size(), nb = f.blocks.size();
+  // Positions: instruction k of the linear order reads at 2k and writes at 2k + 1.
+  std::vector<int> first(nb), last(nb);
+  int k = 0;
+  for (size_t b = 0; b < nb; ++b) {
+    first[b] = k;
+    k += static_cast<int>(f.blocks[b].code.size());
+    last[b] = k;  // one past
+  }
+  a.positions = first;
+  // Liveness (backward dataflow over the blocks).
+  std::vector<std::vector<bool>> use(nb, std::vector<bool>(nv)), def = use, in = use, out = use;
+  std::vector<int> ds;
+  for (size_t b = 0; b < nb; ++b)
+    for (const MInst& m : f.blocks[b].code) {
+      for (int u : m.uses)
+        if (!def[b][static_cast<size_t>(u)]) use[b][static_cast<size_t>(u)] = true;
+      defs_of(m, ds);
+      for (int d : ds) def[b][static_cast<size_t>(d)] = true;
+    }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t b = nb; b-- > 0;) {
+      std::vector<bool> lo(nv);
+      for (int s : succs[b])
+        for (size_t v = 0; v < nv; ++v)
+          if (in[static_cast<size_t>(s)][v]) lo[v] = true;
+      std::vector<bool> li(nv);
+      for (size_t v = 0; v < nv; ++v) li[v] = use[b][v] || (lo[v] && !def[b][v]);
+      if (lo != out[b] || li != in[b]) {
+        out[b] = std::move(lo);
+        in[b] = std::move(li);
+        changed = true;
+      }
+    }
+  }
+  // Intervals: hulls.
+  std::vector<int> lo(nv, INT32_MAX), hi(nv, -1);
+  auto extend = [&](int v, int p) {
+    auto i = static_cast<size_t>(v);
+    lo[i] = std::min(lo[i], p);
+    hi[i] = std::max(hi[i], p);
+  };
+  std::vector<int> calls;
+  for (size_t b = 0; b < nb; ++b) {
+    for (size_t v = 0; v < nv; ++v) {
+      if (in[b][v]) extend(static_cast<int>(v), 2 * first[b]);
+      if (out[b][v]) extend(static_cast<int>(v), 2 * last[b] - 1);
+    }
+    int pos = first[b];
+    for (const MInst& m : f.blocks[b].code) {
+      for (int u : m.uses) extend(u, 2 * pos);
+      defs_of(m, ds);
+      for (int d : ds) extend(d, 2 * pos + 1);
+      if (is_call(m.op)) calls.push_back(pos);
+      ++pos;
+    }
+  }
+  for (size_t v = 0; v < nv; ++v) {
+    if (hi[v] < 0) continue;
+    Interval iv;
+    iv.vreg = static_cast<int>(v);
+    iv.start = lo[v];
+    iv.end = hi[v];
+    iv.vt = f.vt[v];
+    for (int c : calls)
+      if (iv.start < 2 * c && iv.end > 2 * c + 1) iv.crosses_call = true;
+    a.intervals.push_back(iv);
+  }
+  std::sort(a.intervals.begin(), a.intervals.end(), [](const Interval& x, const Interval& y) {
+    return x.start != y.start ? x.start < y.start : x.vreg < y.vreg;
+  });
+  // The scan.
+  std::vector<Interval*> active;  // holding a register
+  std::vector<bool> gpr_free(kNumGprs, false), xmm_free(kNumXmms, false);
+  for (int r : kCallerSaved) gpr_free[static_cast<size_t>(r)] = true;
+  for (int r : kCalleeSaved) gpr_free[static_cast<size_t>(r)] = true;
+  for (int r = 2; r < kNumXmms; ++r) xmm_free[static_cast<size_t>(r)] = true;
+  auto allowed = [&](const Interval& iv, int r) {
+    if (iv.vt == VT::F64) return !iv.crosses_call && r >= 2;
+    if (!iv.crosses_call) return true;
+    return std::find(std::begin(kCalleeSaved), std::end(kCalleeSaved), r) != std::end(kCalleeSaved);
+  };
+  auto spill = [&](Interval& iv) { iv.loc = Loc{-1, a.num_slots++}; };
+  std::vector<bool> callee_used(kNumGprs, false);
+  for (Interval& iv : a.intervals) {
+    // Expire the intervals that ended before this one starts.
+    for (auto it = active.begin(); it != active.end();) {
+      if ((*it)->end < iv.start) {
+        ((*it)->vt == VT::F64 ? xmm_free : gpr_free)[static_cast<size_t>((*it)->loc.reg)] = true;
+        it = active.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    std::vector<bool>& free = iv.vt == VT::F64 ? xmm_free : gpr_free;
+    int reg = -1;
+    if (iv.vt == VT::F64) {
+      for (int r = 2; r < kNumXmms && reg < 0; ++r)
+        if (free[static_cast<size_t>(r)] && allowed(iv, r)) reg = r;
+    } else {
+      // Caller-saved first: they cost no save in the prologue.
+      if (!iv.crosses_call)
+        for (int r : kCallerSaved)
+          if (reg < 0 && free[static_cast<size_t>(r)]) reg = r;
+      for (int r : kCalleeSaved)
+        if (reg < 0 && free[static_cast<size_t>(r)]) reg = r;
+    }
+    if (reg < 0) {
+      // Spill whichever ends last: this one, or an active one whose register it may use.
+      Interval* victim = nullptr;
+      for (Interval* o : active)
+        if (o->vt == iv.vt && allowed(iv, o->loc.reg) && (!victim || o->end > victim->end)) victim = o;
+      if (victim && victim->end > iv.end) {
+        reg = victim->loc.reg;
+        spill(*victim);
+        active.erase(std::find(active.begin(), active.end(), victim));
+      } else {
+        spill(iv);
+        continue;
+      }
+    }
+    free[static_cast<size_t>(reg)] = false;
+    iv.loc = Loc{reg, -1};
+    if (iv.vt != VT::F64 &&
+        std::find(std::begin(kCalleeSaved), std::end(kCalleeSaved), reg) != std::end(kCalleeSaved))
+      callee_used[static_cast<size_t>(reg)] = true;
+    active.push_back(&iv);
+  }
+  a.loc.assign(nv, Loc{});
+  for (const Interval& iv : a.intervals) a.loc[static_cast<size_t>(iv.vreg)] = iv.loc;
+  for (int r : kCalleeSaved)
+    if (callee_used[static_cast<size_t>(r)]) a.callee_saved.push_back(r);
+  return a;
+}
+
+}  // namespace descent::native

@@ -1,0 +1,333 @@
+// The views of the native backend's stages (`descent dump --stage native-*`, `:native`).
+#include <algorithm>
+#include <cstdio>
+
+#include "lang/value.h"
+#include "native/backend.h"
+#include "native/compile.h"
+#include "native/native.h"
+#include "vm/reg_disasm.h"
+
+namespace descent::native {
+
+namespace {
+
+
+std::string pad(std::string s, size_t w) {
+  if (s.size() < w) s.append(w - s.size(), ' ');
+  return s;
+}
+
+// One node: "n4: i64 = add n2, n3".
+std::string node_text(const Function& f, const Block& b, int id) {
+  const Node& n = b.nodes[static_cast<size_t>(id)];
+  std::string s = "n" + std::to_string(id) + ": ";
+  if (n.type == VT::I64 || n.type == VT::F64) s += std::string(vt_name(n.type)) + " = ";
+  s += nk_name(n.kind);
+  std::string args;
+  auto arg = [&](const std::string& a) { args += (args.empty() ? " " : ", ") + a; };
+  switch (n.kind) {
+    case NK::Const: case NK::Imm64: arg(std::to_string(n.imm)); break;
+    case NK::FConst: case NK::FLoadConst: arg(format_float(Value::of_int(n.imm).f)); break;
+    case NK::Reg: case NK::SetReg: {
+      std::string v = "v" + std::to_string(n.aux);
+      const auto& names = f.src->vreg_names;
+      if (static_cast<size_t>(n.aux) < names.size() && !names[static_cast<size_t>(n.aux)].empty())
+        v += "(" + names[static_cast<size_t>(n.aux)] + ")";
+      arg(v);
+      break;
+    }
+    case NK::Global: case NK::GlobalChk: case NK::SetGlobal: arg("g" + std::to_string(n.aux)); break;
+    case NK::SetCC: case NK::FSetCC: arg(cc_name(static_cast<CC>(n.aux))); break;
+    case NK::Call: arg("f" + std::to_string(n.aux)); break;
+    case NK::Br: case NK::BrCond: arg("b" + std::to_string(n.aux)); break;
+    case NK::FMath: case NK::LibCall:
+      arg(n.aux < 0 ? "fmod" : builtin_name(static_cast<Builtin>(n.aux)));
+      break;
+    default: break;
+  }
+  for (int o : n.ops) arg("n" + std::to_string(o));
+  if (is_chained(n.kind)) arg(n.chain >= 0 ? "ch n" + std::to_string(n.chain) : "ch entry");
+  s += args;
+  return s;
+}
+
+std::string block_head(const Function& f, size_t bi) {
+  const Block& b = f.blocks[bi];
+  std::string s = "b" + std::to_string(bi) + ":  " +
+                  (b.end_pc == b.first_pc ? std::string("[entry: the parameters arrive]")
+                                          : "[pc " + std::to_string(b.first_pc) + ".." +
+                                                std::to_string(b.end_pc - 1) + "]");
+  if (!b.succs.empty()) {
+    s += "  ->";
+    for (int x : b.succs) s += " b" + std::to_string(x);
+  }
+  return s;
+}
+
+std::string dag_text(const Function& f) {
+  std::string out;
+  for (size_t bi = 0; bi < f.blocks.size(); ++bi) {
+    const Block& b = f.blocks[bi];
+    out += block_head(f, bi) + "\n";
+    for (size_t i = 0; i < b.nodes.size(); ++i) {
+      const Node& n = b.nodes[i];
+      if (n.dead) continue;
+      std::string line = "  " + node_text(f, b, static_cast<int>(i));
+      if (n.pc >= 0) line = pad(line, 44) + "; pc " + std::to_string(n.pc);
+      out += line + "\n";
+    }
+  }
+  return out;
+}
+
+// The DAG as Graphviz: value edges solid (operand to user), chain edges dashed; with a
+// cover, each node filled with its pattern's colour and labelled with the pattern.
+std::string dag_dot(const Function& f, const MFunction* cover) {
+  static const char* const palette[] = {"#fde2e4", "#e2ece9", "#dfe7fd", "#fff1e6", "#e8e8e4",
+                                        "#d8e2dc", "#f0efeb", "#eae4e9", "#cddafd", "#fad2e1",
+                                        "#bee1e6", "#f1e3d3"};
+  std::string out = "digraph dag {\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n";
+  for (size_t bi = 0; bi < f.blocks.size(); ++bi) {
+    const Block& b = f.blocks[bi];
+    out += "  subgraph cluster_b" + std::to_string(bi) + " {\n    label=\"" + block_head(f, bi) + "\";\n";
+    for (size_t i = 0; i < b.nodes.size(); ++i) {
+      const Node& n = b.nodes[i];
+      if (n.dead) continue;
+      std::string id = "b" + std::to_string(bi) + "n" + std::to_string(i);
+      std::string label = node_text(f, b, static_cast<int>(i));
+      std::string style;
+      if (cover) {
+        int r = cover->node_rule[bi][i];
+        if (r >= 0) {
+          label += "\\n[" + std::string(patterns()[static_cast<size_t>(r)].name) + "]";
+          style = ", style=filled, fillcolor=\"" + std::string(palette[r % 12]) + "\"";
+        }
+      }
+      std::string esc;
+      for (char c : label) {
+        if (c == '"') esc += "\\\"";
+        else esc += c;
+      }
+      out += "    " + id + " [label=\"" + esc + "\"" + style + "];\n";
+    }
+    for (size_t i = 0; i < b.nodes.size(); ++i) {
+      const Node& n = b.nodes[i];
+      if (n.dead) continue;
+      std::string id = "b" + std::to_string(bi) + "n" + std::to_string(i);
+      for (int o : n.ops) out += "    b" + std::to_string(bi) + "n" + std::to_string(o) + " -> " + id + ";\n";
+      if (is_chained(n.kind) && n.chain >= 0)
+        out += "    b" + std::to_string(bi) + "n" + std::to_string(n.chain) + " -> " + id +
+               " [style=dashed, color=blue];\n";
+    }
+    out += "  }\n";
+  }
+  out += "}\n";
+  return out;
+}
+
+std::string vreg_text(const MFunction& m, int v, const Allocation* a) {
+  std::string s = "v" + std::to_string(v);
+  if (v < static_cast<int>(m.names.size()) && !m.names[static_cast<size_t>(v)].empty())
+    s += "(" + m.names[static_cast<size_t>(v)] + ")";
+  if (a && static_cast<size_t>(v) < a->loc.size()) {
+    const Loc& l = a->loc[static_cast<size_t>(v)];
+    bool f = m.vt[static_cast<size_t>(v)] == VT::F64;
+    if (l.reg >= 0) return f ? "xmm" + std::to_string(l.reg) : gpr_name(l.reg);
+    if (l.slot >= 0) return "[slot " + std::to_string(l.slot) + "]";
+  }
+  return s;
+}
+
+std::string minst_text(const MFunction& m, const MInst& mi, const Allocation* a) {
+  std::string s;
+  if (mi.def >= 0) s += vreg_text(m, mi.def, a) + " = ";
+  s += mop_name(mi.op);
+  std::string args;
+  auto arg = [&](const std::string& x) { args += (args.empty() ? " " : ", ") + x; };
+  if (mi.op == MOp::ARGS)
+    for (int p : mi.params) arg(vreg_text(m, p, a));
+  for (int u : mi.uses) arg(vreg_text(m, u, a));
+  switch (mi.op) {
+    case MOp::MOVI: case MOp::ADDI: case MOp::SUBI: case MOp::IMULI: case MOp::ANDI: case MOp::SHLI:
+    case MOp::SARI: case MOp::SHRI: case MOp::XORI: case MOp::CMPI:
+      arg(std::to_string(mi.imm));
+      break;
+    case MOp::FMOVI: arg(format_float(Value::of_int(mi.imm).f)); break;
+    case MOp::SETCC: case MOp::CMOV: s += std::string(".") + cond_name(static_cast<Cond>(mi.cc)); break;
+    case MOp::FSETCC: s += std::string(".") + cc_name(static_cast<CC>(mi.cc)); break;
+    case MOp::JCC: s += std::string(".") + cond_name(static_cast<Cond>(mi.cc)); arg("b" + std::to_string(mi.target)); break;
+    case MOp::JMP: arg("b" + std::to_string(mi.target)); break;
+    case MOp::LDG: case MOp::LDGCHK: case MOp::STG: arg("g" + std::to_string(mi.aux)); break;
+    case MOp::CALL: arg("f" + std::to_string(mi.aux)); break;
+    case MOp::CALLH: arg(helper_name(static_cast<Helper>(mi.aux))); break;
+    default: break;
+  }
+  return s + args;
+}
+
+std::string mir_text(const MFunction& m, const Allocation* a, bool with_pattern) {
+  std::string out;
+  for (size_t b = 0; b < m.blocks.size(); ++b) {
+    out += "b" + std::to_string(b) + ":\n";
+    for (const MInst& mi : m.blocks[b].code) {
+      std::string line = "  " + minst_text(m, mi, a);
+      if (with_pattern && mi.pattern >= 0)
+        line = pad(line, 40) + "; " + patterns()[static_cast<size_t>(mi.pattern)].name + " n" +
+               std::to_string(mi.node);
+      out += line + "\n";
+    }
+  }
+  return out;
+}
+
+std::string title(const Compiled& c) {
+  const RegFunction& f = *c.src;
+  std::string s = f.fn_index >= 0 ? "fn " + f.name : f.name;
+  return s;
+}
+
+std::string stage_text(const Compiled& c, std::string_view stage, bool dot) {
+  std::string out;
+  if (stage == "dag") return dot ? dag_dot(c.built, nullptr) : dag_text(c.built);
+  if (stage == "legal" || stage == "combine") {
+    const Function& f = stage == "legal" ? c.legal : c.fn;
+    if (dot) return dag_dot(f, nullptr);
+    out = dag_text(f);
+    size_t from = stage == "legal" ? 0 : c.legal.log.size();
+    size_t to = stage == "legal" ? c.legal.log.size() : c.fn.log.size();
+    out += from == to ? std::string("; nothing to ") + (stage == "legal" ? "legalize" : "combine") + "\n" : "";
+    for (size_t i = from; i < to; ++i) out += "; " + c.fn.log[i] + "\n";
+    return out;
+  }
+  if (stage == "isel") {
+    if (dot) return dag_dot(c.fn, &c.selected);
+    for (size_t b = 0; b < c.selected.cover.size(); ++b)
+      for (const std::string& line : c.selected.cover[b]) out += "; b" + std::to_string(b) + " tree " + line + "\n";
+    return out + mir_text(c.selected, nullptr, true);
+  }
+  if (stage == "sched") {
+    out = mir_text(c.mf, nullptr, false);
+    if (c.sched_log.empty()) out += "; no instruction moved\n";
+    for (const std::string& l : c.sched_log) out += "; " + l + "\n";
+    return out;
+  }
+  if (stage == "regalloc") {
+    out = "; interval     [start, end]  where\n";
+    for (const Interval& iv : c.alloc.intervals) {
+      std::string line = "; " + pad(vreg_text(c.mf, iv.vreg, nullptr), 12) + " [" + std::to_string(iv.start) +
+                         ", " + std::to_string(iv.end) + "]";
+      line = pad(line, 30) + vreg_text(c.mf, iv.vreg, &c.alloc);
+      if (iv.crosses_call) line += "   (live across a call)";
+      out += line + "\n";
+    }
+    out += "; callee-saved used:";
+    if (c.alloc.callee_saved.empty()) out += " none";
+    for (int r : c.alloc.callee_saved) out += std::string(" ") + gpr_name(r);
+    out += "; spill slots: " + std::to_string(c.alloc.num_slots) + "\n";
+    return out + mir_text(c.mf, &c.alloc, false);
+  }
+  if (stage == "asm") {
+    const Emitted& e = c.code;
+    std::vector<std::vector<int>> labels(e.insts.size() + 1);
+    for (size_t l = 0; l < e.labels_at.size(); ++l)
+      if (e.labels_at[l] >= 0) labels[static_cast<size_t>(e.labels_at[l])].push_back(static_cast<int>(l));
+    for (size_t i = 0; i <= e.insts.size(); ++i) {
+      for (int l : labels[i]) out += ".L" + std::to_string(l) + ":\n";
+      if (i == e.insts.size()) break;
+      std::string bytes;
+      for (int k = 0; k < e.sizes[i]; ++k) {
+        char buf[4];
+        std::snprintf(buf, sizeof buf, "%02x ", e.bytes[static_cast<size_t>(e.offsets[i] + k)]);
+        bytes += buf;
+      }
+      char off[16];
+      std::snprintf(off, sizeof off, "%04x  ", e.offsets[i]);
+      std::string line = std::string("  ") + off + pad(bytes, 33) + pad(format_intel(e.insts[i]), 34);
+      if (!e.comments[i].empty()) line += "; " + e.comments[i];
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + "\n";
+    }
+    out += "; " + std::to_string(e.bytes.size()) + " bytes\n";
+    return out;
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* helper_name(Helper h) {
+  switch (h) {
+    case Helper::PrintInt: return "print_int";
+    case Helper::PrintFloat: return "print_float";
+    case Helper::PrintBool: return "print_bool";
+    case Helper::PrintStr: return "print_str";
+    case Helper::PrintSpace: return "print_space";
+    case Helper::PrintEnd: return "print_end";
+    case Helper::Math: return "math";
+    case Helper::Fmod: return "fmod";
+  }
+  return "?";
+}
+
+const char* mop_name(MOp op) {
+  static const char* const names[] = {
+#define DESCENT_NATIVE_MOPN(name, text) text,
+      DESCENT_NATIVE_MOPS(DESCENT_NATIVE_MOPN)
+#undef DESCENT_NATIVE_MOPN
+  };
+  return names[static_cast<int>(op)];
+}
+
+const std::vector<StageInfo>& stages() {
+  static const std::vector<StageInfo> s = {
+      {"dag", "the selection DAG of each basic block, as built from the virtual register code"},
+      {"legal", "the DAG after legalisation (what x86-64 cannot do as it stands), with what changed"},
+      {"combine", "the DAG after the combine (constant folding, algebraic identities)"},
+      {"isel", "instruction selection by tree covering: each tree's patterns, then the instructions"},
+      {"sched", "the instructions after list scheduling inside each block"},
+      {"regalloc", "live intervals, their x86-64 registers or stack slots (linear scan), the code"},
+      {"asm", "the x86-64 code with each instruction's bytes, from the backend's own encoder"},
+  };
+  return s;
+}
+
+bool view(const CodeScope& scope, const Module& module, std::string_view stage, bool dot,
+          std::string* out) {
+  bool known = false;
+  for (const StageInfo& s : stages()) known = known || stage == s.name;
+  if (!known) {
+    *out = "unknown native stage '" + std::string(stage) + "' (one of: dag legal combine isel sched regalloc asm)";
+    return false;
+  }
+  out->clear();
+  for (auto& u : compile_reg_units(scope, module)) {
+    if (!out->empty()) *out += "\n";
+    if (!u.error.empty()) {
+      *out += u.error + "\n";
+      continue;
+    }
+    std::string error;
+    bool top = u.virt.fn_index < 0;
+    auto c = compile(std::make_unique<RegFunction>(std::move(u.virt)), module, top, &error, true);
+    if (!c) {
+      *out += error + "\n";
+      continue;
+    }
+    std::vector<int> ids(c->fn.sites.size());
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i);
+    finish(*c, ids, false);
+    if (!dot) *out += "; " + title(*c) + "\n";
+    *out += stage_text(*c, stage, dot);
+  }
+  return true;
+}
+
+std::string pattern_table() {
+  std::string out = pad("pattern", 16) + pad("gives", 7) + pad("covers", 28) + "cost  x86\n";
+  for (const Pattern& p : patterns())
+    out += pad(p.name, 16) + pad(p.result, 7) + pad(p.shape, 28) + pad(std::to_string(p.cost), 6) + p.emits + "\n";
+  return out;
+}
+
+}  // namespace descent::native
