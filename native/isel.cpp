@@ -439,6 +439,7 @@ class Selector {
       case 43: {
         int64_t k = 0;
         kid(0, kImm, &k);
+        if (k != 0) return -1;  // never zero: nothing to check
         // Division by the constant 0: the check always fails.
         MInst& m = emit(MOp::DIVCHECK, -1, {}, r, id);
         m.site = n.site;

@@ -264,6 +264,24 @@ void combine(Function& f) {
           case NK::Select:
             if (cx) same(x ? n.ops[1] : n.ops[2], "select on a constant");
             break;
+          case NK::DivCheck:
+            if (cx && x != 0) {
+              f.log.push_back(where + "n" + std::to_string(id) + " divcheck of " + std::to_string(x) +
+                              " -> removed (never zero)");
+              replace_uses(b, id, n.chain);
+              changed = true;
+            }
+            break;
+          case NK::SDivSafe:
+          case NK::SRemSafe:
+            if (cy && y != 0 && y != -1) {
+              int r = add_node(b, n.kind == NK::SDivSafe ? NK::X86Div : NK::X86Rem, {n.ops[0], n.ops[1]});
+              same(r, "divisor now a constant neither 0 nor -1: idiv");
+            } else if (cy && y == -1) {
+              same(n.kind == NK::SDivSafe ? add_node(b, NK::Neg, {n.ops[0]}) : add_node(b, NK::Const, {}, 0),
+                   "divisor now -1");
+            }
+            break;
           case NK::BrCond:
             if (cx) {
               if (x) {

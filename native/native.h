@@ -33,6 +33,29 @@ const std::vector<StageInfo>& stages();
 bool view(const CodeScope& scope, const Module& module, std::string_view stage, bool dot,
           std::string* out);
 
+// A DAG stage (dag, legal, combine, isel) of every body in the scope as data, for drawing
+// (the visualizer's native pane): nodes with their text and, after isel, the pattern that
+// covered each one; value edges (operand -> user) and chain edges (side-effect order).
+struct GraphNode {
+  int block = 0;          // the basic block (index into BodyGraph::blocks)
+  int id = 0;             // the node's number in its block's DAG (n4)
+  std::string label;      // "n4: i64 = add n2, n3"
+  int pattern = -1;       // isel: the covering pattern's index in patterns(); -1: none
+  std::string pattern_name;
+};
+struct GraphEdge {
+  int from = 0, to = 0;   // indices into BodyGraph::nodes
+  bool chain = false;
+};
+struct BodyGraph {
+  std::string name;                 // "fn fib" or "<top>"
+  std::vector<std::string> blocks;  // each block's heading ("b1:  [pc 2..7]  -> b2")
+  std::vector<GraphNode> nodes;
+  std::vector<GraphEdge> edges;
+  std::string error;                // set (and the rest empty) when the body did not compile
+};
+std::vector<BodyGraph> dag_graphs(const CodeScope& scope, const Module& module, std::string_view stage);
+
 // The patterns of the instruction selector, one line each (name, result, tree, cost).
 std::string pattern_table();
 

@@ -24,6 +24,8 @@ namespace {
 const int kCallerSaved[] = {6 /*rsi*/, 7 /*rdi*/, 1 /*rcx*/, 8, 9, 10};
 const int kCalleeSaved[] = {3 /*rbx*/, 12, 13, 14};
 
+VT f_vt(const MFunction& f, int v) { return f.vt[static_cast<size_t>(v)]; }
+
 bool is_call(MOp op) { return op == MOp::CALL || op == MOp::CALLH; }
 
 void defs_of(const MInst& m, std::vector<int>& out) {
@@ -108,6 +110,29 @@ Allocation allocate(const MFunction& f, const std::vector<std::vector<int>>& suc
   std::sort(a.intervals.begin(), a.intervals.end(), [](const Interval& x, const Interval& y) {
     return x.start != y.start ? x.start < y.start : x.vreg < y.vreg;
   });
+  // Hints: a value that arrives in an argument register, or whose one use is as a call's
+  // argument, would rather live in that register: then the moves around the call vanish.
+  std::vector<int> hint(nv, -1);
+  const int int_args[] = {7 /*rdi*/, 6 /*rsi*/, 2 /*rdx*/, 1 /*rcx*/, 8, 9};
+  auto hint_args = [&](const std::vector<int>& vs, int first_int) {
+    int ni = first_int, nf = 0;
+    for (int v : vs) {
+      bool fl = f_vt(f, v) == VT::F64;
+      int& k = fl ? nf : ni;
+      if (fl ? k < 8 : k < 6) {
+        int r = fl ? k : int_args[k];
+        if (hint[static_cast<size_t>(v)] < 0) hint[static_cast<size_t>(v)] = r;
+      }
+      ++k;
+    }
+  };
+  for (const MBlock& blk : f.blocks)
+    for (const MInst& m : blk.code) {
+      if (m.op == MOp::ARGS) hint_args(m.params, 0);
+      if (m.op == MOp::CALL) hint_args(m.uses, 0);
+      if (m.op == MOp::CALLH)
+        hint_args(m.uses, static_cast<Helper>(m.aux) == Helper::PrintStr || static_cast<Helper>(m.aux) == Helper::Math);
+    }
   // The scan.
   std::vector<Interval*> active;  // holding a register
   std::vector<bool> gpr_free(kNumGprs, false), xmm_free(kNumXmms, false);
@@ -133,7 +158,10 @@ Allocation allocate(const MFunction& f, const std::vector<std::vector<int>>& suc
     }
     std::vector<bool>& free = iv.vt == VT::F64 ? xmm_free : gpr_free;
     int reg = -1;
-    if (iv.vt == VT::F64) {
+    int h = hint[static_cast<size_t>(iv.vreg)];
+    if (h >= 0 && free[static_cast<size_t>(h)] && allowed(iv, h) && (iv.vt != VT::F64 || h >= 2)) reg = h;
+    if (reg >= 0) {
+    } else if (iv.vt == VT::F64) {
       for (int r = 2; r < kNumXmms && reg < 0; ++r)
         if (free[static_cast<size_t>(r)] && allowed(iv, r)) reg = r;
     } else {

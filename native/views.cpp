@@ -323,6 +323,56 @@ bool view(const CodeScope& scope, const Module& module, std::string_view stage, 
   return true;
 }
 
+std::vector<BodyGraph> dag_graphs(const CodeScope& scope, const Module& module, std::string_view stage) {
+  std::vector<BodyGraph> out;
+  for (auto& u : compile_reg_units(scope, module)) {
+    BodyGraph g;
+    if (!u.error.empty()) {
+      g.error = u.error;
+      out.push_back(std::move(g));
+      continue;
+    }
+    std::string error;
+    bool top = u.virt.fn_index < 0;
+    auto c = compile(std::make_unique<RegFunction>(std::move(u.virt)), module, top, &error, true);
+    if (!c) {
+      g.error = error;
+      out.push_back(std::move(g));
+      continue;
+    }
+    g.name = title(*c);
+    const Function& f = stage == "dag" ? c->built : stage == "legal" ? c->legal : c->fn;
+    const MFunction* cover = stage == "isel" ? &c->selected : nullptr;
+    for (size_t bi = 0; bi < f.blocks.size(); ++bi) {
+      g.blocks.push_back(block_head(f, bi));
+      const Block& b = f.blocks[bi];
+      std::vector<int> index(b.nodes.size(), -1);
+      for (size_t i = 0; i < b.nodes.size(); ++i) {
+        if (b.nodes[i].dead) continue;
+        GraphNode n;
+        n.block = static_cast<int>(bi);
+        n.id = static_cast<int>(i);
+        n.label = node_text(f, b, static_cast<int>(i));
+        if (cover) {
+          n.pattern = cover->node_rule[bi][i];
+          if (n.pattern >= 0) n.pattern_name = patterns()[static_cast<size_t>(n.pattern)].name;
+        }
+        index[i] = static_cast<int>(g.nodes.size());
+        g.nodes.push_back(std::move(n));
+      }
+      for (size_t i = 0; i < b.nodes.size(); ++i) {
+        const Node& n = b.nodes[i];
+        if (n.dead) continue;
+        for (int o : n.ops) g.edges.push_back({index[static_cast<size_t>(o)], index[i], false});
+        if (is_chained(n.kind) && n.chain >= 0)
+          g.edges.push_back({index[static_cast<size_t>(n.chain)], index[i], true});
+      }
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
 std::string pattern_table() {
   std::string out = pad("pattern", 16) + pad("gives", 7) + pad("covers", 28) + "cost  x86\n";
   for (const Pattern& p : patterns())

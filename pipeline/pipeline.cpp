@@ -498,6 +498,15 @@ StageResult Session::stage(std::string_view name, Format format, std::string_vie
   });
 }
 
+std::vector<native::BodyGraph> Session::native_graphs(std::string_view stage, std::string_view function) const {
+  return on_big_stack([&] {
+    CodeScope scope;
+    std::string error;
+    if ((!last_ && function.empty()) || !code_scope(function, &scope, &error)) return std::vector<native::BodyGraph>{};
+    return native::dag_graphs(scope, module_, stage);
+  });
+}
+
 std::shared_ptr<const analysis::Result> Session::analyze(std::optional<analysis::Domain> domain) const {
   if (!last_ || !last_->checked || !last_->program) return nullptr;
   analysis::Domain d = domain.value_or(analysis_domain_);
