@@ -313,7 +313,11 @@ class DescentTarget : public Target {
   Sample run() override {
     Sample s;
     Session session;  // fresh per run: no globals or functions left from the run before
-    if (!session.set_engine(engine_)) {
+    // "jit-O0": the JIT without LLVM's optimisations, the yardstick of the native backend
+    // (a compiler without an optimiser of its own).
+    bool o0 = engine_ == "jit-O0";
+    if (o0) session.set_opt_level(0);
+    if (!session.set_engine(o0 ? "jit" : engine_)) {
       s.problem = fmt::format("no engine '{}'", engine_);
       return s;
     }
@@ -504,8 +508,10 @@ std::vector<BenchRecord> run_program_benchmarks(const BenchOptions& o, std::stri
     return {};
   }
 
-  // Which engines.
+  // Which engines: the Session's, and the JIT at -O0 beside the JIT.
   auto engines = Session::engines();
+  if (auto jit = std::find(engines.begin(), engines.end(), "jit"); jit != engines.end())
+    engines.insert(jit + 1, "jit-O0");
   for (const auto& e : o.engines) {
     bool known = contains(engines, e);
     for (const auto& b : o.baselines) known |= b.name == e;

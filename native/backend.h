@@ -15,6 +15,7 @@
 // exactly the "virtual registers" of an LLVM backend; its basic blocks are the DAG's blocks.
 // A student sees the same program one tier up in `:reg`.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -94,6 +95,7 @@ const char* cc_name(CC c);
   X(Srl, "srl", 2, I64)                                                          \
   X(And, "and", 2, I64)                                                          \
   X(Imm64, "imm64", 0, I64)          /* a constant too wide for an imm32 */      \
+  X(MulHS, "mulhs", 2, I64)          /* the high 64 bits of the signed 128-bit product */ \
   X(FLoadConst, "fconst.bits", 0, F64) /* a float constant through a GPR */       \
   X(LibCall, "libcall", -1, F64)     /* a libm call: aux = the Builtin (or Mod for fmod) */
 
@@ -172,7 +174,7 @@ void combine(Function& f);
   X(CALL, "call")     X(CALLH, "call.helper") X(CALLCHECK, "callcheck") X(TICK, "tick")  \
   X(JMP, "jmp")       X(JCC, "jcc")       X(FJCC, "fjcc")   X(RET, "ret")                \
   X(HALT, "halt")     X(ARGS, "args")     X(ABS, "abs")     X(SMIN, "smin")              \
-  X(SMAX, "smax")
+  X(SMAX, "smax")     X(MULHS, "mulhs")
 
 enum class MOp : uint8_t {
 #define DESCENT_NATIVE_MOP(name, text) name,
@@ -280,17 +282,25 @@ namespace descent::native {
 struct Context {
   int64_t* globals = nullptr;          // GlobalStore::values
   uint8_t* defined = nullptr;          // GlobalStore::defined
-  const uint8_t* poll = nullptr;       // nonzero: loops and calls must call the runtime
-  int64_t depth = 0;                   // frames below top-level code
+  const uint8_t* poll = nullptr;       // nonzero: loop back-edges must call the runtime
+  int64_t depth = 0;                   // the slow path's copy of r14 (the call depth)
   void* slow = nullptr;                // the trampoline that saves every register (r11: site)
   void* fail = nullptr;                // void (int64 site): a runtime error, never returns
-  void* const* functions = nullptr;    // entry points of the Module's functions
+  // A call from depth >= call_limit takes the slow path: 10,000 (so the one compare is also
+  // the stack-overflow check), or 0 while the runtime watches (a step limit, an interrupt:
+  // the engine's watcher thread lowers it when the flag goes up mid-run).
+  std::atomic<int64_t> call_limit{0};
   void* helpers[8] = {};               // by Helper
   void* slow_helper = nullptr;         // void (int64 site): what the trampoline calls
+  // The Module's functions' entry points follow the Context in memory (kCtxTable): a call is
+  // one `call qword ptr [r15 + kCtxTable + 8f]`.
 };
 constexpr int kCtxGlobals = 0, kCtxDefined = 8, kCtxPoll = 16, kCtxDepth = 24, kCtxSlow = 32,
-              kCtxFail = 40, kCtxFunctions = 48, kCtxHelpers = 56,
-              kCtxSlowHelper = 120;
+              kCtxFail = 40, kCtxCallLimit = 48, kCtxHelpers = 56, kCtxSlowHelper = 120,
+              kCtxTable = 128;
+// Registers generated code keeps for itself: r15 holds the Context, r14 the call depth
+// (frames below top-level code; each function adds one on entry and takes it off on return).
+constexpr int kCtxReg = 15, kDepthReg = 14;
 
 // The save-everything trampoline the slow paths call (emit.cpp): pushes every caller-saved
 // register, calls `helper`(r11) (a C function of one int64 argument), restores, returns.

@@ -24,7 +24,7 @@ namespace descent::native {
 namespace {
 
 constexpr int RAX = 0, RCX = 1, RDX = 2, RSP = 4, RBP = 5, RSI = 6, RDI = 7, R8 = 8, R9 = 9,
-              R11 = 11, R15 = 15;
+              R11 = 11, R14 = 14, R15 = 15;
 constexpr int XMM0 = 0, XMM1 = 1;
 const int kIntArgs[] = {RDI, RSI, RDX, RCX, R8, R9};
 
@@ -47,7 +47,7 @@ class Emitter {
     size_t nb = m_.blocks.size();
     out_.labels_at.assign(nb, -1);
     saved_ = a_.callee_saved;
-    if (top_) saved_.insert(saved_.begin(), R15);
+    if (top_) saved_.insert(saved_.begin(), {R15, R14});
     int slots = a_.num_slots;
     int pushed = static_cast<int>(saved_.size());
     if ((pushed + slots) % 2) ++slots;  // rsp stays 16-aligned
@@ -187,12 +187,15 @@ class Emitter {
     r(Form::PUSH_R, RBP, "prologue");
     rr(Form::MOV_RR, RBP, RSP);
     for (int s : saved_) r(Form::PUSH_R, s, "save callee-saved");
-    if (top_) rr(Form::MOV_RR, R15, RDI, "r15 = the runtime context");
+    if (top_) {
+      rr(Form::MOV_RR, R15, RDI, "r15 = the runtime context");
+      ri(Form::MOV_RI32, R14, 0, "r14 = the call depth");
+    }
     if (frame_bytes_) alu_imm(Form::SUB_RI8, Form::SUB_RI32, RSP, frame_bytes_);
-    if (!top_) m(Form::INC_M, R15, kCtxDepth, "one frame deeper");
+    if (!top_) ri(Form::ADD_RI8, R14, 1, "one frame deeper");
   }
   void epilogue() {
-    if (!top_) m(Form::DEC_M, R15, kCtxDepth, "epilogue");
+    if (!top_) ri(Form::SUB_RI8, R14, 1, "epilogue");
     rm(Form::LEA_RM, RSP, RBP, -8 * static_cast<int32_t>(saved_.size()), top_ ? "epilogue" : "");
     for (size_t i = saved_.size(); i-- > 0;) r(Form::POP_R, saved_[i]);
     r(Form::POP_R, RBP);
@@ -493,6 +496,12 @@ class Emitter {
         result_from(mi.def, mi.op == MOp::IDIV ? RAX : RDX);
         return;
       }
+      case MOp::MULHS: {
+        load_gpr(RAX, mi.uses[0]);
+        r(Form::IMUL_R, use_gpr(mi.uses[1], R11), "rdx:rax = rax * r");
+        result_from(mi.def, RDX);
+        return;
+      }
       case MOp::SDIVSAFE:
       case MOp::SREMSAFE: {
         // x / -1 would trap in idiv when x is INT_MIN; the language says -x (and x % -1 = 0).
@@ -623,8 +632,7 @@ class Emitter {
       }
       case MOp::CALL: {
         int pop = place_args(mi.uses, 0, false);
-        rm(Form::MOV_RM, R11, R15, kCtxFunctions, "the function table");
-        m(Form::CALL_M, R11, 8 * mi.aux, m_fn_name(mi.aux));
+        m(Form::CALL_M, R15, kCtxTable + 8 * mi.aux, m_fn_name(mi.aux));
         after_call(pop, mi.def);
         return;
       }
@@ -642,11 +650,7 @@ class Emitter {
       }
       case MOp::CALLCHECK: {
         int slow = stub_for(mi.site, true);
-        rm(Form::MOV_RM, R11, R15, kCtxPoll, "interrupt or step limit?");
-        mem_imm(Form::CMP8_MI, R11, 0, 0);
-        jump(Form::JCC_L, slow, Cond::ne);
-        rm(Form::MOV_RM, R11, R15, kCtxDepth, "call depth");
-        ri(Form::CMP_RI32, R11, kMaxCallDepthValue);
+        rm(Form::CMP_RM, R14, R15, kCtxCallLimit, "depth >= limit: too deep, or watched");
         jump(Form::JCC_L, slow, Cond::ge);
         place(stubs_.back().back);
         return;
@@ -733,7 +737,6 @@ class Emitter {
     }
   }
 
-  static constexpr int kMaxCallDepthValue = 10000;  // LANGUAGE.md (kMaxCallDepth)
 
   const Function& f_;
   const MFunction& m_;
@@ -794,6 +797,7 @@ std::vector<X86Inst> slow_trampoline() {
   for (int r : saved) add(Form::PUSH_R, r);
   add(Form::SUB_RI32, RSP, 0, {}, 128);
   for (int x = 0; x < 16; ++x) add(Form::MOVSD_MX, x, 0, Mem{RSP, 8 * x});
+  add(Form::MOV_MR, R14, 0, Mem{R15, kCtxDepth});  // the depth, for the runtime
   add(Form::MOV_RR, RDI, R11);
   add(Form::CALL_M, 0, 0, Mem{R15, kCtxSlowHelper});
   for (int x = 0; x < 16; ++x) add(Form::MOVSD_XM, x, 0, Mem{RSP, 8 * x});

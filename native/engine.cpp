@@ -11,7 +11,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csetjmp>
+#include <new>
+#include <thread>
 #include <cstring>
 #include <unordered_map>
 
@@ -185,18 +188,27 @@ class NativeEngine final : public Engine {
     register_sites(*top, module);
     if (!top->memory || !top->memory->code()) return failure("could not map executable memory");
 
-    Context ctx;
+    // The context, then the function table right after it (one allocation, so a call
+    // reaches its callee in one load from r15).
+    constexpr size_t kCtxWords = kCtxTable / 8;
+    static_assert(sizeof(Context) <= kCtxTable);
+    frame_.assign(kCtxWords + table_.size(), nullptr);
+    Context& ctx = *new (frame_.data()) Context;
+    std::copy(table_.begin(), table_.end(), frame_.begin() + kCtxWords);
     ctx.globals = reinterpret_cast<int64_t*>(globals.values.data());
     ctx.defined = globals.defined.data();
-    // Who watches: a step limit polls at every back-edge and call; an interrupt flag is read
-    // where it lives (an atomic<bool> is one byte that a plain load reads); else nobody.
+    // Who watches: a step limit polls at every back-edge and takes the slow path at every
+    // call; an interrupt flag is read by loops where it lives (an atomic<bool> is one byte
+    // that a plain load reads) and lowers the call limit through the watcher below.
     static_assert(sizeof(std::atomic<bool>) == 1);
+    bool watch = options.step_limit ||
+                 (options.interrupt && options.interrupt->load(std::memory_order_relaxed));
     ctx.poll = options.step_limit ? &kOne
                : options.interrupt ? reinterpret_cast<const uint8_t*>(options.interrupt)
                                    : &kZero;
+    ctx.call_limit.store(watch ? 0 : kMaxCallDepth, std::memory_order_relaxed);
     ctx.slow = trampoline_->code();
     ctx.fail = reinterpret_cast<void*>(&ds_native_fail);
-    ctx.functions = table_.data();
     ctx.helpers[static_cast<int>(Helper::PrintInt)] = reinterpret_cast<void*>(&ds_native_print_int);
     ctx.helpers[static_cast<int>(Helper::PrintFloat)] = reinterpret_cast<void*>(&ds_native_print_float);
     ctx.helpers[static_cast<int>(Helper::PrintBool)] = reinterpret_cast<void*>(&ds_native_print_bool);
@@ -207,7 +219,9 @@ class NativeEngine final : public Engine {
     ctx.helpers[static_cast<int>(Helper::Fmod)] = reinterpret_cast<void*>(&ds_native_fmod);
     ctx.slow_helper = reinterpret_cast<void*>(&ds_native_slow);
     static_assert(offsetof(Context, depth) == kCtxDepth && offsetof(Context, helpers) == kCtxHelpers &&
-                  offsetof(Context, slow_helper) == kCtxSlowHelper && offsetof(Context, poll) == kCtxPoll);
+                  offsetof(Context, slow_helper) == kCtxSlowHelper && offsetof(Context, poll) == kCtxPoll &&
+                  offsetof(Context, call_limit) == kCtxCallLimit && offsetof(Context, fail) == kCtxFail &&
+                  offsetof(Context, slow) == kCtxSlow);
 
     RunState s;
     s.opts = &options;
@@ -215,11 +229,27 @@ class NativeEngine final : public Engine {
     s.sites = &sites_;
     RunState* saved = current;
     int failed = 0;
+    // A watcher: code that only calls (fib) reads no flag, so when the interrupt flag goes
+    // up, the call limit goes down and the next call takes the slow path.
+    std::atomic<bool> done{false};
+    std::thread watcher;
+    if (options.interrupt && !watch)
+      watcher = std::thread([&] {
+        while (!done.load(std::memory_order_acquire)) {
+          if (options.interrupt->load(std::memory_order_relaxed)) {
+            ctx.call_limit.store(0, std::memory_order_relaxed);
+            return;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+      });
     run_on_big_stack([&] {
       current = &s;
       failed = call_entry(&s, reinterpret_cast<Entry>(top->memory->code()), &ctx);
       current = saved;
     });
+    done.store(true, std::memory_order_release);
+    if (watcher.joinable()) watcher.join();
     RunResult r;
     r.steps = s.steps;
     if (failed) {
@@ -257,6 +287,7 @@ class NativeEngine final : public Engine {
 
   std::vector<Cached> cache_;
   std::vector<void*> table_;
+  std::vector<void*> frame_;  // the Context and the function table after it
   std::vector<SiteRec> sites_;
   std::unique_ptr<ExecMemory> trampoline_;
 };

@@ -132,14 +132,16 @@ const std::vector<PatternDef>& table() {
       {P(63, "RET.f", stmt, Ret, "ret(freg)", 1, "movapd xmm0, x; epilogue"), kStmt, {kFreg}},
       {P(64, "RET.void", stmt, Ret, "ret", 1, "epilogue"), kStmt, {}, false, no_operand},
       {P(65, "HALT", stmt, Halt, "halt", 1, "epilogue"), kStmt, {}},
-      {P(66, "SETCC", reg, SetCC, "flags -> reg", 2, "setcc r8; movzx r, r8"), kReg, {}},  // chain rule
-      {P(67, "TEST.reg", flags, Const, "reg -> flags", 1, "test r, r (ne)"), kFlags, {}},  // chain rule
-      {P(68, "MOV.imm", reg, Const, "imm -> reg", 1, "mov r, imm32"), kReg, {}},          // chain rule
+      {P(66, "IMUL64r.hi", reg, MulHS, "mulhs(reg, reg)", 3, "mov rax, a; imul b; mov r, rdx"), kReg,
+       {kReg, kReg}},
+      {P(67, "SETCC", reg, SetCC, "flags -> reg", 2, "setcc r8; movzx r, r8"), kReg, {}},  // chain rule
+      {P(68, "TEST.reg", flags, Const, "reg -> flags", 1, "test r, r (ne)"), kFlags, {}},  // chain rule
+      {P(69, "MOV.imm", reg, Const, "imm -> reg", 1, "mov r, imm32"), kReg, {}},          // chain rule
   };
   return t;
 }
 #undef P
-constexpr int kSetccRule = 66, kTestRule = 67;
+constexpr int kSetccRule = 67, kTestRule = 68, kMovImmRule = 69;
 
 // The x86 condition for a comparison's CC once its operands are in cmp order.
 Cond int_cond(CC c) {
@@ -238,7 +240,7 @@ class Selector {
       }
     }
     // Chain rules: a constant into a register, flags into a 0/1, a 0/1 into flags.
-    if (c[kImm] + 1 < c[kReg]) c[kReg] = c[kImm] + 1, rule_[static_cast<size_t>(id)][kReg] = 68;
+    if (c[kImm] + 1 < c[kReg]) c[kReg] = c[kImm] + 1, rule_[static_cast<size_t>(id)][kReg] = kMovImmRule;
     if (c[kFlags] + 2 < c[kReg]) c[kReg] = c[kFlags] + 2, rule_[static_cast<size_t>(id)][kReg] = kSetccRule;
     if (n.type == VT::I64 && c[kReg] + 1 < c[kFlags])
       c[kFlags] = c[kReg] + 1, rule_[static_cast<size_t>(id)][kFlags] = kTestRule;
@@ -291,7 +293,7 @@ class Selector {
         return -1;
       case 1:
       case 2:
-      case 68: {
+      case kMovImmRule: {
         int d = out(VT::I64);
         emit(MOp::MOVI, d, {}, r, id).imm = n.imm;
         return d;
@@ -422,6 +424,12 @@ class Selector {
         MInst& m = emit(MOp::CALLH, d, args, r, id);
         m.aux = static_cast<int>(n.aux < 0 ? Helper::Fmod : Helper::Math);
         m.imm = n.aux;
+        return d;
+      }
+      case 66: {
+        int a = kid(0, kReg), b = kid(1, kReg);
+        int d = out(VT::I64);
+        emit(MOp::MULHS, d, {a, b}, r, id);
         return d;
       }
       case 38: case 39: case 40: case 41: {

@@ -8,8 +8,9 @@
 //   - two register classes: integers in GPRs, floats in xmm registers;
 //   - calls: the System V ABI lets a callee overwrite rax, rcx, rdx, rsi, rdi, r8-r11 and
 //     every xmm register, so a value live across a call goes to a callee-saved register
-//     (rbx, r12-r14; the prologue saves the ones used) or, for floats, to the stack;
-//   - reserved registers: rsp and rbp (the frame), r15 (the runtime context), and the
+//     (rbx, r12, r13; the prologue saves the ones used) or, for floats, to the stack;
+//   - reserved registers: rsp and rbp (the frame), r15 (the runtime context), r14 (the call
+//     depth), and the
 //     scratch registers the emitter needs for spilled operands and fixed-register
 //     instructions: rax, rdx (idiv's dividend and results), r11, xmm0 and xmm1.
 #include <algorithm>
@@ -22,7 +23,7 @@ namespace descent::native {
 namespace {
 
 const int kCallerSaved[] = {6 /*rsi*/, 7 /*rdi*/, 1 /*rcx*/, 8, 9, 10};
-const int kCalleeSaved[] = {3 /*rbx*/, 12, 13, 14};
+const int kCalleeSaved[] = {3 /*rbx*/, 12, 13};  // r14, r15: the depth, the context
 
 VT f_vt(const MFunction& f, int v) { return f.vt[static_cast<size_t>(v)]; }
 

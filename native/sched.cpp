@@ -21,7 +21,7 @@ namespace {
 
 int latency(MOp op) {
   switch (op) {
-    case MOp::IMUL: case MOp::IMULI: return 3;
+    case MOp::IMUL: case MOp::IMULI: case MOp::MULHS: return 3;
     case MOp::IDIV: case MOp::IREM: case MOp::SDIVSAFE: case MOp::SREMSAFE: return 25;
     case MOp::FADD: case MOp::FSUB: case MOp::FMUL: case MOp::CVTSI2SD: case MOp::CVTTSD2SI:
     case MOp::FMIN: case MOp::FMAX: return 4;

@@ -135,6 +135,7 @@ constexpr Row kRows[] = {
     {Form::DEC_M, "REX.W FF /1", OpEn::M},           // DEC r/m64
     {Form::CQO, "REX.W 99", OpEn::ZO},               // CQO: rdx:rax <- sign-extend rax
     {Form::IDIV_R, "REX.W F7 /7", OpEn::M},          // IDIV r/m64: rdx:rax / r/m64
+    {Form::IMUL_R, "REX.W F7 /5", OpEn::M},          // IMUL r/m64: rdx:rax = rax * r/m64
     {Form::SHL_RI, "REX.W C1 /4 ib", OpEn::MI},      // SHL r/m64, imm8
     {Form::SAR_RI, "REX.W C1 /7 ib", OpEn::MI},      // SAR r/m64, imm8
     {Form::SHR_RI, "REX.W C1 /5 ib", OpEn::MI},      // SHR r/m64, imm8

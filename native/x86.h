@@ -78,6 +78,7 @@ Cond negate(Cond c);            // e <-> ne, l <-> ge, ...: flips the low bit
   FORM(DEC_M, "dec", "DEC64m", M, None, None)                  \
   FORM(CQO, "cqo", "CQO", None, None, None)                    \
   FORM(IDIV_R, "idiv", "IDIV64r", R, None, None)               \
+  FORM(IMUL_R, "imul", "IMUL64r", R, None, None)               \
   FORM(SHL_RI, "shl", "SHL64ri", R, I8, None)                  \
   FORM(SAR_RI, "sar", "SAR64ri", R, I8, None)                  \
   FORM(SHR_RI, "shr", "SHR64ri", R, I8, None)                  \

@@ -81,6 +81,22 @@ TEST_CASE("native: control flow, loops, recursion and globals agree with the wal
   });
 }
 
+TEST_CASE("native: division by constants (shifts, magic numbers, idiv) agrees with the walker") {
+  if (!native::host_supported()) return;
+  // Each divisor is a constant in the code: powers of two take shifts, others a magic
+  // multiplication, INT_MIN an idiv. The dividends cover both signs, the ends and near them.
+  std::string prog = "fn probe(x: int) {\n  print(x";
+  for (const char* d : {"2", "3", "5", "7", "10", "16", "-1", "-2", "-3", "-7", "-16", "641", "1000003",
+                        "6700417", "-1000000007", "4611686018427387904", "9223372036854775807",
+                        "(-9223372036854775807 - 1)"})
+    prog += std::string(", x / ") + d + ", x % " + d;
+  prog += ")\n}\n";
+  prog += "for i in -300..300 { probe(i * 7919) }\n"
+          "m = -9223372036854775807 - 1\n"
+          "for k in 0..64 { probe(m + k); probe(-1 - m - k); probe(k * 1000003 - 1) }\n";
+  agree({prog});
+}
+
 TEST_CASE("native: many arguments go on the stack; values live across calls survive them") {
   if (!native::host_supported()) return;
   agree({
@@ -151,7 +167,7 @@ TEST_CASE("native: every DAG node kind that reaches selection is covered by some
 
 TEST_CASE("native: legalisation leaves no node the selector lacks a pattern for") {
   std::string s = stage("fn f(a: int, b: int, x: float) -> float {\n"
-                        "  return float(a / b + a % b + a / 8 + a % 8 + a / -1 + a / 7) + x % 2.0 + exp(x)\n}\n",
+                        "  return float(a / b + a % b + a / 8 + a % 8 + a / -1 + a / 7 + a / (-9223372036854775807 - 1)) + x % 2.0 + exp(x)\n}\n",
                         "native-combine");
   CHECK(!contains(s, "= sdiv n"));
   CHECK(!contains(s, "= srem n"));
@@ -159,7 +175,8 @@ TEST_CASE("native: legalisation leaves no node the selector lacks a pattern for"
   CHECK(!contains(s, "= fmath"));
   CHECK(contains(s, "divcheck"));
   CHECK(contains(s, "sdiv.safe"));
-  CHECK(contains(s, "x86.idiv"));
+  CHECK(contains(s, "x86.idiv"));  // by INT_MIN
+  CHECK(contains(s, "mulhs"));     // by 7: the magic number
   CHECK(contains(s, "sra"));
   CHECK(contains(s, "libcall fmod"));
   std::string legal = stage("fn f(a: int) -> int { return a / 8 }\n", "native-legal");
