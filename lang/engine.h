@@ -1,4 +1,4 @@
-// What every execution engine (ast, stack, reg, jit) implements, and the state they share.
+// What every execution engine (ast, stack, reg, jit, native) implements, and the state they share.
 //
 // Globals live outside the engines, in a GlobalStore owned by the session, so a REPL can
 // switch engines between lines and keep its variables.
