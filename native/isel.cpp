@@ -124,7 +124,7 @@ const std::vector<PatternDef>& table() {
       {P(55, "PRINT", stmt, Print, "print(...)", 1, "call helpers"), kStmt, {}, true},
       {P(56, "ECHO", stmt, Echo, "echo(reg)", 2, "call helpers"), kStmt, {kReg}},
       {P(57, "ECHO.f", stmt, Echo, "echo(freg)", 2, "call helpers"), kStmt, {kFreg}},
-      {P(58, "CALLCHECK", stmt, CallCheck, "callcheck", 4, "cmp [poll]; jne; cmp depth; jge"), kStmt, {}},
+      {P(58, "CALLCHECK", stmt, CallCheck, "callcheck", 2, "cmp r14, [r15+limit]; jge slow"), kStmt, {}},
       {P(59, "TICK", stmt, Tick, "tick", 3, "mov r11, [poll]; cmp byte [r11], 0; jne slow"), kStmt, {}},
       {P(60, "JMP_4", stmt, Br, "br", 1, "jmp L"), kStmt, {}},
       {P(61, "JCC_4", stmt, BrCond, "brcond(flags)", 1, "jcc L"), kStmt, {kFlags}},
@@ -554,11 +554,13 @@ class Selector {
     int v = reduce(id, nt, dest);
     current_root_ = saved;
     if (v >= 0) vreg_[sid] = v;
-    // The cover, for the view: the root and the patterns, root first.
+    // The cover, for the view: the root, then its tree's patterns, operands first and the
+    // root's own last (a shared value's tree has a line of its own, where it was first needed).
     std::string line = "n" + std::to_string(id) + " " + nk_name(n.kind) + ":";
     for (size_t i = used_rules_.size(); i-- > before;)
       line += std::string(" ") + table()[static_cast<size_t>(used_rules_[i])].p.name;
     out_.cover[static_cast<size_t>(cur_block_)].push_back(line);
+    used_rules_.resize(before);  // the tree that needed this one lists only its own
     return v;
   }
   // Labels are per tree: a node's best cover depends on which of its operands are roots.

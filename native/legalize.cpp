@@ -5,11 +5,13 @@
 // (a wider constant becomes an `imm64`: movabs), and idiv traps where the language defines a
 // result (x / 0 is the runtime error "division by zero"; INT_MIN / -1 is INT_MIN, but idiv
 // raises #DE). Division by a constant needs none of the checks, and by a power of two no idiv
-// at all: two shifts and an add round toward zero as the language requires.
+// at all: two shifts and an add round toward zero as the language requires; by any other
+// constant, a multiplication by its magic number.
 //
 // The combine then folds what legalisation and the bytecode left foldable: constant operands
 // (with the language's wrap-around), x + 0, x * 1, x * 2^k -> x << k, double negations,
-// branches on constants. Float identities are few on purpose: x + 0.0 is not x when x is -0.0.
+// branches on constants. There are no float identities, on purpose: x + 0.0 is not x when x
+// is -0.0, and x * 0.0 is not 0.0 when x is inf or nan.
 #include <cstdint>
 #include <string>
 

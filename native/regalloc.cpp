@@ -111,8 +111,9 @@ Allocation allocate(const MFunction& f, const std::vector<std::vector<int>>& suc
   std::sort(a.intervals.begin(), a.intervals.end(), [](const Interval& x, const Interval& y) {
     return x.start != y.start ? x.start < y.start : x.vreg < y.vreg;
   });
-  // Hints: a value that arrives in an argument register, or whose one use is as a call's
-  // argument, would rather live in that register: then the moves around the call vanish.
+  // Hints: a value that arrives in an argument register, or is passed as a call's argument,
+  // would rather live in that register: then the moves around the call vanish (the first
+  // such use decides).
   std::vector<int> hint(nv, -1);
   const int int_args[] = {7 /*rdi*/, 6 /*rsi*/, 2 /*rdx*/, 1 /*rcx*/, 8, 9};
   auto hint_args = [&](const std::vector<int>& vs, int first_int) {
