@@ -277,16 +277,21 @@ const std::vector<Repl::Command>& Repl::command_table() {
                       Format::Text, fn);
        },
        [](const Session& s, const Words& w) { return code_view(s, w, {"alloc", "fused", "live"}); }},
-      {":native", "[dag|legal|combine|isel|sched|regalloc|asm] [FUNCTION]",
-       "the native backend's stages for the last input or a function (default: asm)",
+      {":native", "[dag|legal|combine|isel|sched|regalloc|asm|patterns] [FUNCTION]",
+       "the native backend's stages for the last input or a function (default: asm; patterns: isel's table)",
        [](Repl& r, const Call& c) {
          std::string fn;
-         std::string which = r.code_args(c, {"dag", "legal", "combine", "isel", "sched", "regalloc", "asm"}, &fn);
+         std::string which =
+             r.code_args(c, {"dag", "legal", "combine", "isel", "sched", "regalloc", "asm", "patterns"}, &fn);
          if (which == "?") return;
+         if (which == "patterns" && fn.empty()) {  // the table, not a view of code
+           r.show_stage("native-patterns", Format::Text);
+           return;
+         }
          r.show_stage("native-" + (which.empty() ? std::string("asm") : which), Format::Text, fn);
        },
        [](const Session& s, const Words& w) {
-         return code_view(s, w, {"dag", "legal", "combine", "isel", "sched", "regalloc", "asm"});
+         return code_view(s, w, {"dag", "legal", "combine", "isel", "sched", "regalloc", "asm", "patterns"});
        }},
       {":registers", "[N]", "show or set the register VM's register file size (3..250)",
        [](Repl& r, const Call& c) {

@@ -273,6 +273,13 @@ const std::vector<Session::StageEntry>& Session::stage_table() {
       {{"native-regalloc", "native backend: live intervals on x86-64 registers (linear scan)"}, native_view, true},
       {{"native-asm", "native backend: x86-64 code with each instruction's bytes (its own encoder)"},
        native_view, true},
+      {{"native-patterns", "native backend: the instruction selector's pattern table (tree, cost, x86)"},
+       [](const Session&, std::string_view, Format, const CodeScope*) {
+         StageResult r;
+         r.ok = true;
+         r.text = native::pattern_table();
+         return r;
+       }},
       {{"cfg", "the control-flow graph the analysis walks: basic blocks per function (text or DOT)"},
        analysis_view},
       {{"analysis", "abstract interpretation: the facts after each line, then the alarms (--domain)"},
