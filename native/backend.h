@@ -26,6 +26,29 @@
 
 namespace descent::native {
 
+// A set of small numbers (virtual registers) as bits: liveness is unions and differences of
+// these, 64 registers per machine word.
+struct Bits {
+  std::vector<uint64_t> w;
+  explicit Bits(size_t n = 0) : w((n + 63) / 64, 0) {}
+  bool test(size_t i) const { return (w[i / 64] >> (i % 64)) & 1; }
+  void set(size_t i) { w[i / 64] |= uint64_t{1} << (i % 64); }
+  bool operator==(const Bits& o) const { return w == o.w; }
+  bool operator!=(const Bits& o) const { return w != o.w; }
+  void unite(const Bits& o) {
+    for (size_t i = 0; i < w.size(); ++i) w[i] |= o.w[i];
+  }
+  // this = use | (out & ~def)
+  void assign_live_in(const Bits& use, const Bits& out, const Bits& def) {
+    for (size_t i = 0; i < w.size(); ++i) w[i] = use.w[i] | (out.w[i] & ~def.w[i]);
+  }
+  template <class F>
+  void each(F f) const {
+    for (size_t i = 0; i < w.size(); ++i)
+      for (uint64_t x = w[i]; x; x &= x - 1) f(i * 64 + static_cast<size_t>(__builtin_ctzll(x)));
+  }
+};
+
 // ---- [SECTION] the selection DAG ----
 
 // Value classes: a 64-bit integer (int, bool: 0/1) in a GPR, a double in an xmm register,
@@ -144,7 +167,7 @@ struct Function {
   std::vector<Block> blocks;
   std::vector<Site> sites;
   std::vector<VT> vreg_vt;          // per virtual register of src: its class
-  std::vector<std::vector<bool>> live_out;  // per block, per src vreg
+  std::vector<Bits> live_out;  // per block: the src vregs a later block may read
   std::vector<std::string> log;     // what legalize and combine did, one line each
 };
 

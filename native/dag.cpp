@@ -38,7 +38,7 @@ VT vt_of(Type t) {
 // Live-out sets of the virtual registers, per block: the classic backward dataflow.
 void liveness(const RegFunction& f, Function& out) {
   size_t n = out.blocks.size(), nv = static_cast<size_t>(f.num_vregs);
-  std::vector<std::vector<bool>> use(n, std::vector<bool>(nv)), def = use, in = use;
+  std::vector<Bits> use(n, Bits(nv)), def = use, in = use;
   out.live_out = use;
   std::vector<int> u, d;
   for (size_t b = 0; b < n; ++b)
@@ -48,19 +48,18 @@ void liveness(const RegFunction& f, Function& out) {
       instr_uses(f, pc, u);
       instr_defs(f, pc, d);
       for (int v : u)
-        if (v < f.num_vregs && !def[b][static_cast<size_t>(v)]) use[b][static_cast<size_t>(v)] = true;
+        if (v < f.num_vregs && !def[b].test(static_cast<size_t>(v))) use[b].set(static_cast<size_t>(v));
       for (int v : d)
-        if (v < f.num_vregs) def[b][static_cast<size_t>(v)] = true;
+        if (v < f.num_vregs) def[b].set(static_cast<size_t>(v));
     }
+  // Backward over the blocks until nothing changes (straight-line code: one pass and a check).
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t b = n; b-- > 0;) {
-      std::vector<bool> lo(nv);
-      for (int s : out.blocks[b].succs)
-        for (size_t v = 0; v < nv; ++v)
-          if (in[static_cast<size_t>(s)][v]) lo[v] = true;
-      std::vector<bool> li(nv);
-      for (size_t v = 0; v < nv; ++v) li[v] = use[b][v] || (lo[v] && !def[b][v]);
+      Bits lo(nv);
+      for (int s : out.blocks[b].succs) lo.unite(in[static_cast<size_t>(s)]);
+      Bits li(nv);
+      li.assign_live_in(use[b], lo, def[b]);
       if (lo != out.live_out[b] || li != in[b]) {
         out.live_out[b] = std::move(lo);
         in[b] = std::move(li);
@@ -144,6 +143,7 @@ class Builder {
   int val(int v) {
     int& c = cur_[static_cast<size_t>(v)];
     if (c < 0) {
+      touched_.push_back(v);
       Node n;
       n.kind = NK::Reg;
       n.aux = v;
@@ -168,7 +168,9 @@ class Builder {
   }
   void set(int v, int value) {
     cur_[static_cast<size_t>(v)] = value;
+    if (!defined_[static_cast<size_t>(v)]) written_.push_back(v);
     defined_[static_cast<size_t>(v)] = true;
+    touched_.push_back(v);
   }
   int site(Fail kind, int global = -1) {
     out_.sites.push_back(Site{f_.locs[static_cast<size_t>(pc_)], kind, global});
@@ -178,8 +180,15 @@ class Builder {
 
   bool build(int b, std::string* error) {
     blk_ = &out_.blocks[static_cast<size_t>(b)];
-    cur_.assign(static_cast<size_t>(f_.num_vregs), -1);
-    defined_.assign(static_cast<size_t>(f_.num_vregs), false);
+    // Reset only what the last block touched: a function may have thousands of blocks and
+    // of virtual registers, and clearing all of them per block would be quadratic.
+    if (cur_.empty()) {
+      cur_.assign(static_cast<size_t>(f_.num_vregs), -1);
+      defined_.assign(static_cast<size_t>(f_.num_vregs), false);
+    }
+    for (int v : touched_) cur_[static_cast<size_t>(v)] = -1, defined_[static_cast<size_t>(v)] = false;
+    touched_.clear();
+    written_.clear();
     chain_ = -1;
     bool terminated = false;
     for (pc_ = blk_->first_pc; pc_ < blk_->end_pc; ++pc_) {
@@ -200,9 +209,10 @@ class Builder {
   // The setreg nodes for the virtual registers this block gives a new value that a later
   // block may read; they come just before the terminator.
   void end_block(int b) {
-    for (int v = 0; v < f_.num_vregs; ++v) {
+    std::sort(written_.begin(), written_.end());  // in register order, whatever the code's
+    for (int v : written_) {
       auto i = static_cast<size_t>(v);
-      if (!defined_[i] || !out_.live_out[static_cast<size_t>(b)][i]) continue;
+      if (!out_.live_out[static_cast<size_t>(b)].test(i)) continue;
       if (blk_->nodes[static_cast<size_t>(cur_[i])].kind == NK::Reg &&
           blk_->nodes[static_cast<size_t>(cur_[i])].aux == v)
         continue;  // holds its own entry value
@@ -491,7 +501,7 @@ class Builder {
       instr_defs(f_, pc, d);
       if (std::find(d.begin(), d.end(), v) != d.end()) return false;
     }
-    return out_.live_out[static_cast<size_t>(b)][static_cast<size_t>(v)];
+    return out_.live_out[static_cast<size_t>(b)].test(static_cast<size_t>(v));
   }
 
   const RegFunction& f_;
@@ -501,6 +511,7 @@ class Builder {
   std::vector<int> block_of_;
   std::vector<int> cur_;
   std::vector<bool> defined_;
+  std::vector<int> touched_, written_;  // this block's: every vreg given a node; those written
   int chain_ = -1;
   int pc_ = 0;
 };

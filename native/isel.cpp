@@ -572,14 +572,23 @@ class Selector {
   }
 
   // Virtual registers that the Reg leaves below `id` read, through nodes not yet emitted.
+  // A DAG shares nodes: each is visited once per question (the stamp), or a chain of shared
+  // values would be walked an exponential number of times.
   void reads(int id, std::vector<int>& out) {
-    const Node& n = blk_->nodes[static_cast<size_t>(id)];
-    if (vreg_[static_cast<size_t>(id)] >= 0) return;
+    ++stamp_;
+    reads_from(id, out);
+  }
+  void reads_from(int id, std::vector<int>& out) {
+    auto sid = static_cast<size_t>(id);
+    if (seen_[sid] == stamp_) return;
+    seen_[sid] = stamp_;
+    const Node& n = blk_->nodes[sid];
+    if (vreg_[sid] >= 0) return;
     if (n.kind == NK::Reg) {
       out.push_back(n.aux);
       return;
     }
-    for (int k : n.ops) reads(k, out);
+    for (int k : n.ops) reads_from(k, out);
   }
   // Reads the entry value of virtual register v into a fresh one, for the readers that
   // remain after v's setreg.
@@ -600,6 +609,8 @@ class Selector {
     size_t n = blk_->nodes.size();
     uses_.assign(n, 0);
     vreg_.assign(n, -1);
+    seen_.assign(n, 0);
+    stamp_ = 0;
     cost_.assign(n, {});
     for (auto& c : cost_) c.fill(-1);
     rule_.assign(n, {});
@@ -674,6 +685,8 @@ class Selector {
   int cur_block_ = 0;
   int current_root_ = -1, labeling_root_ = -1;
   std::vector<int> uses_, vreg_;
+  std::vector<uint32_t> seen_;
+  uint32_t stamp_ = 0;
   std::vector<std::array<int, kNumNT>> cost_, rule_;
   std::vector<int> used_rules_;
 };

@@ -49,25 +49,23 @@ Allocation allocate(const MFunction& f, const std::vector<std::vector<int>>& suc
     last[b] = k;  // one past
   }
   a.positions = first;
-  // Liveness (backward dataflow over the blocks).
-  std::vector<std::vector<bool>> use(nb, std::vector<bool>(nv)), def = use, in = use, out = use;
+  // Liveness (backward dataflow over the blocks), as bit sets.
+  std::vector<Bits> use(nb, Bits(nv)), def = use, in = use, out = use;
   std::vector<int> ds;
   for (size_t b = 0; b < nb; ++b)
     for (const MInst& m : f.blocks[b].code) {
       for (int u : m.uses)
-        if (!def[b][static_cast<size_t>(u)]) use[b][static_cast<size_t>(u)] = true;
+        if (!def[b].test(static_cast<size_t>(u))) use[b].set(static_cast<size_t>(u));
       defs_of(m, ds);
-      for (int d : ds) def[b][static_cast<size_t>(d)] = true;
+      for (int d : ds) def[b].set(static_cast<size_t>(d));
     }
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t b = nb; b-- > 0;) {
-      std::vector<bool> lo(nv);
-      for (int s : succs[b])
-        for (size_t v = 0; v < nv; ++v)
-          if (in[static_cast<size_t>(s)][v]) lo[v] = true;
-      std::vector<bool> li(nv);
-      for (size_t v = 0; v < nv; ++v) li[v] = use[b][v] || (lo[v] && !def[b][v]);
+      Bits lo(nv);
+      for (int s : succs[b]) lo.unite(in[static_cast<size_t>(s)]);
+      Bits li(nv);
+      li.assign_live_in(use[b], lo, def[b]);
       if (lo != out[b] || li != in[b]) {
         out[b] = std::move(lo);
         in[b] = std::move(li);
@@ -84,10 +82,8 @@ Allocation allocate(const MFunction& f, const std::vector<std::vector<int>>& suc
   };
   std::vector<int> calls;
   for (size_t b = 0; b < nb; ++b) {
-    for (size_t v = 0; v < nv; ++v) {
-      if (in[b][v]) extend(static_cast<int>(v), 2 * first[b]);
-      if (out[b][v]) extend(static_cast<int>(v), 2 * last[b] - 1);
-    }
+    in[b].each([&](size_t v) { extend(static_cast<int>(v), 2 * first[b]); });
+    out[b].each([&](size_t v) { extend(static_cast<int>(v), 2 * last[b] - 1); });
     int pos = first[b];
     for (const MInst& m : f.blocks[b].code) {
       for (int u : m.uses) extend(u, 2 * pos);
@@ -104,8 +100,9 @@ Allocation allocate(const MFunction& f, const std::vector<std::vector<int>>& suc
     iv.start = lo[v];
     iv.end = hi[v];
     iv.vt = f.vt[v];
-    for (int c : calls)
-      if (iv.start < 2 * c && iv.end > 2 * c + 1) iv.crosses_call = true;
+    // The first call after the interval starts (calls are in order): live past it?
+    auto c = std::upper_bound(calls.begin(), calls.end(), iv.start / 2);
+    iv.crosses_call = c != calls.end() && iv.end > 2 * *c + 1;
     a.intervals.push_back(iv);
   }
   std::sort(a.intervals.begin(), a.intervals.end(), [](const Interval& x, const Interval& y) {

@@ -26,6 +26,9 @@ shot machine examples/tour.ds   --pane machine --do "machine view asm"
 shot machine_compare examples/tour.ds --pane machine --do "machine view asm" \
   --do "machine function fib" --do "machine encodings off" --do "machine target x86-64" \
   --do "machine compare aarch64"
+# The native backend's instruction selection for fib: each DAG node filled in the colour of
+# the pattern that covered it, the legend above.
+shot native  examples/tour.ds   --pane native --do "native stage isel" --do "native function fib"
 # The analysis pane at the solver step that widens the while loop's head (B5): k jumps from
 # [0, 1] towards +inf; narrowing later wins back k in [1, 100].
 shot analysis examples/analysis.ds --pane analysis --do "analysis step block 5" \

@@ -23,8 +23,8 @@ int main(int argc, char** argv) {
   cli.add_option("--screenshot", screenshot,
                  "render without showing a window (starting Xvfb when there is no display), "
                  "write a PNG of it and exit");
-  cli.add_option("--pane", pane, "the pane to show: source, tokens, ast, stack, reg, llvm, "
-                                 "machine, graph, loops, bench");
+  cli.add_option("--pane", pane, "the pane to show: source, tokens, ast, analysis, stack, reg, "
+                                 "llvm, machine, native, graph, loops, tune, bench, labs");
   cli.add_option("--do", actions,
                  "a scripted action before showing, e.g. \"stack step 5\" or \"loops sched split "
                  "i 16\" (repeatable; --list-actions lists them)");

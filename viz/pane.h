@@ -40,8 +40,8 @@ class Pane {
   virtual std::string caption() const { return ""; }
 };
 
-// Every pane, in tab order: source, tokens, ast, analysis, stack, reg, llvm, machine, graph, loops,
-// tune, bench, labs. The source pane is the editor the app keeps on the left.
+// Every pane, in tab order: source, tokens, ast, analysis, stack, reg, llvm, machine, native, graph,
+// loops, tune, bench, labs. The source pane is the editor the app keeps on the left.
 std::vector<std::unique_ptr<Pane>> make_panes();
 
 std::unique_ptr<Pane> make_source_pane();
@@ -52,6 +52,7 @@ std::unique_ptr<Pane> make_stack_pane();
 std::unique_ptr<Pane> make_reg_pane();
 std::unique_ptr<Pane> make_llvm_pane();
 std::unique_ptr<Pane> make_machine_pane();
+std::unique_ptr<Pane> make_native_pane();
 std::unique_ptr<Pane> make_graph_pane();
 std::unique_ptr<Pane> make_loops_pane();
 std::unique_ptr<Pane> make_tune_pane();

@@ -12,6 +12,7 @@ std::vector<std::unique_ptr<Pane>> make_panes() {
   p.push_back(make_reg_pane());
   p.push_back(make_llvm_pane());
   p.push_back(make_machine_pane());
+  p.push_back(make_native_pane());
   p.push_back(make_graph_pane());
   p.push_back(make_loops_pane());
   p.push_back(make_tune_pane());

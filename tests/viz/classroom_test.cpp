@@ -255,7 +255,7 @@ TEST_CASE("at --font-size 22 every pane's tab is in the tab bar, wide enough for
     auto app = make_app("sample.ds", o);
     show(*app, "stack");
     const auto& tabs = app->tab_places();
-    REQUIRE(tabs.size() == 12);
+    REQUIRE(tabs.size() == 13);
     for (const auto& t : tabs) {
       CAPTURE(t.label);
       CHECK(t.x0 >= app->tab_bar_x0() - 1);

@@ -43,7 +43,7 @@ TEST_CASE("every pane renders something, and no two panes look alike") {
     auto probe = make_app("sample.ds");
     for (const auto& p : probe->panes()) names.push_back(p->name());
   }
-  REQUIRE(names.size() == 13);
+  REQUIRE(names.size() == 14);
   std::map<std::string, std::unique_ptr<App>> apps;
   for (const auto& name : names) {
     auto& app = apps[program_for(name)];
