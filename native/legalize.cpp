@@ -31,13 +31,41 @@ std::string ref(const Block& b, int id) {
   return s;
 }
 
+// Who uses each node, so a rewrite touches only the users of what it replaces: a block may
+// hold tens of thousands of nodes (a 45,000-term sum), and scanning them all per fold would
+// be quadratic. Built per block by index_block; add_node and the rewrites keep it current.
+struct UseIndex {
+  std::vector<std::vector<int>> users;  // per node: the nodes with it among their operands
+  std::vector<int> chain_user;          // per node + 1 (0: the block's start): who chains to it
+};
+thread_local UseIndex uses;
+
+void index_block(const Block& b) {
+  uses.users.assign(b.nodes.size(), {});
+  uses.chain_user.assign(b.nodes.size() + 1, -1);
+  for (size_t i = 0; i < b.nodes.size(); ++i) {
+    const Node& n = b.nodes[i];
+    if (n.dead) continue;
+    for (int o : n.ops) uses.users[static_cast<size_t>(o)].push_back(static_cast<int>(i));
+    if (is_chained(n.kind)) uses.chain_user[static_cast<size_t>(n.chain + 1)] = static_cast<int>(i);
+  }
+}
+
 // Replaces every use of `from` (as a value operand or a chain) by `to`.
 void replace_uses(Block& b, int from, int to) {
-  for (Node& n : b.nodes) {
+  for (int u : uses.users[static_cast<size_t>(from)]) {
+    Node& n = b.nodes[static_cast<size_t>(u)];
     if (n.dead) continue;
     for (int& o : n.ops)
       if (o == from) o = to;
-    if (n.chain == from && is_chained(n.kind)) n.chain = to;
+    if (to >= 0) uses.users[static_cast<size_t>(to)].push_back(u);
+  }
+  uses.users[static_cast<size_t>(from)].clear();
+  int next = uses.chain_user[static_cast<size_t>(from + 1)];
+  if (next >= 0 && is_chained(b.nodes[static_cast<size_t>(from)].kind)) {
+    b.nodes[static_cast<size_t>(next)].chain = to;
+    uses.chain_user[static_cast<size_t>(to + 1)] = next;
+    uses.chain_user[static_cast<size_t>(from + 1)] = -1;
   }
   if (b.last_chain == from) b.last_chain = to;
   b.nodes[static_cast<size_t>(from)].dead = true;
@@ -49,20 +77,23 @@ int add_node(Block& b, NK k, std::vector<int> ops, int64_t imm = 0) {
   n.ops = std::move(ops);
   n.imm = imm;
   n.type = k == NK::FLoadConst ? VT::F64 : VT::I64;
+  int id = static_cast<int>(b.nodes.size());
+  for (int o : n.ops) uses.users[static_cast<size_t>(o)].push_back(id);
   b.nodes.push_back(std::move(n));
-  return static_cast<int>(b.nodes.size()) - 1;
+  uses.users.emplace_back();
+  uses.chain_user.push_back(-1);
+  return id;
 }
 
 // Puts chained node `id` into the chain right after `after` (-1: at the block's start).
 void insert_after(Block& b, int id, int after) {
-  for (size_t i = 0; i < b.nodes.size(); ++i) {
-    Node& n = b.nodes[i];
-    if (static_cast<int>(i) != id && !n.dead && is_chained(n.kind) && n.chain == after) {
-      n.chain = id;
-      break;
-    }
+  int next = uses.chain_user[static_cast<size_t>(after + 1)];
+  if (next >= 0 && next != id) {
+    b.nodes[static_cast<size_t>(next)].chain = id;
+    uses.chain_user[static_cast<size_t>(id + 1)] = next;
   }
   b.nodes[static_cast<size_t>(id)].chain = after;
+  uses.chain_user[static_cast<size_t>(after + 1)] = id;
 }
 
 // The magic number of a signed division by the constant d (|d| >= 2): q = hi(n * M) (+/- n),
@@ -104,6 +135,7 @@ int log2_exact(int64_t v) {
 void legalize(Function& f) {
   for (size_t bi = 0; bi < f.blocks.size(); ++bi) {
     Block& b = f.blocks[bi];
+    index_block(b);
     std::string where = "b" + std::to_string(bi) + ": ";
     for (size_t i = 0; i < b.nodes.size(); ++i) {
       int id = static_cast<int>(i);
@@ -228,6 +260,7 @@ bool holds(CC c, int64_t a, int64_t b) {
 void combine(Function& f) {
   for (size_t bi = 0; bi < f.blocks.size(); ++bi) {
     Block& b = f.blocks[bi];
+    index_block(b);
     std::string where = "b" + std::to_string(bi) + ": ";
     for (bool changed = true; changed;) {
       changed = false;

@@ -32,6 +32,8 @@ int latency(MOp op) {
   }
 }
 
+constexpr int kWindow = 64;
+
 bool sets_flags_for_next(MOp op) {
   return op == MOp::CMP || op == MOp::CMPI || op == MOp::TEST || op == MOp::UCOMI;
 }
@@ -154,7 +156,10 @@ void schedule(MFunction& f, std::vector<std::string>* log) {
     int n = static_cast<int>(code.size());
     for (int i = 0; i <= n; ++i) {
       // A flags setter glued to a branch belongs with the branch (a barrier).
-      bool barrier = i == n || is_barrier(code[static_cast<size_t>(i)].op) ||
+      // A region also ends after kWindow instructions: the dependence graph is quadratic in a
+      // region's length, and a window this wide already holds every latency there is to hide.
+      bool window = i < n && i - lo >= kWindow && !sets_flags_for_next(code[static_cast<size_t>(i) - 1].op);
+      bool barrier = i == n || window || is_barrier(code[static_cast<size_t>(i)].op) ||
                      (sets_flags_for_next(code[static_cast<size_t>(i)].op) && i + 1 < n &&
                       is_barrier(code[static_cast<size_t>(i) + 1].op));
       if (!barrier) continue;
