@@ -49,6 +49,31 @@ struct Bits {
   }
 };
 
+// The classic backward liveness fixpoint over blocks, shared by the DAG builder (bytecode
+// virtual registers) and the allocator (machine virtual registers): given each block's
+// upward-exposed uses and definitions, computes what is live in and out of each block.
+inline void solve_liveness(const std::vector<Bits>& use, const std::vector<Bits>& def,
+                           const std::vector<std::vector<int>>& succs, size_t nv,
+                           std::vector<Bits>* in, std::vector<Bits>* out) {
+  size_t n = use.size();
+  in->assign(n, Bits(nv));
+  out->assign(n, Bits(nv));
+  for (bool changed = true; changed;) {  // straight-line code: one pass and a check
+    changed = false;
+    for (size_t b = n; b-- > 0;) {
+      Bits lo(nv);
+      for (int s : succs[b]) lo.unite((*in)[static_cast<size_t>(s)]);
+      Bits li(nv);
+      li.assign_live_in(use[b], lo, def[b]);
+      if (lo != (*out)[b] || li != (*in)[b]) {
+        (*out)[b] = std::move(lo);
+        (*in)[b] = std::move(li);
+        changed = true;
+      }
+    }
+  }
+}
+
 // ---- [SECTION] the selection DAG ----
 
 // Value classes: a 64-bit integer (int, bool: 0/1) in a GPR, a double in an xmm register,

@@ -38,10 +38,11 @@ VT vt_of(Type t) {
 // Live-out sets of the virtual registers, per block: the classic backward dataflow.
 void liveness(const RegFunction& f, Function& out) {
   size_t n = out.blocks.size(), nv = static_cast<size_t>(f.num_vregs);
-  std::vector<Bits> use(n, Bits(nv)), def = use, in = use;
-  out.live_out = use;
+  std::vector<Bits> use(n, Bits(nv)), def = use, in;
   std::vector<int> u, d;
-  for (size_t b = 0; b < n; ++b)
+  std::vector<std::vector<int>> succs(n);
+  for (size_t b = 0; b < n; ++b) {
+    succs[b] = out.blocks[b].succs;
     for (int pc = out.blocks[b].first_pc; pc < out.blocks[b].end_pc; ++pc) {
       u.clear();
       d.clear();
@@ -52,21 +53,8 @@ void liveness(const RegFunction& f, Function& out) {
       for (int v : d)
         if (v < f.num_vregs) def[b].set(static_cast<size_t>(v));
     }
-  // Backward over the blocks until nothing changes (straight-line code: one pass and a check).
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t b = n; b-- > 0;) {
-      Bits lo(nv);
-      for (int s : out.blocks[b].succs) lo.unite(in[static_cast<size_t>(s)]);
-      Bits li(nv);
-      li.assign_live_in(use[b], lo, def[b]);
-      if (lo != out.live_out[b] || li != in[b]) {
-        out.live_out[b] = std::move(lo);
-        in[b] = std::move(li);
-        changed = true;
-      }
-    }
   }
+  solve_liveness(use, def, succs, nv, &in, &out.live_out);
 }
 
 class Builder {

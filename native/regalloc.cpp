@@ -50,7 +50,7 @@ Allocation allocate(const MFunction& f, const std::vector<std::vector<int>>& suc
   }
   a.positions = first;
   // Liveness (backward dataflow over the blocks), as bit sets.
-  std::vector<Bits> use(nb, Bits(nv)), def = use, in = use, out = use;
+  std::vector<Bits> use(nb, Bits(nv)), def = use, in, out;
   std::vector<int> ds;
   for (size_t b = 0; b < nb; ++b)
     for (const MInst& m : f.blocks[b].code) {
@@ -59,20 +59,7 @@ Allocation allocate(const MFunction& f, const std::vector<std::vector<int>>& suc
       defs_of(m, ds);
       for (int d : ds) def[b].set(static_cast<size_t>(d));
     }
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t b = nb; b-- > 0;) {
-      Bits lo(nv);
-      for (int s : succs[b]) lo.unite(in[static_cast<size_t>(s)]);
-      Bits li(nv);
-      li.assign_live_in(use[b], lo, def[b]);
-      if (lo != out[b] || li != in[b]) {
-        out[b] = std::move(lo);
-        in[b] = std::move(li);
-        changed = true;
-      }
-    }
-  }
+  solve_liveness(use, def, succs, nv, &in, &out);
   // Intervals: hulls.
   std::vector<int> lo(nv, INT32_MAX), hi(nv, -1);
   auto extend = [&](int v, int p) {

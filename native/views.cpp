@@ -254,6 +254,33 @@ std::string stage_text(const Compiled& c, std::string_view stage, bool dot) {
   return out;
 }
 
+// Every body of the scope through all the stages, with the snapshots the views read, in the
+// order the views list them; a body that does not compile comes back as its message.
+struct ViewedBody {
+  std::unique_ptr<Compiled> code;  // null: `error` says why
+  std::string error;
+};
+std::vector<ViewedBody> compile_for_views(const CodeScope& scope, const Module& module) {
+  std::vector<ViewedBody> out;
+  for (auto& u : compile_reg_units(scope, module)) {
+    ViewedBody v;
+    if (!u.error.empty()) {
+      v.error = u.error;
+    } else {
+      bool top = u.virt.fn_index < 0;
+      v.code = compile(std::make_unique<RegFunction>(std::move(u.virt)), module, top, &v.error, true);
+      if (v.code) {
+        // Views number the error sites per body (the engine numbers them per session).
+        std::vector<int> ids(v.code->fn.sites.size());
+        for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i);
+        finish(*v.code, ids, false);
+      }
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* helper_name(Helper h) {
@@ -301,45 +328,28 @@ bool view(const CodeScope& scope, const Module& module, std::string_view stage, 
     return false;
   }
   out->clear();
-  for (auto& u : compile_reg_units(scope, module)) {
+  for (const ViewedBody& v : compile_for_views(scope, module)) {
     if (!out->empty()) *out += "\n";
-    if (!u.error.empty()) {
-      *out += u.error + "\n";
+    if (!v.code) {
+      *out += v.error + "\n";
       continue;
     }
-    std::string error;
-    bool top = u.virt.fn_index < 0;
-    auto c = compile(std::make_unique<RegFunction>(std::move(u.virt)), module, top, &error, true);
-    if (!c) {
-      *out += error + "\n";
-      continue;
-    }
-    std::vector<int> ids(c->fn.sites.size());
-    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i);
-    finish(*c, ids, false);
-    if (!dot) *out += "; " + title(*c) + "\n";
-    *out += stage_text(*c, stage, dot);
+    if (!dot) *out += "; " + title(*v.code) + "\n";
+    *out += stage_text(*v.code, stage, dot);
   }
   return true;
 }
 
 std::vector<BodyGraph> dag_graphs(const CodeScope& scope, const Module& module, std::string_view stage) {
   std::vector<BodyGraph> out;
-  for (auto& u : compile_reg_units(scope, module)) {
+  for (const ViewedBody& v : compile_for_views(scope, module)) {
     BodyGraph g;
-    if (!u.error.empty()) {
-      g.error = u.error;
+    if (!v.code) {
+      g.error = v.error;
       out.push_back(std::move(g));
       continue;
     }
-    std::string error;
-    bool top = u.virt.fn_index < 0;
-    auto c = compile(std::make_unique<RegFunction>(std::move(u.virt)), module, top, &error, true);
-    if (!c) {
-      g.error = error;
-      out.push_back(std::move(g));
-      continue;
-    }
+    const Compiled* c = v.code.get();
     g.name = title(*c);
     const Function& f = stage == "dag" ? c->built : stage == "legal" ? c->legal : c->fn;
     const MFunction* cover = stage == "isel" ? &c->selected : nullptr;
