@@ -52,8 +52,10 @@ struct BodyGraph {
   std::vector<std::string> blocks;  // each block's heading ("b1:  [pc 2..7]  -> b2")
   std::vector<GraphNode> nodes;
   std::vector<GraphEdge> edges;
+  std::string text;                 // the stage's text view of this body alone (any stage)
   std::string error;                // set (and the rest empty) when the body did not compile
 };
+// Graph stages (dag, legal, combine, isel) fill nodes and edges; every stage fills `text`.
 std::vector<BodyGraph> dag_graphs(const CodeScope& scope, const Module& module, std::string_view stage);
 
 // The patterns of the instruction selector, one line each (name, result, tree, cost).

@@ -351,6 +351,11 @@ std::vector<BodyGraph> dag_graphs(const CodeScope& scope, const Module& module, 
     }
     const Compiled* c = v.code.get();
     g.name = title(*c);
+    g.text = stage_text(*c, stage, false);
+    if (stage != "dag" && stage != "legal" && stage != "combine" && stage != "isel") {
+      out.push_back(std::move(g));
+      continue;
+    }
     const Function& f = stage == "dag" ? c->built : stage == "legal" ? c->legal : c->fn;
     const MFunction* cover = stage == "isel" ? &c->selected : nullptr;
     for (size_t bi = 0; bi < f.blocks.size(); ++bi) {

@@ -265,8 +265,9 @@ class Session {
   // The register allocator's live intervals for every function of the last input (or for
   // `function` alone).
   std::vector<LiveFunction> live_ranges(std::string_view function = {}) const;
-  // A native backend DAG stage ("dag", "legal", "combine", "isel") of the last input (or of
-  // `function` alone) as graphs to draw; isel colours each node by the pattern covering it.
+  // A native backend stage of the last input (or of `function` alone), body by body: each
+  // body's text, and for the DAG stages ("dag", "legal", "combine", "isel") the graph to
+  // draw; isel colours each node by the pattern covering it.
   std::vector<native::BodyGraph> native_graphs(std::string_view stage, std::string_view function = {}) const;
   // Runs the last input again on "stack" or "reg" from the globals it started from, and
   // records every instruction (at most max_steps; then `truncated`). The session's globals

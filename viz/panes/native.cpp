@@ -284,7 +284,6 @@ struct NativePane : Pane {
   bool compute_ = false;      // asked to compile a body longer than kSlowBody
   std::map<int, std::vector<native::BodyGraph>> graphs_;  // per graph stage
   std::map<int, std::vector<std::vector<std::string>>> texts_;  // per text stage: per body, its lines
-  std::map<int, std::string> text_errors_;
   std::vector<std::string> bodies_;  // "<top>", "fn fib": the function selector's entries
   int body_ = 0;
   Picture picture_;
@@ -300,7 +299,6 @@ struct NativePane : Pane {
     has_errors_ = compiled_ && doc.outcome().status == Outcome::CompileError;
     graphs_.clear();
     texts_.clear();
-    text_errors_.clear();
     bodies_.clear();
     picture_ = Picture{};
     compute_ = false;
@@ -337,33 +335,16 @@ struct NativePane : Pane {
     return it->second;
   }
 
-  // A text stage, cut into one section per body at the headings the backend prints
-  // ("; <top>", "; fn fib"; each body after a blank line).
+  // A text stage, body by body, as the Session gives it.
   const std::vector<std::string>* text(Document& doc, int stage, std::string* error) {
     if (!texts_.count(stage)) {
-      StageResult r = doc.session().stage(std::string("native-") + kStages[stage].key);
       auto& sections = texts_[stage];
-      if (!r.ok) {
-        text_errors_[stage] = r.text;
-      } else {
-        sections.assign(bodies_.size(), {});
-        std::vector<std::string> lines = split_lines(r.text);
-        size_t next = 0;
-        int cur = -1;
-        for (size_t i = 0; i < lines.size(); ++i) {
-          bool head = (i == 0 || lines[i - 1].empty()) && next < bodies_.size() &&
-                      lines[i] == "; " + bodies_[next];
-          if (head) cur = static_cast<int>(next++);
-          if (cur >= 0) sections[static_cast<size_t>(cur)].push_back(lines[i]);
-        }
-        for (auto& s : sections)
-          while (!s.empty() && s.back().empty()) s.pop_back();
-        if (cur < 0) sections.assign(bodies_.size(), lines);  // no headings: all of it
-      }
-    }
-    if (text_errors_.count(stage)) {
-      *error = text_errors_[stage];
-      return nullptr;
+      sections.assign(bodies_.size(), {});
+      for (const native::BodyGraph& g : doc.session().native_graphs(kStages[stage].key))
+        for (size_t i = 0; i < bodies_.size(); ++i)
+          if (g.name == bodies_[i]) sections[i] = g.error.empty() ? split_lines(g.text) : split_lines(g.error);
+      for (auto& sec : sections)
+        while (!sec.empty() && sec.back().empty()) sec.pop_back();
     }
     const auto& sections = texts_[stage];
     if (static_cast<size_t>(body_) >= sections.size()) {
