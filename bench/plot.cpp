@@ -636,6 +636,19 @@ bool write_png(const Image& img, const std::string& path, std::string* error) {
   return true;
 }
 
+bool encode_png(const Image& img, std::string* bytes, std::string* error) {
+  bytes->clear();
+  auto append = [](void* context, void* data, int size) {
+    static_cast<std::string*>(context)->append(static_cast<const char*>(data), size_t(size));
+  };
+  if (!stbi_write_png_to_func(append, bytes, img.width, img.height, 3, img.rgb.data(),
+                              img.width * 3)) {
+    if (error) *error = "cannot encode the plot as PNG";
+    return false;
+  }
+  return true;
+}
+
 bool write_plot(const std::vector<BenchRecord>& records, const std::string& path,
                 const PlotOptions& options, std::string* error) {
   std::string scratch;

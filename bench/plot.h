@@ -82,6 +82,8 @@ std::vector<XYPanel> tune_panels(const std::vector<TunePlotRun>& runs);
 
 // The image as a PNG file; false with *error when it cannot be written.
 bool write_png(const Image& image, const std::string& path, std::string* error);
+// The same PNG as bytes in memory (a notebook shows them without a file).
+bool encode_png(const Image& image, std::string* bytes, std::string* error);
 
 // The bitmap font: the width in pixels of `text` drawn at `scale` (each glyph is 5 x 7
 // pixels plus one of spacing, times scale). Characters the font lacks draw as a box.

@@ -452,6 +452,37 @@ class Session {
   static std::string tune_csv(const TuneReport& report, const TuneRequest& request);
   static std::string tune_json(const TuneReport& report, const TuneRequest& request);
 
+  // ---- Values from a host language (the Python module, python/; pipeline/host.cpp) ----
+  // A global by name: its value and type (a Tensor's value is a handle into tensors()).
+  // False when there is no such global or it was never assigned.
+  bool global(const std::string& name, Value* value, Type* type) const;
+  // Sets a global from outside any program, as the statement `name = value` would: a new
+  // global takes `type`; an existing one keeps its type and another is an error naming both,
+  // as in a program. The name must be an identifier that is no keyword, builtin, function
+  // or kernel. A Tensor's value is a handle (add_tensor()).
+  bool set_global(const std::string& name, Value value, Type type, std::string* error);
+  // A tensor made outside (a NumPy array, borrowed or copied) as data in the tensor table:
+  // its handle. Freed by the next collection unless a global holds it.
+  int64_t add_tensor(tensor::Tensor t);
+  // The value of a tensor handle, computing it (and what it reads) first when pending.
+  std::shared_ptr<const tensor::Tensor> tensor_value(int64_t handle, std::string* error);
+  // Calls a kernel of the module (a prelude kernel, or one an input defined) on tensors made
+  // outside, and computes the result, as `name(args...)` in a program would: with the
+  // kernel's schedule (the microscope's, or the automatic one), the graph passes and a
+  // check of the shapes. `device` "" is the session's device; another is used for this
+  // call alone. What the call added to the tensor table is freed again.
+  bool call_kernel(const std::string& name, std::vector<tensor::Tensor> args,
+                   std::string_view device, std::shared_ptr<const tensor::Tensor>* out,
+                   std::string* error);
+  // The kernels of the module by name (the prelude's first) and each one's parameters
+  // and result as declared ("linear(x: f32[n, k], w: f32[m, k]) -> f32[n, m]").
+  std::vector<std::pair<std::string, std::string>> kernel_signatures() const;
+  // The loops around a block of the selected kernel's scheduled nest, outermost first, as
+  // steps name them (tensor::sched::block_loops); false with *error without a kernel or
+  // such a block.
+  bool schedule_loops(const std::string& block, std::vector<std::string>* out,
+                      std::string* error) const;
+
   // The dataflow graph: "pending" (built but not computed yet), or what the last evaluation
   // did: "before" (as built), a graph pass's name (its result), "executed". Also fills
   // StageResult::graph.

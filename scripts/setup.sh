@@ -20,6 +20,8 @@ PACKAGES=(
   graphviz                               # `dot` draws the DOT views (AST, graphs)
   libonnx-dev libprotobuf-dev            # `descent import`: reading ONNX models (importer/)
   libxgboost-dev                         # the tuner's cost model (tune/cost_model.cpp)
+  pybind11-dev python3-dev python3-numpy # the Python module (python/): import descent
+  python3-pytest python3-nbclient python3-nbformat python3-ipykernel  # its tests and notebooks
 )
 
 missing=()

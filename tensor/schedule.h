@@ -109,6 +109,11 @@ LoopRef find_loop(tir::PrimFunc& f, const std::string& name, std::string* error)
 // Every loop name as schedules can address it, in program order ("i", "C.i", ...).
 std::vector<std::string> loop_names(const tir::PrimFunc& f);
 std::vector<std::string> block_names(const tir::PrimFunc& f);
+// The loops around block BLOCK, outermost first, each as a schedule step can name it: its
+// variable where that is unique in the function, else "BLOCK.var" (TVM's get_loops). False
+// with *error listing the blocks when there is no such block.
+bool block_loops(const tir::PrimFunc& f, const std::string& block, std::vector<std::string>* out,
+                 std::string* error);
 
 // Replaces loop variable `name` by `with` in everything under `s`: block bindings and
 // predicates, If conditions, loose Store indices/values (simplified afterwards). Public

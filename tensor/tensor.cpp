@@ -110,23 +110,35 @@ AlignedFloats& AlignedFloats::operator=(const AlignedFloats& other) {
   return *this;
 }
 
+AlignedFloats AlignedFloats::borrow(float* data, size_t n, std::shared_ptr<void> owner) {
+  AlignedFloats a;
+  a.data_ = data;
+  a.size_ = data ? n : 0;
+  a.owner_ = std::move(owner);
+  if (!a.owner_) a.owner_ = std::make_shared<int>(0);  // still borrowed: never freed here
+  return a;
+}
+
 AlignedFloats::AlignedFloats(AlignedFloats&& other) noexcept
-    : data_(other.data_), size_(other.size_) {
+    : data_(other.data_), size_(other.size_), owner_(std::move(other.owner_)) {
   other.data_ = nullptr;
   other.size_ = 0;
 }
 
 AlignedFloats& AlignedFloats::operator=(AlignedFloats&& other) noexcept {
   if (this == &other) return *this;
-  free_floats(data_, size_);
+  if (!owner_) free_floats(data_, size_);
   data_ = other.data_;
   size_ = other.size_;
+  owner_ = std::move(other.owner_);
   other.data_ = nullptr;
   other.size_ = 0;
   return *this;
 }
 
-AlignedFloats::~AlignedFloats() { free_floats(data_, size_); }
+AlignedFloats::~AlignedFloats() {
+  if (!owner_) free_floats(data_, size_);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Shapes

@@ -12,10 +12,17 @@
 
 namespace descent::tensor {
 
-// 64-byte aligned float storage (std::vector's allocator only promises 16).
+// 64-byte aligned float storage (std::vector's allocator only promises 16), or floats
+// borrowed from someone else (a NumPy array the Python module passes in without copying).
+// Generated code loads and stores with 4-byte alignment, so borrowed storage need not be
+// aligned: alignment only spares the first row a split cache line.
 struct AlignedFloats {
   AlignedFloats() = default;
   explicit AlignedFloats(size_t n);  // zero-filled
+  // n floats at `data`, not copied: `owner` keeps them alive as long as this storage (or a
+  // move of it) lives. A copy of borrowed storage is an ordinary owned copy.
+  static AlignedFloats borrow(float* data, size_t n, std::shared_ptr<void> owner);
+  bool borrowed() const { return owner_ != nullptr; }
   AlignedFloats(const AlignedFloats& other);
   AlignedFloats& operator=(const AlignedFloats& other);
   AlignedFloats(AlignedFloats&&) noexcept;
@@ -30,6 +37,7 @@ struct AlignedFloats {
  private:
   float* data_ = nullptr;
   size_t size_ = 0;
+  std::shared_ptr<void> owner_;  // set: data_ is borrowed and owner_ keeps it alive
 };
 
 struct Tensor {

@@ -94,4 +94,19 @@ std::vector<std::string> block_names(const PrimFunc& f) {
   return out;
 }
 
+bool block_loops(const PrimFunc& f, const std::string& block, std::vector<std::string>* out,
+                 std::string* error) {
+  PrimFunc& g = const_cast<PrimFunc&>(f);
+  Stmt* b = tir::find_block(g, block);
+  if (!b) return fail(error, "no block '" + block + "' (blocks: " + join(block_names(f)) + ")");
+  std::vector<NamedLoop> loops = all_loops(g);
+  out->clear();
+  for (Stmt* l : loops_above(g, b)) {
+    size_t same = std::count_if(loops.begin(), loops.end(),
+                                [&](const NamedLoop& o) { return o.loop->var == l->var; });
+    out->push_back(same == 1 ? l->var : block + "." + l->var);
+  }
+  return true;
+}
+
 }  // namespace descent::tensor::sched
