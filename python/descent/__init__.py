@@ -176,6 +176,8 @@ class Session(_Session):
     def __setitem__(self, name, value):
         """Sets a global, as `name = value` in a program would. An array becomes a tensor
         global without a copy when it is C-contiguous float32."""
+        if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
+            value = value.item()  # a NumPy scalar: np.float32(2.5) is a float here
         if not isinstance(value, (bool, int, float)):
             value = _input(value)
         self.set_global(name, value)

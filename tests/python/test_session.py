@@ -182,6 +182,10 @@ def test_globals_in_and_out(sess):
             sess[bad] = 1
     with pytest.raises(OverflowError):
         sess["big"] = 2 ** 70
+    import numpy as np
+    sess["g"] = np.float32(2.5)  # NumPy scalars are numbers, not tensors
+    sess["c"] = np.int64(4)
+    assert sess.run("print(g * 2.0)\nprint(c + 1)") == "5.0\n5\n"
     # Every engine reads a global set from Python.
     for engine in descent.engines():
         assert sess.run("print(n + 1)", engine=engine) == "21\n"
