@@ -167,7 +167,9 @@ class Table(list):
         return [_cell(row.get(c, "")) for c in self.columns]
 
     def __str__(self):
-        rows = [self.columns] + [self._cells(r) for r in self]
+        # A cell of several lines (a schedule's trace) is one line here: "split i 4; ...".
+        flat = lambda cells: [c.rstrip("\n").replace("\n", "; ") for c in cells]
+        rows = [self.columns] + [flat(self._cells(r)) for r in self]
         widths = [max(len(r[i]) for r in rows) for i in range(len(self.columns))]
         lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
         return ((self.title + "\n") if self.title else "") + "\n".join(lines)

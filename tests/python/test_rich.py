@@ -41,6 +41,8 @@ def test_tables_show_as_html_and_text():
     t = Table([{"a": 1, "b": 2.5}, {"a": 10, "b": "x<y"}], title="t")
     assert "x&lt;y" in t._repr_html_() and "<caption" in t._repr_html_()
     assert str(t).splitlines()[1].split() == ["a", "b"]
+    multi = Table([{"trace": "split i 4\nunroll i_1\n", "n": 1}])
+    assert str(multi).splitlines()[1].startswith("split i 4; unroll i_1")
 
 
 def test_tune_from_python(mm):
