@@ -11,14 +11,25 @@ import pytest
 import descent
 
 
-def interrupt_after(seconds):
-    timer = threading.Timer(seconds, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    return timer
+@pytest.fixture
+def interrupt_after():
+    """Sends this process SIGINT after `seconds`, as Ctrl-C or a notebook's stop button would.
+    A timer that has not fired when the test ends is cancelled, so a call that finished too
+    early fails its own test instead of interrupting the next one."""
+    timers = []
+
+    def start(seconds):
+        timer = threading.Timer(seconds, lambda: os.kill(os.getpid(), signal.SIGINT))
+        timers.append(timer)
+        timer.start()
+
+    yield start
+    for t in timers:
+        t.cancel()
 
 
 @pytest.mark.parametrize("engine", descent.engines())
-def test_ctrl_c_stops_a_scalar_loop(engine):
+def test_ctrl_c_stops_a_scalar_loop(engine, interrupt_after):
     s = descent.Session(engine=engine)
     s.run("n = 0")
     interrupt_after(0.3)
@@ -32,7 +43,7 @@ def test_ctrl_c_stops_a_scalar_loop(engine):
 
 
 @pytest.mark.parametrize("device", ["ref", "cpu"])
-def test_ctrl_c_stops_a_long_kernel(device):
+def test_ctrl_c_stops_a_long_kernel(device, interrupt_after):
     s = descent.Session()
     # A matmul far too big to finish: the reference interpreter would take minutes, the cpu
     # backend's unscheduled loop nest seconds.
@@ -48,7 +59,7 @@ def test_ctrl_c_stops_a_long_kernel(device):
     np.testing.assert_allclose(np.asarray(s.call("matmul", small, small, device=device)), 2 * small)
 
 
-def test_ctrl_c_while_a_program_computes_a_tensor():
+def test_ctrl_c_while_a_program_computes_a_tensor(interrupt_after):
     s = descent.Session()
     interrupt_after(0.5)
     with pytest.raises(KeyboardInterrupt):
