@@ -163,6 +163,34 @@ class Session(_Session):
                          "steps": r["steps"], "ms": r["run_seconds"] * 1e3})
         return Table(rows, ["engine", "status", "steps", "ms", "output"], "compare")
 
+    def record(self, engine="stack", max_steps=100000):
+        """The step debugger's recording (the visualizer's VM panes): the last input run again
+        on the stack or register VM from the globals it started from, every instruction with
+        its source line and the operand stack (stack) or registers (reg) after it. A Table
+        with ``output`` (what the run printed) and ``truncated``."""
+        r = _Session.record(self, engine, max_steps)
+        state = "stack" if engine == "stack" else "registers"
+        rows = []
+        for n, st in enumerate(r["steps"]):
+            shown = (" ".join(st["stack"]) if engine == "stack"
+                     else " ".join("%s=%s" % kv for kv in st["registers"]))
+            rows.append({"step": n, "function": st["function"], "pc": st["pc"],
+                         "line": st["line"], "instruction": st["instruction"], state: shown,
+                         "error": st["error"]})
+        t = Table(rows, ["step", "function", "pc", "line", "instruction", state, "error"],
+                  "%s VM: %d steps%s" % (engine, len(rows), " (truncated)" if r["truncated"] else ""))
+        t.output = r["output"]
+        t.truncated = r["truncated"]
+        t.steps = r["steps"]
+        return t
+
+    def live_ranges(self, function=None):
+        """The register allocator's live intervals: each virtual register's [start, end]
+        and where it went (a register, or a spill slot)."""
+        return Table(_Session.live_ranges(self, function or ""),
+                     ["function", "value", "type", "start", "end", "location", "spilled"],
+                     "live intervals (%d registers)" % self.registers)
+
     def graph(self, which="executed", fmt="text"):
         """The tensor dataflow graph of the last evaluation ("before", a pass's name,
         "executed") or of what is pending ("pending")."""

@@ -452,6 +452,48 @@ tensor, as torch.from_numpy shares memory.)")
                                 ? "DeviceError" : "TensorError", error);
              return PyTensor{out};
            }, py::arg("kernel"), py::kw_only(), py::arg("device") = "")
+      .def("record", [](PySession& ps, const std::string& engine, size_t max_steps) {
+             Recording r = guarded(ps, [&] { return ps.s.record(engine, max_steps); });
+             if (!r.error.empty()) raise("StageError", r.error);
+             py::list steps;
+             for (const TraceStep& t : r.steps) {
+               py::dict d;
+               d["function"] = t.function;
+               d["pc"] = t.pc;
+               d["instruction"] = t.instruction;
+               d["line"] = t.loc.line;
+               d["column"] = t.loc.col;
+               d["depth"] = t.depth;
+               d["stack"] = t.stack;
+               d["registers"] = t.registers;
+               d["printed"] = r.output.substr(0, t.output_size);
+               d["error"] = t.error;
+               steps.append(d);
+             }
+             py::dict d;
+             d["engine"] = r.engine;
+             d["steps"] = steps;
+             d["output"] = r.output;
+             d["truncated"] = r.truncated;
+             return d;
+           }, py::arg("engine") = "stack", py::arg("max_steps") = 100000,
+           "Runs the last input again on the stack or reg VM and records every instruction")
+      .def("live_ranges", [](PySession& ps, const std::string& function) {
+             py::list out;
+             for (const LiveFunction& f : ps.s.live_ranges(function))
+               for (const LiveRange& r : f.ranges) {
+                 py::dict d;
+                 d["function"] = f.function;
+                 d["value"] = r.value;
+                 d["type"] = r.type;
+                 d["start"] = r.start;
+                 d["end"] = r.end;
+                 d["location"] = r.location;
+                 d["spilled"] = r.spilled;
+                 out.append(d);
+               }
+             return out;
+           }, py::arg("function") = "")
       .def("graph_view", [](PySession& ps, const std::string& which, const std::string& fmt) {
              return view_or_raise(ps.s.graph_view(which, format_of(fmt)));
            }, py::arg("which") = "executed", py::arg("fmt") = "text")

@@ -157,3 +157,29 @@ def test_selected_kernel_and_schedule_names(mm):
     name, dims = mm.selected_kernel()
     assert name == "mm_relu" and dims == {"n": 32}
     assert set(mm.schedule_names()) >= {"Y", "C", "k"}
+
+
+def test_record_steps_the_vms(sess):
+    sess.run("x = 3\nprint(x * 4 + 1)")
+    stack = sess.record("stack")
+    assert stack.output == "13\n" and not stack.truncated
+    assert [r["line"] for r in stack][:2] == [1, 1]
+    assert stack[-1]["instruction"].startswith("HALT")
+    assert any(r["stack"] == "12" for r in stack)  # the product, on the operand stack
+    reg = sess.record("reg")
+    assert any(r["registers"] == "r0=13" for r in reg)
+    assert "<table>" in reg._repr_html_()
+    cut = sess.record("stack", max_steps=3)
+    assert len(cut) == 3 and cut.truncated
+    with pytest.raises(StageError, match="only the stack and reg VMs"):
+        sess.record("ast")
+
+
+def test_live_ranges(sess):
+    sess.registers = 3
+    sess.run("fn f(a, b) { return a * b + a }\nprint(f(2, 3))")
+    ranges = sess.live_ranges("f")
+    assert ranges and all(r["function"] == "f" for r in ranges)
+    assert ranges[0]["value"] == "v0 a" and ranges[0]["location"] == "r0"
+    assert all(r["start"] <= r["end"] for r in ranges)
+    assert "3 registers" in ranges.title
