@@ -58,13 +58,35 @@ bool Session::set_global(const std::string& name, Value value, Type type, std::s
     module_.globals.push_back({name, type});
     module_.global_index[name] = g;
   } else if (module_.globals[size_t(g)].type != type) {
-    *error = "'" + name + "' is " + type_name(module_.globals[size_t(g)].type) +
-             ", cannot assign " + type_name(type);
-    return false;
+    if (module_.globals[size_t(g)].type == Type::Float && type == Type::Int) {
+      value = Value::of_float(double(value.i));  // promoted, as `g = 3` promotes in a program
+    } else {
+      *error = "'" + name + "' is " + type_name(module_.globals[size_t(g)].type) +
+               ", cannot assign " + type_name(type);
+      return false;
+    }
   }
-  if (globals_.values.size() < module_.globals.size()) globals_.resize(module_.globals.size());
-  globals_.values[size_t(g)] = value;
-  globals_.defined[size_t(g)] = 1;
+  // The tensor this replaces (a host setting a tensor global in a loop), if any.
+  int64_t replaced = -1;
+  if (type == Type::Tensor && size_t(g) < globals_.values.size() && globals_.defined[size_t(g)])
+    replaced = globals_.values[size_t(g)].i;
+  // The globals the last input started from get it too: `:compare` and the debugger run that
+  // input again from there, and must not lose what the host set since.
+  for (GlobalStore* store : {&globals_, &globals_before_last_run_}) {
+    if (store->values.size() < module_.globals.size()) store->resize(module_.globals.size());
+    store->values[size_t(g)] = value;
+    store->defined[size_t(g)] = 1;
+  }
+  // A host that replaces a tensor global in a loop frees the old ones as a program does.
+  if (type == Type::Tensor) {
+    std::vector<int64_t> pinned = tensor_handles(globals_before_last_run_);
+    pinned.insert(pinned.end(), set_aside_tensors_.begin(), set_aside_tensors_.end());
+    tensors_->set_pinned(std::move(pinned));
+    // What it replaced goes now, with anything newer nobody holds, as a program's assignment
+    // frees it; the whole table when the collector asks for a full pass anyway.
+    if (tensors_->wants_collect()) tensors_->collect(tensor_handles(globals_), 0);
+    else if (replaced >= 0) tensors_->collect(tensor_handles(globals_), replaced);
+  }
   return true;
 }
 
@@ -112,7 +134,7 @@ bool Session::call_kernel(const std::string& name, std::vector<tensor::Tensor> a
   }
   // Nothing of the call stays in the table but what globals and the pinned handles reach;
   // the result lives on in *out.
-  tensors_->collect(tensor_handles(globals_), first);
+  tensors_->collect(tensor_handles(globals_), tensors_->wants_collect() ? 0 : first);
   if (switched) tensors_->set_device(saved, nullptr);
   return ok;
 }

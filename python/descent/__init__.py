@@ -52,10 +52,10 @@ def as_tensor(array):
     anything else is converted to one first, with a CopyWarning saying so."""
     if isinstance(array, Tensor):
         return array
-    return _as_tensor(_input(array))
+    return _as_tensor(_input(array))  # the warning points at the caller of as_tensor
 
 
-def _input(a):
+def _input(a, stacklevel=3):
     """What a kernel argument or a tensor global can be handed to C++ as: a Tensor, or a
     C-contiguous float32 buffer (shared). Other arrays are copied, and a CopyWarning says why."""
     if isinstance(a, Tensor):
@@ -64,8 +64,10 @@ def _input(a):
         import numpy as np
     except ImportError:  # without NumPy, buffers go to C++ as they are (it checks them)
         return a
+    if isinstance(a, np.generic):
+        a = np.array(a)  # a NumPy scalar: a 0-d array, which C++ refuses with the reason
     if isinstance(a, np.ndarray):
-        if a.dtype == np.float32 and a.flags.c_contiguous:
+        if a.dtype == np.float32 and a.flags.c_contiguous and a.flags.writeable:
             return a
         if a.dtype.kind not in "fiub":
             raise TensorError("cannot make a float32 tensor of a %s array" % a.dtype)
@@ -74,8 +76,13 @@ def _input(a):
             why.append("converted from %s to float32" % a.dtype)
         if not a.flags.c_contiguous:
             why.append("not C-contiguous")
-        _warnings.warn("the array was copied (%s)" % ", ".join(why), CopyWarning, stacklevel=3)
-        return np.ascontiguousarray(a, dtype=np.float32)
+        if not a.flags.writeable:
+            # A tensor's memory is writable through numpy.asarray(t): a read-only array (a
+            # read-only memmap, a frozen array) must not be shared.
+            why.append("read-only")
+        _warnings.warn("the array was copied (%s)" % ", ".join(why), CopyWarning,
+                       stacklevel=stacklevel)
+        return np.array(a, dtype=np.float32, order="C", copy=True)
     if isinstance(a, (list, tuple, float, int)):
         return np.asarray(a, dtype=np.float32)
     return a
@@ -187,6 +194,8 @@ class Session(_Session):
     def live_ranges(self, function=None):
         """The register allocator's live intervals: each virtual register's [start, end]
         and where it went (a register, or a spill slot)."""
+        if function:
+            self.stage("reg-alloc", function=function)  # StageError for no such function
         return Table(_Session.live_ranges(self, function or ""),
                      ["function", "value", "type", "start", "end", "location", "spilled"],
                      "live intervals (%d registers)" % self.registers)
@@ -222,7 +231,10 @@ class Session(_Session):
         on arrays or Tensors and returns the result as a Tensor. C-contiguous float32 arrays
         go in without a copy. device: "ref", "cpu", "opencl" for this call (default: the
         session's device)."""
-        return _Session.call(self, kernel, *[_input(a) for a in args], device=device or "")
+        inputs = []
+        for a in args:  # a loop, not a comprehension: the warning points at the caller
+            inputs.append(_input(a))
+        return _Session.call(self, kernel, *inputs, device=device or "")
 
     def kernels(self):
         """{name: signature} of every kernel: the prelude's, then the session's own."""

@@ -136,6 +136,9 @@ class View:
     def __eq__(self, other):
         return str(self) == str(other)
 
+    def __hash__(self):
+        return hash(self.text)
+
     def __contains__(self, item):
         return item in self.text
 

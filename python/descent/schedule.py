@@ -16,6 +16,8 @@ the one used last is put back under it (its kernel selected, its steps replayed)
 step, so each keeps its own trace. Whatever a Schedule's last step was, that schedule also
 applies when a program calls the kernel, as with :kernel and :sched in the REPL.
 """
+import operator
+
 from .display import View
 from .errors import ScheduleError
 
@@ -30,11 +32,19 @@ class LoopRV:
         self.block = block
 
     def _ref(self):
-        # Qualified names stay as they are; a bare name is qualified once it became ambiguous
-        # (another nest grew a loop of the same name), so the handle keeps meaning its loop.
-        if "." in self.name or self.name in self._schedule._sess.schedule_names():
+        # The handle means a loop around its block. Named as steps would name it now: the bare
+        # variable while that is unique, "BLOCK.var" once another nest grew one of that name.
+        # A loop that is no longer around its block (fused, split, moved away) is an error,
+        # never some other loop that took its name.
+        if not self.block:
             return self.name
-        return self.block + "." + self.name if self.block else self.name
+        var = self.name.split(".")[-1]
+        for n in self._schedule._sess.schedule_loops(self.block):
+            if n.split(".")[-1] == var:
+                return n
+        raise ScheduleError("loop '%s' is no longer around block '%s' (its loops: %s)" % (
+            self.name, self.block,
+            ", ".join(self._schedule._sess.schedule_loops(self.block)) or "none"))
 
     def __repr__(self):
         return "LoopRV(%r)" % self.name
@@ -74,6 +84,7 @@ class Schedule:
         self.kernel = kernel
         self.dims = dict(dims)
         self._trace = ""
+        self._undone = []  # steps undo took back, for redo (this schedule's own)
         self._activate(fresh=True)
 
     # ---- the microscope ----------------------------------------------------------------
@@ -88,10 +99,12 @@ class Schedule:
             s.schedule_step(step)
         s._microscope = self
 
-    def _step(self, text):
+    def _step(self, text, keep_redo=False):
         self._activate()
         self._sess.schedule_step(text)
         self._trace = self._sess.schedule_trace()
+        if not keep_redo:
+            self._undone = []  # a new step ends what redo could bring back
 
     def _new_names(self, before):
         # What a step made: the names now there that were not before, compared by variable
@@ -127,7 +140,25 @@ class Schedule:
         return tuple(LoopRV(self, n, b) for n in self._sess.schedule_loops(b))
 
     def _loops_from(self, before, block):
+        if block:
+            # The loops around the block now that were not there before (by variable: a
+            # split of Y.i can turn another nest's "C.i" into a bare "i").
+            left = [n.split(".")[-1] for n in before]
+            out = []
+            for n in self._sess.schedule_loops(block):
+                var = n.split(".")[-1]
+                if var in left:
+                    left.remove(var)
+                else:
+                    out.append(LoopRV(self, n, block))
+            return out
         return [LoopRV(self, n, block) for n in self._new_names(before) if not self._is_block(n)]
+
+    def _before(self, loop):
+        """What _loops_from compares with: the block's loops, or every name."""
+        self._activate()
+        block = loop.block if isinstance(loop, LoopRV) else ""
+        return (self._sess.schedule_loops(block) if block else self._sess.schedule_names()), block
 
     # ---- primitives -------------------------------------------------------------------
     def split(self, loop, factor=None, *, factors=None):
@@ -139,27 +170,25 @@ class Schedule:
             factor = factors[1]
         if factor is None:
             raise ScheduleError("split needs a factor: split(loop, 4)")
-        self._activate()
-        before = self._sess.schedule_names()
-        self._step("split %s %d" % (_name(loop), int(factor)))
-        block = loop.block if isinstance(loop, LoopRV) else ""
+        factor = operator.index(factor)  # 2.7 is a TypeError, not a silent 2
+        before, block = self._before(loop)
+        self._step("split %s %d" % (_name(loop), factor))
         return tuple(self._loops_from(before, block))
 
     def tile(self, loop1, loop2, f1, f2):
         """Splits two nested loops and reorders them: (i_0, j_0, i_1, j_1)."""
-        self._activate()
-        before = self._sess.schedule_names()
-        self._step("tile %s %s %d %d" % (_name(loop1), _name(loop2), int(f1), int(f2)))
-        return tuple(self._loops_from(before, loop1.block if isinstance(loop1, LoopRV) else ""))
+        before, block = self._before(loop1)
+        self._step("tile %s %s %d %d" % (_name(loop1), _name(loop2), operator.index(f1),
+                                         operator.index(f2)))
+        return tuple(self._loops_from(before, block))
 
     def reorder(self, *loops):
         self._step("reorder " + " ".join(_name(l) for l in loops))
 
     def fuse(self, loop1, loop2):
-        self._activate()
-        before = self._sess.schedule_names()
+        before, block = self._before(loop1)
         self._step("fuse %s %s" % (_name(loop1), _name(loop2)))
-        new = self._loops_from(before, loop1.block if isinstance(loop1, LoopRV) else "")
+        new = self._loops_from(before, block)
         return new[0] if new else None
 
     def fission(self, loop):
@@ -236,16 +265,22 @@ class Schedule:
 
     def undo(self):
         """Takes the last step back; False when there is none."""
+        steps = self._trace.splitlines()
+        if not steps:
+            return False
         self._activate()
-        ok = self._sess.schedule_undo()
+        self._sess.schedule_undo()
         self._trace = self._sess.schedule_trace()
-        return ok
+        self._undone.append(steps[-1])
+        return True
 
     def redo(self):
-        self._activate()
-        ok = self._sess.schedule_redo()
-        self._trace = self._sess.schedule_trace()
-        return ok
+        """Applies the step undo() last took back; False when there is none. (Kept here, not
+        in the Session: another Schedule of the same kernel has its own history.)"""
+        if not self._undone:
+            return False
+        self._step(self._undone.pop(), keep_redo=True)
+        return True
 
     @property
     def mod(self):
@@ -266,6 +301,8 @@ class Schedule:
 
     def time(self, device="cpu", repeats=5):
         """The kernel's median time in seconds over `repeats` runs (compilation excluded)."""
+        if operator.index(repeats) < 1:
+            raise ValueError("repeats must be at least 1")
         self._activate()
         return self._sess.run_kernel(device, False, 1, repeats)["seconds"]
 

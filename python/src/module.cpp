@@ -19,6 +19,7 @@
 #include <csignal>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 #include "bench/bench.h"
 #include "bench/plot.h"
@@ -134,7 +135,14 @@ tensor::Tensor tensor_from(py::handle obj) {
   if (!PyObject_CheckBuffer(obj.ptr()))
     raise("TensorError", "expected a descent.Tensor or an array, got " +
                              std::string(py::str(py::type::of(obj).attr("__name__"))));
-  auto info = std::make_unique<py::buffer_info>(py::reinterpret_borrow<py::buffer>(obj).request());
+  // Writable, since a Tensor's own buffer is: a read-only array (the Python half copies those
+  // first) or an immutable bytes object must never be written through it.
+  std::unique_ptr<py::buffer_info> info;
+  try {
+    info = std::make_unique<py::buffer_info>(py::reinterpret_borrow<py::buffer>(obj).request(true));
+  } catch (const py::error_already_set&) {
+    raise("TensorError", "the buffer is read-only (pass a writable array, or a copy)");
+  }
   if (info->itemsize != 4 || (info->format != "f" && info->format != "<f" && info->format != "=f"))
     raise("TensorError", "expected float32 data, got format '" + info->format + "'");
   if (info->ndim < 1) raise("TensorError", "a tensor has at least one dimension (got a scalar)");
@@ -172,23 +180,52 @@ py::buffer_info tensor_buffer(PyTensor& p) {
 // ---- The Session ----------------------------------------------------------------------------
 struct PySession {
   Session s;
-  std::mutex busy;  // one call at a time: a Session is not thread-safe
+  // One call at a time: a Session is not thread-safe. Recursive, because a binding that
+  // holds it may call guarded() (reading a tensor global computes it).
+  std::recursive_mutex busy;
 };
 
-// Runs f with the GIL released, the session locked and Ctrl-C wired to its interrupt flag;
-// raises KeyboardInterrupt when Ctrl-C came during the call.
+// Every binding that touches the Session holds its lock, taken with the GIL released so
+// that a thread waiting for it never blocks the thread that holds it.
+class SessionLock {
+ public:
+  explicit SessionLock(PySession& ps) : lock_(ps.busy, std::defer_lock) {
+    py::gil_scoped_release nogil;
+    lock_.lock();
+  }
+
+ private:
+  std::unique_lock<std::recursive_mutex> lock_;
+};
+
+// Whether this call can take Ctrl-C itself: only on Python's main thread (the only one
+// Python delivers SIGINT to) and only while Python's handler is its default one, which turns
+// SIGINT into KeyboardInterrupt. A program that ignores SIGINT or handles it its own way
+// keeps it.
+bool wire_ctrl_c() {
+  static py::object* threading = new py::object(py::module_::import("threading"));
+  static py::object* signal = new py::object(py::module_::import("signal"));
+  if (!threading->attr("current_thread")().is(threading->attr("main_thread")())) return false;
+  return signal->attr("getsignal")(signal->attr("SIGINT")).is(signal->attr("default_int_handler"));
+}
+
+// Runs f with the GIL released, the session locked and (where wire_ctrl_c()) Ctrl-C wired to
+// its interrupt flag; raises KeyboardInterrupt when Ctrl-C came during the call. The lock is
+// released before the GIL is taken back: Python code (a signal handler) may use the session.
 template <class F>
 auto guarded(PySession& ps, F&& f) {
-  std::unique_lock<std::mutex> lock(ps.busy, std::defer_lock);
+  bool wire = wire_ctrl_c();
   bool hit = false;
   using R = decltype(f());
   std::optional<R> r;
   {
     py::gil_scoped_release nogil;
-    lock.lock();
-    InterruptGuard guard(ps.s.interrupt_flag());
+    std::unique_lock<std::recursive_mutex> lock(ps.busy);
+    std::optional<InterruptGuard> guard;
+    if (wire) guard.emplace(ps.s.interrupt_flag());
+    else ps.s.interrupt_flag().store(false);
     r.emplace(f());
-    hit = guard.interrupted();
+    hit = guard && guard->interrupted();
   }
   // A SIGINT that came before the guard was in place went to Python's own handler.
   if (PyErr_CheckSignals() != 0) throw py::error_already_set();
@@ -241,6 +278,7 @@ py::dict outcome_dict(const Outcome& o) {
 }
 
 py::object global_to_python(PySession& ps, const std::string& name) {
+  SessionLock lock_(ps);
   Value v;
   Type t;
   if (!ps.s.global(name, &v, &t)) {
@@ -263,6 +301,7 @@ py::object global_to_python(PySession& ps, const std::string& name) {
 }
 
 void global_from_python(PySession& ps, const std::string& name, py::handle obj) {
+  SessionLock lock_(ps);
   Value v;
   Type t;
   if (py::isinstance<py::bool_>(obj)) {
@@ -284,12 +323,21 @@ void global_from_python(PySession& ps, const std::string& name, py::handle obj) 
     t = Type::Tensor;
   }
   std::string error;
-  if (!ps.s.set_global(name, v, t, &error)) raise("TensorError", error);
+  if (!ps.s.set_global(name, v, t, &error)) raise("DescentError", error);
 }
 
 std::map<std::string, int64_t> dims_of(const py::dict& dims) {
   std::map<std::string, int64_t> out;
-  for (auto [k, v] : dims) out[py::str(k)] = v.cast<int64_t>();
+  for (auto [k, v] : dims) {
+    if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v))
+      throw py::type_error("dim '" + std::string(py::str(k)) + "' must be an int, got " +
+                           std::string(py::str(py::type::of(v).attr("__name__"))));
+    try {
+      out[py::str(k)] = v.cast<int64_t>();
+    } catch (const py::cast_error&) {
+      throw py::value_error("dim '" + std::string(py::str(k)) + "' is too large");
+    }
+  }
   return out;
 }
 
@@ -345,45 +393,45 @@ tensor, as torch.from_numpy shares memory.)")
         return out;
       })
       .def_static("schedule_primitives", &Session::schedule_primitives)
-      .def_property("engine", [](PySession& ps) { return ps.s.engine(); },
-                    [](PySession& ps, const std::string& e) {
+      .def_property("engine", [](PySession& ps) { SessionLock lock_(ps); return ps.s.engine(); },
+                    [](PySession& ps, const std::string& e) { SessionLock lock_(ps);
                       if (!ps.s.set_engine(e)) {
                         std::string known;
                         for (const auto& n : Session::engines()) known += (known.empty() ? "" : ", ") + n;
                         raise("DescentError", "no engine '" + e + "' (engines: " + known + ")");
                       }
                     })
-      .def_property("device", [](PySession& ps) { return ps.s.device(); },
-                    [](PySession& ps, const std::string& d) {
+      .def_property("device", [](PySession& ps) { SessionLock lock_(ps); return ps.s.device(); },
+                    [](PySession& ps, const std::string& d) { SessionLock lock_(ps);
                       std::string error;
                       if (!ps.s.set_device(d, &error)) raise("DeviceError", error);
                     })
-      .def_property("opt_level", [](PySession& ps) { return ps.s.opt_level(); },
-                    [](PySession& ps, int l) {
+      .def_property("opt_level", [](PySession& ps) { SessionLock lock_(ps); return ps.s.opt_level(); },
+                    [](PySession& ps, int l) { SessionLock lock_(ps);
                       if (!ps.s.set_opt_level(l)) raise("DescentError", "the -O level is 0, 1, 2 or 3");
                     })
-      .def_property("registers", [](PySession& ps) { return ps.s.num_registers(); },
-                    [](PySession& ps, int n) {
+      .def_property("registers", [](PySession& ps) { SessionLock lock_(ps); return ps.s.num_registers(); },
+                    [](PySession& ps, int n) { SessionLock lock_(ps);
                       if (!ps.s.set_num_registers(n)) raise("DescentError", "the register file has 3 to 250 registers");
                     })
-      .def_property("target", [](PySession& ps) { return ps.s.target(); },
-                    [](PySession& ps, const std::string& t) {
+      .def_property("target", [](PySession& ps) { SessionLock lock_(ps); return ps.s.target(); },
+                    [](PySession& ps, const std::string& t) { SessionLock lock_(ps);
                       std::string error;
                       if (!ps.s.set_target(t, &error)) raise("DescentError", error);
                     })
-      .def_property("threads", [](PySession& ps) { return ps.s.threads(); },
-                    [](PySession& ps, int t) { ps.s.set_threads(t); })
-      .def_property("default_schedules", [](PySession& ps) { return ps.s.default_schedules(); },
-                    [](PySession& ps, bool on) { ps.s.set_default_schedules(on); })
+      .def_property("threads", [](PySession& ps) { SessionLock lock_(ps); return ps.s.threads(); },
+                    [](PySession& ps, int t) { SessionLock lock_(ps); ps.s.set_threads(t); })
+      .def_property("default_schedules", [](PySession& ps) { SessionLock lock_(ps); return ps.s.default_schedules(); },
+                    [](PySession& ps, bool on) { SessionLock lock_(ps); ps.s.set_default_schedules(on); })
       .def("run", &run_source, py::arg("source"), py::arg("name") = "<python>",
            py::arg("echo") = false, py::arg("step_limit") = 0,
            "Compiles and runs source against everything before it; returns what it printed")
-      .def("compile", [](PySession& ps, const std::string& source, const std::string& name) {
+      .def("compile", [](PySession& ps, const std::string& source, const std::string& name) { SessionLock lock_(ps);
              Outcome o = guarded(ps, [&] { return ps.s.compile(source, name); });
              if (o.status != Outcome::Ok) raise_outcome(o, name, "");
            }, py::arg("source"), py::arg("name") = "<python>")
       .def("submit", [](PySession& ps, const std::string& source, const std::string& name,
-                                 uint64_t step_limit) {
+                                 uint64_t step_limit) { SessionLock lock_(ps);
              std::string output;
              Outcome o = guarded(ps, [&] {
                RunOptions opts;
@@ -397,14 +445,14 @@ tensor, as torch.from_numpy shares memory.)")
            }, py::arg("source"), py::arg("name") = "<python>", py::arg("step_limit") = 0,
            "submit() as data: status, output, steps, times stage by stage (no exception)")
       .def("stage", [](PySession& ps, const std::string& name, const std::string& fmt,
-                       const std::string& function) {
+                       const std::string& function) { SessionLock lock_(ps);
              return view_or_raise(ps.s.stage(name, format_of(fmt), function));
            }, py::arg("name"), py::arg("fmt") = "text", py::arg("function") = "")
-      .def("stage_lines", [](PySession& ps, const std::string& name, const std::string& function) {
+      .def("stage_lines", [](PySession& ps, const std::string& name, const std::string& function) { SessionLock lock_(ps);
              return ps.s.stage(name, Format::Text, function).source_lines;
            }, py::arg("name"), py::arg("function") = "",
            "llvm/llvm-opt/asm: the source line each line of the view came from (0: none)")
-      .def("passes", [](PySession& ps) {
+      .def("passes", [](PySession& ps) { SessionLock lock_(ps);
         py::list out;
         for (const auto& p : ps.s.passes()) {
           py::dict d;
@@ -416,13 +464,13 @@ tensor, as torch.from_numpy shares memory.)")
         }
         return out;
       })
-      .def("pass_snapshot", [](PySession& ps, const std::string& pass, bool after, const std::string& fmt) {
+      .def("pass_snapshot", [](PySession& ps, const std::string& pass, bool after, const std::string& fmt) { SessionLock lock_(ps);
              return view_or_raise(ps.s.pass_snapshot(pass, after, format_of(fmt)));
            }, py::arg("name"), py::arg("after") = true, py::arg("fmt") = "text")
-      .def("diff_passes", [](PySession& ps, const std::string& a, const std::string& b) {
+      .def("diff_passes", [](PySession& ps, const std::string& a, const std::string& b) { SessionLock lock_(ps);
              return view_or_raise(ps.s.diff_passes(a, b));
            })
-      .def("compare", [](PySession& ps, uint64_t step_limit) {
+      .def("compare", [](PySession& ps, uint64_t step_limit) { SessionLock lock_(ps);
              auto rows = guarded(ps, [&] {
                RunOptions opts;
                opts.step_limit = step_limit;
@@ -438,11 +486,11 @@ tensor, as torch.from_numpy shares memory.)")
              }
              return out;
            }, py::arg("step_limit") = 0)
-      .def("known_names", [](PySession& ps) { return ps.s.known_names(); })
-      .def("kernels", [](PySession& ps) { return ps.s.kernel_signatures(); })
+      .def("known_names", [](PySession& ps) { SessionLock lock_(ps); return ps.s.known_names(); })
+      .def("kernels", [](PySession& ps) { SessionLock lock_(ps); return ps.s.kernel_signatures(); })
       .def("get_global", &global_to_python)
       .def("set_global", &global_from_python)
-      .def("call", [](PySession& ps, const std::string& kernel, py::args args, const std::string& device) {
+      .def("call", [](PySession& ps, const std::string& kernel, py::args args, const std::string& device) { SessionLock lock_(ps);
              std::vector<tensor::Tensor> inputs;
              for (py::handle a : args) inputs.push_back(tensor_from(a));
              std::shared_ptr<const tensor::Tensor> out;
@@ -452,7 +500,7 @@ tensor, as torch.from_numpy shares memory.)")
                                 ? "DeviceError" : "TensorError", error);
              return PyTensor{out};
            }, py::arg("kernel"), py::kw_only(), py::arg("device") = "")
-      .def("record", [](PySession& ps, const std::string& engine, size_t max_steps) {
+      .def("record", [](PySession& ps, const std::string& engine, size_t max_steps) { SessionLock lock_(ps);
              Recording r = guarded(ps, [&] { return ps.s.record(engine, max_steps); });
              if (!r.error.empty()) raise("StageError", r.error);
              py::list steps;
@@ -478,7 +526,7 @@ tensor, as torch.from_numpy shares memory.)")
              return d;
            }, py::arg("engine") = "stack", py::arg("max_steps") = 100000,
            "Runs the last input again on the stack or reg VM and records every instruction")
-      .def("live_ranges", [](PySession& ps, const std::string& function) {
+      .def("live_ranges", [](PySession& ps, const std::string& function) { SessionLock lock_(ps);
              py::list out;
              for (const LiveFunction& f : ps.s.live_ranges(function))
                for (const LiveRange& r : f.ranges) {
@@ -494,36 +542,40 @@ tensor, as torch.from_numpy shares memory.)")
                }
              return out;
            }, py::arg("function") = "")
-      .def("graph_view", [](PySession& ps, const std::string& which, const std::string& fmt) {
+      .def("graph_view", [](PySession& ps, const std::string& which, const std::string& fmt) { SessionLock lock_(ps);
              return view_or_raise(ps.s.graph_view(which, format_of(fmt)));
            }, py::arg("which") = "executed", py::arg("fmt") = "text")
-      .def("memory_report", [](PySession& ps) { return ps.s.memory_report(); })
+      .def("memory_report", [](PySession& ps) { SessionLock lock_(ps); return ps.s.memory_report(); })
       // ---- the kernel under the microscope ----
-      .def("select_kernel", [](PySession& ps, const std::string& name, const py::dict& dims) {
+      .def("select_kernel", [](PySession& ps, const std::string& name, const py::dict& dims) { SessionLock lock_(ps);
              std::string error;
              if (!ps.s.select_kernel(name, dims_of(dims), &error)) raise("ScheduleError", error);
            })
-      .def("selected_kernel", [](PySession& ps) { return py::make_tuple(ps.s.selected_kernel(), ps.s.selected_kernel_dims()); })
-      .def("schedule_step", [](PySession& ps, const std::string& step) {
+      .def("selected_kernel", [](PySession& ps) { SessionLock lock_(ps); return py::make_tuple(ps.s.selected_kernel(), ps.s.selected_kernel_dims()); })
+      .def("schedule_step", [](PySession& ps, const std::string& step) { SessionLock lock_(ps);
              std::string error;
              if (!ps.s.schedule_step(step, &error)) raise("ScheduleError", error);
            })
-      .def("schedule_undo", [](PySession& ps) { return ps.s.schedule_undo(); })
-      .def("schedule_redo", [](PySession& ps) { return ps.s.schedule_redo(); })
-      .def("schedule_trace", [](PySession& ps) { return ps.s.schedule_trace(); })
-      .def("schedule_names", [](PySession& ps) { return ps.s.schedule_names(); })
-      .def("schedule_loops", [](PySession& ps, const std::string& block) {
+      .def("schedule_undo", [](PySession& ps) { SessionLock lock_(ps); return ps.s.schedule_undo(); })
+      .def("schedule_redo", [](PySession& ps) { SessionLock lock_(ps); return ps.s.schedule_redo(); })
+      .def("schedule_trace", [](PySession& ps) { SessionLock lock_(ps); return ps.s.schedule_trace(); })
+      .def("schedule_names", [](PySession& ps) { SessionLock lock_(ps); return ps.s.schedule_names(); })
+      .def("schedule_loops", [](PySession& ps, const std::string& block) { SessionLock lock_(ps);
              std::vector<std::string> out;
              std::string error;
              if (!ps.s.schedule_loops(block, &out, &error)) raise("ScheduleError", error);
              return out;
            })
-      .def("kernel_view", [](PySession& ps, const std::string& view) {
+      .def("kernel_view", [](PySession& ps, const std::string& view) { SessionLock lock_(ps);
              return view_or_raise(ps.s.kernel_view(view));
            })
-      .def("run_kernel", [](PySession& ps, const std::string& device, bool check, uint64_t seed, int repeats) {
+      .def("run_kernel", [](PySession& ps, const std::string& device, bool check, uint64_t seed, int repeats) { SessionLock lock_(ps);
              auto r = guarded(ps, [&] { return ps.s.run_kernel(device, check, seed, repeats); });
-             if (!r.ok) raise(r.error.find("differ") != std::string::npos ? "CheckError" : "DeviceError", r.error);
+             if (!r.ok)
+               raise(r.error == "no kernel selected" ? "ScheduleError"
+                     : r.error.find("results differ") != std::string::npos ? "CheckError"
+                                                                             : "DeviceError",
+                     r.error);
              py::dict d;
              d["seconds"] = r.seconds;
              d["compile_seconds"] = r.compile_seconds;
@@ -535,7 +587,7 @@ tensor, as torch.from_numpy shares memory.)")
       // ---- tuning ----
       .def("tune", [](PySession& ps, const std::string& kernel, const py::dict& dims, const std::string& device,
                       const std::string& strategy, int trials, uint64_t seed, int repeats, double time_limit,
-                      const std::string& database, const py::dict& compare) {
+                      const std::string& database, const py::dict& compare) { SessionLock lock_(ps);
              Session::TuneRequest req;
              req.kernel = kernel;
              req.dims = dims_of(dims);
