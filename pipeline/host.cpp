@@ -4,9 +4,11 @@
 // calls do (shape checks, schedules, graph passes, the device) is what a program's call does:
 // the module holds no stage logic.
 #include <algorithm>
+#include <cctype>
 
 #include "lang/tensor_checks.h"
 #include "lang/text.h"
+#include "pipeline/kernel_lookup.h"
 #include "pipeline/pipeline.h"
 #include "tensor/runtime.h"
 #include "tensor/schedule.h"
@@ -100,14 +102,9 @@ std::shared_ptr<const tensor::Tensor> Session::tensor_value(int64_t handle, std:
 bool Session::call_kernel(const std::string& name, std::vector<tensor::Tensor> args,
                           std::string_view device, std::shared_ptr<const tensor::Tensor>* out,
                           std::string* error) {
-  int k = module_.find_kernel(name);
-  if (k < 0) {
-    std::string known;
-    for (const auto& info : module_.kernels) known += (known.empty() ? "" : ", ") + info.name;
-    *error = "no kernel named '" + name + "' (kernels: " + (known.empty() ? "none" : known) + ")";
-    return false;
-  }
-  const KernelDecl& decl = *module_.kernels[size_t(k)].decl;
+  const KernelDecl* found = find_kernel_or_error(module_, name, error);
+  if (!found) return false;
+  const KernelDecl& decl = *found;
   // The declared shapes, checked as a program's call checks them, before anything runs.
   if (args.size() == decl.params.size()) {
     BoundDims bound;

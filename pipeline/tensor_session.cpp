@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "lang/text.h"
+#include "pipeline/kernel_lookup.h"
 #include "pipeline/pipeline.h"
 #include "tensor/backend.h"
 #include "tensor/iteration_order.h"
@@ -208,6 +209,16 @@ StageResult kernel_graph(const std::string& name, const tir::PrimFunc& f) {
 
 }  // namespace
 
+const KernelDecl* find_kernel_or_error(const Module& module, const std::string& name,
+                                       std::string* error) {
+  int k = module.find_kernel(name);
+  if (k >= 0) return module.kernels[size_t(k)].decl;
+  std::string known;
+  for (const auto& info : module.kernels) known += (known.empty() ? "" : ", ") + info.name;
+  *error = "no kernel named '" + name + "' (kernels: " + (known.empty() ? "none" : known) + ")";
+  return nullptr;
+}
+
 std::vector<std::string> Session::devices() {
   register_tensor_backends();
   return tensor::backend_names();
@@ -280,14 +291,9 @@ bool Session::parse_dims(const std::vector<std::string>& words,
 
 bool Session::select_kernel(const std::string& name, const std::map<std::string, int64_t>& dims,
                             std::string* error) {
-  int k = module_.find_kernel(name);
-  if (k < 0) {
-    std::string known;
-    for (const auto& info : module_.kernels) known += (known.empty() ? "" : ", ") + info.name;
-    *error = "no kernel named '" + name + "' (kernels: " + (known.empty() ? "none" : known) + ")";
-    return false;
-  }
-  const KernelDecl& decl = *module_.kernels[k].decl;
+  const KernelDecl* found = find_kernel_or_error(module_, name, error);
+  if (!found) return false;
+  const KernelDecl& decl = *found;
   // A dim the kernel does not have would be ignored silently (and the kernel lowered at 64):
   // say which dims it has instead.
   std::vector<std::string> names = tensor::dim_names(decl);

@@ -7,7 +7,8 @@
 //   * Ctrl-C. While C++ runs, Python's SIGINT handler only makes a note for later, so a
 //     notebook's stop button would wait for the program to finish. For the length of each
 //     call a handler of ours sets the Session's interrupt flag (the REPL's Ctrl-C path), and
-//     the call then raises KeyboardInterrupt.
+//     the call then raises KeyboardInterrupt (on the main thread, while SIGINT has Python's
+//     default handler: wire_ctrl_c() below).
 //   * Arrays in. A C-contiguous float32 buffer becomes a tensor without a copy: the tensor's
 //     storage borrows the buffer and holds a reference to it (tensor.h, AlignedFloats).
 //   * Tensors out. A Descent tensor exposes the buffer protocol over its own storage, so

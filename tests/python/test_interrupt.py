@@ -3,7 +3,6 @@
 import os
 import signal
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -33,10 +32,10 @@ def test_ctrl_c_stops_a_scalar_loop(engine, interrupt_after):
     s = descent.Session(engine=engine)
     s.run("n = 0")
     interrupt_after(0.3)
-    start = time.monotonic()
+    # The loop never ends: only the interrupt can end the call (a hang is CTest's timeout).
     with pytest.raises(KeyboardInterrupt):
         s.run("while true { n = n + 1 }")
-    assert time.monotonic() - start < 20
+    assert s["n"] > 0  # it ran, and stopped where it was
     # Python's own handler is back, and the session goes on.
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     assert s.run("print(1 + 1)") == "2\n"
@@ -51,10 +50,8 @@ def test_ctrl_c_stops_a_long_kernel(device, interrupt_after):
     a = np.ones((n, n), dtype=np.float32)
     s.default_schedules = False
     interrupt_after(0.5)
-    start = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         s.call("matmul", a, a, device=device)
-    assert time.monotonic() - start < 20
     small = np.ones((2, 2), dtype=np.float32)
     np.testing.assert_allclose(np.asarray(s.call("matmul", small, small, device=device)), 2 * small)
 
