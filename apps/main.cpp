@@ -22,6 +22,7 @@
 #include "bench/plot.h"
 #include "importer/onnx_import.h"
 #include "labs/runner/lab.h"
+#include "proc/process.h"
 
 // libedit's readline-compatible interface; it is a C header.
 #include <editline/readline.h>
@@ -342,11 +343,97 @@ int tune_command(Session& session, const std::string& file, Session::TuneRequest
   return status;
 }
 
+// `descent lab ...`'s options beyond the lab's name and folder.
+struct LabArgs {
+  std::vector<std::string> grade_dirs, merge_files;
+  std::string csv_file, merge_out, shard, sandbox = "auto";
+  double time_limit_s = 10;
+  uint64_t seed = 0;
+  int jobs = 0;
+};
+
+bool write_whole_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  return bool(f);
+}
+
+// `descent lab grade -j N`: N shards of the class graded by N processes of this program at
+// once (each a `descent lab grade --shard K/N`), merged as `descent lab merge` would.
+int grade_in_processes(const LabArgs& a, int jobs, std::string* csv) {
+  std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::string tmpl = (std::filesystem::temp_directory_path() / "descent-grade-XXXXXX").string();
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data())) {
+    fmt::print(stderr, "error: cannot make a temporary folder for the shards\n");
+    return 2;
+  }
+  std::filesystem::path tmp = buf.data();
+  std::vector<proc::Result> results(size_t(jobs), proc::Result{});
+  std::vector<std::thread> threads;
+  for (int k = 0; k < jobs; ++k)
+    threads.emplace_back([&, k] {
+      proc::Options o;
+      o.argv = {self, "lab", "grade"};
+      o.argv.insert(o.argv.end(), a.grade_dirs.begin(), a.grade_dirs.end());
+      o.argv.insert(o.argv.end(), {"--shard", fmt::format("{}/{}", k, jobs), "-j", "1", "--csv",
+                                   (tmp / fmt::format("shard-{}.csv", k)).string(), "--sandbox", a.sandbox,
+                                   "--time-limit", fmt::format("{}", a.time_limit_s)});
+      if (a.seed) o.argv.insert(o.argv.end(), {"--seed", std::to_string(a.seed)});
+      o.limits.output_cap = 1 << 20;
+      o.interrupt = g_interrupt;
+      results[size_t(k)] = proc::run(o);
+    });
+  for (auto& t : threads) t.join();
+  std::vector<std::string> texts;
+  int rc = 0;
+  for (int k = 0; k < jobs; ++k) {
+    std::string text, why;
+    if (!results[size_t(k)].ok || !read_file((tmp / fmt::format("shard-{}.csv", k)).string(), &text, &why)) {
+      fmt::print(stderr, "error: shard {}/{} failed: {}{}\n", k, jobs, results[size_t(k)].problem,
+                 results[size_t(k)].err.empty() ? "" : "\n" + results[size_t(k)].err);
+      rc = 2;
+    }
+    texts.push_back(text);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(tmp, ec);
+  if (rc) return rc;
+  std::string error;
+  if (!labs::merge_grade_csvs(texts, csv, &error)) {
+    fmt::print(stderr, "error: {}\n", error);
+    return 2;
+  }
+  return 0;
+}
+
 // `descent lab ...`: the runner's library does the work; this prints and sets exit codes.
 int lab_command(CLI::App* list, CLI::App* start, CLI::App* check, CLI::App* hint, CLI::App* watch,
-                CLI::App* grade, const std::string& name, const std::string& dir,
-                const std::vector<std::string>& grade_dirs, const std::string& csv_file,
-                Session& session) {
+                CLI::App* grade, CLI::App* merge, const std::string& name, const std::string& dir,
+                const LabArgs& args, Session& session) {
+  if (*merge) {
+    std::vector<std::string> texts;
+    for (const auto& f : args.merge_files) {
+      std::string text, why;
+      if (!read_file(f, &text, &why)) {
+        fmt::print(stderr, "error: {}\n", why);
+        return 2;
+      }
+      texts.push_back(text);
+    }
+    std::string csv, error;
+    if (!labs::merge_grade_csvs(texts, &csv, &error)) {
+      fmt::print(stderr, "error: {}\n", error);
+      return 2;
+    }
+    if (!write_whole_file(args.merge_out, csv)) {
+      fmt::print(stderr, "error: {}: cannot write: {}\n", args.merge_out, std::strerror(errno));
+      return 2;
+    }
+    fmt::print("merged {} file{} into {}\n", texts.size(), texts.size() == 1 ? "" : "s", args.merge_out);
+    return 0;
+  }
   std::vector<labs::Lab> all;
   std::string error;
   if (!labs::load_labs(labs::default_labs_dir(), &all, &error)) {
@@ -357,19 +444,46 @@ int lab_command(CLI::App* list, CLI::App* start, CLI::App* check, CLI::App* hint
     fmt::print("{}", labs::format_list(all, dir.empty() ? "descent-labs" : dir));
     return 0;
   }
+  labs::CheckOptions copts;
+  copts.time_limit_s = args.time_limit_s;
+  copts.sandbox = args.sandbox;
+  copts.seed = args.seed;
+  if (args.sandbox != "auto" && args.sandbox != "bwrap" && args.sandbox != "none") {
+    fmt::print(stderr, "error: --sandbox {}: the choices are auto, bwrap and none\n", args.sandbox);
+    return 2;
+  }
   if (*grade) {
-    std::string csv = labs::grade_csv(all, grade_dirs);
-    if (csv_file.empty()) {
-      fmt::print("{}", csv);
-    } else {
-      std::ofstream f(csv_file);
-      f << csv;
-      if (!f) {
-        fmt::print(stderr, "error: {}: cannot write: {}\n", csv_file, std::strerror(errno));
+    labs::GradeOptions g;
+    g.check = copts;
+    g.check.speed_tries = 3;  // a failing speed check is measured again before it costs points
+    if (!args.shard.empty()) {
+      int i = -1, n = 0;
+      char slash = 0;
+      std::istringstream in(args.shard);
+      if (!(in >> i >> slash >> n) || slash != '/' || n < 1 || i < 0 || i >= n || !in.eof()) {
+        fmt::print(stderr, "error: --shard {}: write I/N with 0 <= I < N (a job array's index and size)\n", args.shard);
         return 2;
       }
-      fmt::print("graded {} student folder{} into {}\n", grade_dirs.size(),
-                 grade_dirs.size() == 1 ? "" : "s", csv_file);
+      g.shard_index = i;
+      g.shard_count = n;
+    }
+    int jobs = args.jobs > 0 ? args.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+    jobs = std::min<int>(jobs, int(labs::shard_of(args.grade_dirs, g.shard_index, g.shard_count).size()));
+    std::string csv;
+    if (jobs > 1 && args.shard.empty()) {
+      if (int rc = grade_in_processes(args, jobs, &csv)) return rc;
+    } else {
+      csv = labs::grade_csv(all, args.grade_dirs, g);
+    }
+    if (args.csv_file.empty()) {
+      fmt::print("{}", csv);
+    } else {
+      if (!write_whole_file(args.csv_file, csv)) {
+        fmt::print(stderr, "error: {}: cannot write: {}\n", args.csv_file, std::strerror(errno));
+        return 2;
+      }
+      size_t n = labs::shard_of(args.grade_dirs, g.shard_index, g.shard_count).size();
+      fmt::print("graded {} student folder{} into {}\n", n, n == 1 ? "" : "s", args.csv_file);
     }
     return 0;
   }
@@ -398,7 +512,7 @@ int lab_command(CLI::App* list, CLI::App* start, CLI::App* check, CLI::App* hint
     return 0;
   }
   auto run_check = [&]() {
-    labs::LabReport r = labs::check_lab(*lab, work);
+    labs::LabReport r = labs::check_lab(*lab, work, copts);
     if (!r.setup_error.empty()) {
       fmt::print(stderr, "error: {}\n", r.setup_error);
       return 2;
@@ -578,9 +692,9 @@ int main(int argc, char** argv) {
   importcmd->add_option("--batch", iopts.batch, "the random input's batch size when the model's batch is symbolic (default 1)");
 
   // descent lab list|start|check|hint|watch|grade: the guided labs (docs/labs.md).
-  std::string lab_name, lab_dir, grade_csv_file;
-  std::vector<std::string> grade_dirs;
-  auto* labcmd = app.add_subcommand("lab", "guided labs: list, start, check, hint, watch, grade (docs/labs.md)");
+  std::string lab_name, lab_dir;
+  LabArgs lab_args;
+  auto* labcmd = app.add_subcommand("lab", "guided labs: list, start, check, hint, watch, grade, merge (docs/labs.md)");
   labcmd->require_subcommand(1);
   auto* lab_list = labcmd->add_subcommand("list", "every lab, in order, with its status");
   lab_list->add_option("--dir", lab_dir, "the folder the work folders are in (default descent-labs)");
@@ -593,8 +707,18 @@ int main(int argc, char** argv) {
     c->add_option("--dir", lab_dir, "the work folder (default descent-labs/NAME)");
   }
   auto* lab_grade = labcmd->add_subcommand("grade", "check many students' folders (each holding one folder per lab) for a teacher");
-  lab_grade->add_option("DIRS", grade_dirs, "the students' folders")->required();
-  lab_grade->add_option("--csv", grade_csv_file, "write the grades here (default: stdout)");
+  lab_grade->add_option("DIRS", lab_args.grade_dirs, "the students' folders")->required();
+  lab_grade->add_option("--csv", lab_args.csv_file, "write the grades here (default: stdout)");
+  lab_grade->add_option("-j,--jobs", lab_args.jobs, "students graded at once, each shard by a process of its own (default: the core count)");
+  lab_grade->add_option("--shard", lab_args.shard, "I/N: grade only the students whose place (by folder name) is I modulo N, for a job array");
+  for (auto* c : {lab_check, lab_watch, lab_grade}) {
+    c->add_option("--sandbox", lab_args.sandbox, "C++ labs: auto (bubblewrap when it works), bwrap, none")->capture_default_str();
+    c->add_option("--time-limit", lab_args.time_limit_s, "seconds each run of the student's code may take")->capture_default_str();
+    c->add_option("--seed", lab_args.seed, "the hidden inputs' seed (default: drawn for each run)");
+  }
+  auto* lab_merge = labcmd->add_subcommand("merge", "merge the CSVs of `lab grade --shard` runs into one");
+  lab_merge->add_option("CSVS", lab_args.merge_files, "the shards' CSV files")->required();
+  lab_merge->add_option("-o", lab_args.merge_out, "the merged CSV")->required();
 
   try {
     app.parse(argc, argv);
@@ -711,8 +835,8 @@ int main(int argc, char** argv) {
                           dim_args, check, threads, kernel_repeats, seed);
   }
   if (*tunecmd) return tune_command(session, file, treq, tfiles);
-  if (*labcmd) return lab_command(lab_list, lab_start, lab_check, lab_hint, lab_watch, lab_grade,
-                                   lab_name, lab_dir, grade_dirs, grade_csv_file, session);
+  if (*labcmd) return lab_command(lab_list, lab_start, lab_check, lab_hint, lab_watch, lab_grade, lab_merge,
+                                   lab_name, lab_dir, lab_args, session);
   if (*importcmd) {
     importer::ImportResult r;
     std::string error;

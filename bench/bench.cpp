@@ -25,6 +25,7 @@
 
 #include "lang/text.h"
 #include "bench/internal.h"
+#include "proc/process.h"
 #include "pipeline/pipeline.h"
 
 extern char** environ;
@@ -160,22 +161,7 @@ bool apply_params(std::string* source, const Workload& w, bool quick, std::strin
 
 }  // namespace
 
-std::string find_on_path(const std::string& tool) {
-  if (tool.find('/') != std::string::npos) return access(tool.c_str(), X_OK) == 0 ? tool : "";
-  const char* path = std::getenv("PATH");
-  std::string_view rest = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  while (true) {
-    size_t colon = rest.find(':');
-    std::string dir(rest.substr(0, colon));
-    if (dir.empty()) dir = ".";
-    std::string candidate = dir + "/" + tool;
-    std::error_code ec;
-    if (access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate, ec)) return candidate;
-    if (colon == std::string_view::npos) break;
-    rest.remove_prefix(colon + 1);
-  }
-  return "";
-}
+std::string find_on_path(const std::string& tool) { return proc::find_on_path(tool); }
 
 std::string substitute(std::string arg, const std::map<std::string, std::string>& vars) {
   for (const auto& [key, value] : vars) {
@@ -195,82 +181,29 @@ double cpu_of(const rusage& u) {
 }  // namespace
 
 ProcResult run_process(const std::vector<std::string>& argv, const std::atomic<bool>* interrupt) {
+  // proc::run (proc/process.h) with no limits but the interrupt; 1 MiB of each stream kept.
+  proc::Options o;
+  o.argv = argv;
+  o.interrupt = interrupt;
+  o.limits.output_cap = 1u << 20;
+  proc::Result p = proc::run(o);
   ProcResult r;
-  int out_pipe[2], err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0) {
-    r.problem = fmt::format("pipe: {}", std::strerror(errno));
-    return r;
-  }
-  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
-    r.problem = fmt::format("pipe: {}", std::strerror(errno));
-    close(out_pipe[0]);
-    close(out_pipe[1]);
-    return r;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-
-  auto t0 = Clock::now();
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  if (rc != 0) {
-    r.problem = fmt::format("cannot start {}: {}", argv[0], std::strerror(rc));
-    close(out_pipe[0]);
-    close(err_pipe[0]);
-    return r;
-  }
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  std::string* sinks[2] = {&r.out, &r.err};
-  int open_fds = 2;
-  char buf[65536];
-  while (open_fds > 0) {
-    if (interrupt && interrupt->load() && !r.was_interrupted) {
-      kill(pid, SIGKILL);
-      r.was_interrupted = true;
-    }
-    int n = poll(fds, 2, 100);
-    if (n < 0 && errno != EINTR) break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t got = read(fds[i].fd, buf, sizeof buf);
-      if (got > 0) {
-        if (sinks[i]->size() < (1u << 20)) sinks[i]->append(buf, static_cast<size_t>(got));
-      } else if (got == 0 || errno != EINTR) {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
-    }
-  }
-  for (auto& f : fds)
-    if (f.fd >= 0) close(f.fd);
-  int status = 0;
-  rusage usage{};
-  while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
-  }
-  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  r.cpu_seconds = cpu_of(usage);
-  if (r.was_interrupted) {
-    r.problem = "interrupted";
-  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-    r.ok = true;
-  } else if (WIFEXITED(status)) {
-    r.problem = fmt::format("exit status {}", WEXITSTATUS(status));
-  } else if (WIFSIGNALED(status)) {
-    r.problem = fmt::format("killed by signal {}", WTERMSIG(status));
+  r.ok = p.ok;
+  r.out = std::move(p.out);
+  r.err = std::move(p.err);
+  r.seconds = p.seconds;
+  r.cpu_seconds = p.cpu_seconds;
+  r.was_interrupted = p.interrupted;
+  if (!p.started) {
+    r.problem = fmt::format("cannot start {}: {}", argv.empty() ? "" : argv[0], p.problem);
+  } else if (p.exit_code == 127 && r.out.empty() && r.err.find("cannot start the program") != std::string::npos) {
+    r.problem = fmt::format("cannot start {}: no such program", argv[0]);
+  } else if (p.signal) {
+    r.problem = fmt::format("killed by signal {}", p.signal);
   } else {
-    r.problem = "ended abnormally";
+    r.problem = p.problem;
   }
-  if (!r.ok && !r.err.empty()) r.problem += ": " + clip(trim_right(r.err));
+  if (!r.ok && !r.was_interrupted && !r.err.empty()) r.problem += ": " + clip(trim_right(r.err));
   return r;
 }
 

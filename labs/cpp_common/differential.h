@@ -1,8 +1,8 @@
 // Shared by the harnesses of the C++ labs (fold_ints, stack_ops, stack_if_while, peephole,
 // linear_scan): the lab's programs and seeded random ones, compiled once and run on any
 // engine, each run's output with its runtime error as one string to compare with the AST
-// walker's, and the harness's one line of answer ("PASS" or "FAIL: why"). Not a lab (no
-// lab.json): `descent lab` skips this folder.
+// walker's. Not a lab (no lab.json): `descent lab` skips this folder. observe.h beside it is
+// the trust boundary every harness goes through.
 #pragma once
 #include <algorithm>
 #include <cstdio>
@@ -120,22 +120,28 @@ inline std::string generator_call(uint64_t seed, const descent::testing::GenOpti
   return "ProgramGenerator(" + std::to_string(seed) + ")" + with;
 }
 
-// `count` programs of tests/diff's generator (seeds 1..count), valid by construction.
-inline std::vector<Source> random_programs(int count, const descent::testing::GenOptions& opts = random_options()) {
+// `count` programs of tests/diff's generator (generator seeds first+1 .. first+count), valid
+// by construction. `first` comes from the check's seed, which the runner draws at check time:
+// a submission cannot know the programs it will be run on.
+inline std::vector<Source> random_programs(int count, const descent::testing::GenOptions& opts = random_options(),
+                                           uint64_t first = 0) {
   std::vector<Source> out;
-  for (int seed = 1; seed <= count; ++seed) {
-    descent::testing::ProgramGenerator gen(static_cast<uint64_t>(seed), opts);
-    out.push_back({"random program " + std::to_string(seed), gen.source(), true,
-                   generator_call(static_cast<uint64_t>(seed), opts)});
+  for (int k = 1; k <= count; ++k) {
+    uint64_t seed = first + static_cast<uint64_t>(k);
+    descent::testing::ProgramGenerator gen(seed, opts);
+    out.push_back({"random program " + std::to_string(k), gen.source(), true, generator_call(seed, opts)});
   }
   return out;
 }
 
-// The lab's programs, then `random` generated ones.
+// The check's seed as the first generator seed: spread out, so two runs' programs differ.
+inline uint64_t first_seed(uint64_t check_seed) { return check_seed * 1000; }
+
+// The lab's programs, then `random` generated ones from the check's seed.
 inline std::vector<Source> corpus(const std::filesystem::path& dir, int random,
-                                  const descent::testing::GenOptions& opts = random_options()) {
+                                  const descent::testing::GenOptions& opts, uint64_t check_seed) {
   std::vector<Source> out = lab_programs(dir);
-  for (auto& s : random_programs(random, opts)) out.push_back(std::move(s));
+  for (auto& s : random_programs(random, opts, first_seed(check_seed))) out.push_back(std::move(s));
   return out;
 }
 
@@ -150,16 +156,6 @@ inline std::string shown(std::string s, size_t max = 160) {
 inline std::string described(const Source& s) {
   if (s.generator.empty()) return s.name;
   return s.name + " (tests/diff/program_gen.h: " + s.generator + ")";
-}
-
-inline int fail(const std::string& why) {
-  std::printf("FAIL: %s\n", why.c_str());
-  return 0;
-}
-
-inline int pass() {
-  std::printf("PASS\n");
-  return 0;
 }
 
 }  // namespace lab

@@ -49,7 +49,11 @@ struct CheckResult {
   std::string name;
   bool passed = false;
   int points = 0, max_points = 0;
+  // "pass", "fail" (a wrong result), "timeout", "crash", "compile error", "sandbox violation"
+  // (the sandbox refused what the code tried), "error" (the lab itself could not check).
+  std::string status;
   std::string reason;    // why it failed (the input, the expected and the got), "" when passed
+  std::string measured;  // what a speed check measured ("2.31x the reference"), else ""
 };
 
 struct LabReport {
@@ -57,7 +61,23 @@ struct LabReport {
   std::string setup_error;   // the work folder or a file is missing: nothing was checked
   std::vector<CheckResult> checks;
   int points = 0, max_points = 0;
+  uint64_t seed = 0;         // the hidden inputs of this run came from it
+  // How the student's code ran: "bwrap" (bubblewrap's sandbox), "none" (asked for none), or
+  // "none: WHY" (auto, and bubblewrap does not work here); "" when no student code ran in a
+  // process of its own (Descent programs, schedules and answers run inside the Session).
+  std::string sandbox;
+  int hints_taken = 0;       // from the work folder's hint counter
+  int attempts = 0;          // answer labs: answers checked so far (the attempt log)
   bool passed() const { return setup_error.empty() && !checks.empty() && points == max_points; }
+};
+
+// How a lab is checked.
+struct CheckOptions {
+  double time_limit_s = 10;      // each run of the student's code
+  std::string sandbox = "auto";  // C++ labs: "auto" (bubblewrap when it works), "bwrap", "none"
+  uint64_t seed = 0;             // the hidden inputs' seed; 0: drawn at random for this run
+  int speed_tries = 1;           // a failing speed check is measured again, up to this many times
+  bool log_attempts = true;      // answer labs: append each checked answer to the attempt log
 };
 
 // $DESCENT_LABS_DIR, else this source tree's labs/.
@@ -75,7 +95,10 @@ std::string default_work_dir(const Lab& lab);
 bool start_lab(const Lab& lab, const std::string& work_dir, std::string* message,
                std::string* error);
 // Runs every check on the files in `work_dir`; remembers the verdict there (for `list`).
-// `time_limit_s` bounds each run of the student's program.
+// C++ labs: the student's code runs in a process of its own, sandboxed and limited, that
+// only computes; a checker process built without it decides (docs/labs.md "How a C++ lab is
+// graded").
+LabReport check_lab(const Lab& lab, const std::string& work_dir, const CheckOptions& options);
 LabReport check_lab(const Lab& lab, const std::string& work_dir, double time_limit_s = 10);
 std::string format_report(const LabReport& report);
 // The next hint (remembered per work folder: each call gives the following one, then the
@@ -87,8 +110,24 @@ std::string lab_status(const Lab& lab, const std::string& work_dir);
 // folders are under `work_root` (./descent-labs).
 std::string format_list(const std::vector<Lab>& labs, const std::string& work_root);
 // `descent lab grade`: every lab found in each student folder (a folder holding one work
-// folder per lab, as `start` makes them), checked; CSV with one row per student and lab:
-// student,lab,points,max_points,passed,<check 1>,<check 2>,... (the points of each check).
+// folder per lab, as `start` makes them), checked. The CSV has one row per check and one
+// "total" row per lab (grade_csv_header() names the columns); a folder with no lab in it is
+// one row saying so. Students are graded in the order of their folders' names; with
+// `shard_count` > 1 only those whose place in that order is `shard_index` modulo the count
+// (a job array's share), so merging every shard gives the whole class's CSV.
+struct GradeOptions {
+  CheckOptions check;
+  int shard_index = 0, shard_count = 1;
+};
+std::string grade_csv_header();
+std::string grade_csv(const std::vector<Lab>& labs, const std::vector<std::string>& student_dirs,
+                      const GradeOptions& options);
 std::string grade_csv(const std::vector<Lab>& labs, const std::vector<std::string>& student_dirs);
+// The students of `student_dirs` that shard I of N grades (by folder name, as grade_csv).
+std::vector<std::string> shard_of(const std::vector<std::string>& student_dirs, int index, int count);
+// `descent lab merge`: CSVs that grade_csv wrote for shards of one class, as one CSV in the
+// order a single run writes. False with *error for a file that is not such a CSV, or a
+// student graded in two of them.
+bool merge_grade_csvs(const std::vector<std::string>& csv_texts, std::string* out, std::string* error);
 
 }  // namespace descent::labs

@@ -5,7 +5,7 @@
 //   compares       each comparison opcode and NOT, on ints, bools and ordinary floats
 //   nan            the float comparisons with nan, infinities and -0.0
 //   jumps          each jump, alone in a chunk made by hand: where it lands, what it leaves
-//   runs_programs  the lab's programs and 200 seeded random programs (tests/diff's generator),
+//   runs_programs  the lab's programs and 200 random programs from the run's seed (tests/diff's generator),
 //                  compiled by the real stack compiler and run on this file's MiniVM, which
 //                  calls execute_op for the lab's opcodes, print what the AST walker prints
 //
@@ -17,11 +17,13 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <random>
 #include <string>
 
 // The lab's and the random programs, compiled and run on the AST walker: shared with the
 // other C++ labs.
 #include "labs/cpp_common/differential.h"
+#include "labs/cpp_common/observe.h"
 #include "ops_lab.h"
 #include "vm/stack_compiler.h"
 
@@ -100,6 +102,24 @@ size_t reference_op(Op op, const Chunk& chunk, size_t pc, std::vector<Value>& st
   }
 }
 
+// The student's execute_op, through the trust boundary: the result and the whole stack after
+// it are the record.
+size_t student_op(Op op, const Chunk& chunk, size_t pc, std::vector<Value>& stack) {
+  return lab::observed(
+      "execute_op",
+      [&](lab::Record& r) {
+        size_t n = execute_op(op, chunk, pc, stack);
+        r.u64(n).u64(stack.size());
+        for (Value v : stack) r.i64(v.i);
+      },
+      [&](lab::Reader& in) {
+        size_t n = in.u64();
+        stack.resize(in.count());
+        for (Value& v : stack) v.i = in.i64();
+        return n;
+      });
+}
+
 // ---- saying what went wrong ----
 
 Type operand_type(Op op) {
@@ -147,7 +167,7 @@ std::string compare_one(Op op, const Chunk& chunk, size_t pc, std::vector<Value>
   std::vector<Value> want = stack;
   size_t want_pc = reference_op(op, chunk, pc, want);
   std::vector<Value> before = stack;
-  *next = execute_op(op, chunk, pc, stack);
+  *next = student_op(op, chunk, pc, stack);
   std::string what = describe(op, chunk, pc, before);
   size_t base = before.size() - operands(op);
   if (stack.size() != want.size())
@@ -414,19 +434,22 @@ Value i(int64_t v) { return Value::of_int(v); }
 Value f(double v) { return Value::of_float(v); }
 Value b(bool v) { return Value::of_bool(v); }
 
-}  // namespace
 
-int main(int argc, char** argv) {
-  if (argc < 3) return lab::fail("usage: harness CASE PROGRAMS_DIR");
-  std::string which = argv[1];
-  std::filesystem::path dir = argv[2];
+
+std::string check(const std::string& which, uint64_t seed, const std::filesystem::path& dir) {
   const int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
   const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
 
   if (which == "compares") {
-    std::string wrong = check_comparisons(
-        {Op::EQ_INT, Op::NE_INT, Op::LT_INT, Op::LE_INT, Op::GT_INT, Op::GE_INT},
-        {{i(3), i(5)}, {i(5), i(3)}, {i(4), i(4)}, {i(-1), i(1)}, {i(kMin), i(kMax)}, {i(kMax), i(kMin)}});
+    // Fixed operands, then ones drawn from the run's seed.
+    std::mt19937_64 rng(seed);
+    std::vector<std::pair<Value, Value>> ints = {{i(3), i(5)}, {i(5), i(3)}, {i(4), i(4)}, {i(-1), i(1)},
+                                                 {i(kMin), i(kMax)}, {i(kMax), i(kMin)}};
+    for (int k = 0; k < 8; ++k) {
+      int64_t a = int64_t(rng() % 2001) - 1000;
+      ints.push_back({i(a), i(k % 3 == 0 ? a : int64_t(rng() % 2001) - 1000)});
+    }
+    std::string wrong = check_comparisons({Op::EQ_INT, Op::NE_INT, Op::LT_INT, Op::LE_INT, Op::GT_INT, Op::GE_INT}, ints);
     if (wrong.empty())
       wrong = check_comparisons(
           {Op::EQ_FLOAT, Op::NE_FLOAT, Op::LT_FLOAT, Op::LE_FLOAT, Op::GT_FLOAT, Op::GE_FLOAT},
@@ -434,7 +457,7 @@ int main(int argc, char** argv) {
     if (wrong.empty())
       wrong = check_comparisons({Op::EQ_BOOL, Op::NE_BOOL, Op::NOT},
                                 {{b(false), b(false)}, {b(false), b(true)}, {b(true), b(false)}, {b(true), b(true)}});
-    return wrong.empty() ? lab::pass() : lab::fail(wrong);
+    return wrong;
   }
 
   if (which == "nan") {
@@ -442,9 +465,8 @@ int main(int argc, char** argv) {
         {Op::EQ_FLOAT, Op::NE_FLOAT, Op::LT_FLOAT, Op::LE_FLOAT, Op::GT_FLOAT, Op::GE_FLOAT},
         {{f(nan), f(1.0)}, {f(1.0), f(nan)}, {f(nan), f(nan)}, {f(-0.0), f(0.0)},
          {f(-inf), f(inf)}, {f(inf), f(inf)}, {f(inf), f(nan)}});
-    if (!wrong.empty())
-      return lab::fail(wrong + " (every comparison with nan is false, except !=; -0.0 == 0.0)");
-    return lab::pass();
+    if (!wrong.empty()) return wrong + " (every comparison with nan is false, except !=; -0.0 == 0.0)";
+    return "";
   }
 
   if (which == "jumps") {
@@ -458,14 +480,14 @@ int main(int argc, char** argv) {
           std::vector<Value> s = {i(7), b(top)};
           size_t next;
           std::string wrong = compare_one(op, c, 10, s, &next);
-          if (!wrong.empty()) return lab::fail(wrong);
+          if (!wrong.empty()) return wrong;
         }
-    return lab::pass();
+    return "";
   }
 
   if (which == "runs_programs") {
     // The lab's programs, then 200 random ones: no planted errors, no 10,000-deep recursion.
-    for (const auto& src : lab::corpus(dir, 200, lab::random_options(false))) {
+    for (const auto& src : lab::corpus(dir, 200, lab::random_options(false), seed)) {
       Outcome r = run_both(src);
       if (r.walker == r.vm && r.stopped.empty()) continue;
       std::string why = lab::described(src) + ": the AST walker prints \"" + lab::shown(r.walker, 200) +
@@ -473,9 +495,17 @@ int main(int argc, char** argv) {
       if (!r.stopped.empty()) why += ", then it stopped: " + r.stopped;
       if (!r.first_wrong.empty()) why += ". The first instruction that went wrong: " + r.first_wrong;
       if (src.random) why += ". The program:\n" + src.text;
-      return lab::fail(why);
+      return why;
     }
-    return lab::pass();
+    return "";
   }
-  return lab::fail("unknown case " + which);
+  return "unknown case " + which;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args;
+  if (!lab::start(argc, argv, &args) || args.size() < 3) return lab::verdict("usage: harness observe|check CASE SEED PROGRAMS_DIR");
+  return lab::run([&] { return check(args[0], std::stoull(args[1]), args[2]); });
 }

@@ -1,0 +1,255 @@
+// The checks of Descent programs (internal.h): what a program prints, on which engines and
+// built ahead of time; how many VM instructions, kernels and spills it takes; which words it
+// may not use.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "labs/runner/internal.h"
+
+#include "lang/text.h"
+#include "proc/process.h"
+
+namespace descent::labs {
+namespace {
+
+// Numbers within a relative tolerance, every other word exactly: two correct programs may
+// round differently in the last bits of a float.
+bool outputs_close(const std::string& got, const std::string& want, double rtol, std::string* where) {
+  std::regex word("[^\\s,\\[\\]()]+|[,\\[\\]()]");
+  auto words = [&](const std::string& text) {
+    std::vector<std::string> out;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), word); it != std::sregex_iterator(); ++it)
+      out.push_back(it->str());
+    return out;
+  };
+  auto a = words(got), b = words(want);
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    if (a[i] == b[i]) continue;
+    char* end_a = nullptr;
+    char* end_b = nullptr;
+    double x = std::strtod(a[i].c_str(), &end_a), y = std::strtod(b[i].c_str(), &end_b);
+    bool numbers = *end_a == '\0' && *end_b == '\0' && !a[i].empty() && !b[i].empty();
+    if (numbers && std::fabs(x - y) <= rtol * std::max({1.0, std::fabs(x), std::fabs(y)})) continue;
+    *where = fmt::format("'{}' where the reference prints '{}'", a[i], b[i]);
+    return false;
+  }
+  if (a.size() != b.size()) {
+    *where = fmt::format("{} words where the reference prints {}", a.size(), b.size());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool check_output(Context& c, const Check& check, std::string* why) {
+  std::string name, source;
+  if (!student_file(c, check, &name, &source, why)) return false;
+  std::string expect = check.spec.value("expect", "");
+  std::vector<std::string> engines = check.spec.value("engines", std::vector<std::string>{"ast"});
+  for (const auto& engine : engines) {
+    Run r = run_program(source, name, engine, c.limit_s(), c.work.string());
+    if (r.outcome.status != Outcome::Ok || r.timed_out) {
+      if (r.timed_out) c.status = "timeout";
+      *why = fmt::format("on the {} engine: {}", engine, failure_text(r, c.limit_s()));
+      return false;
+    }
+    if (r.printed != expect) {
+      *why = fmt::format("on the {} engine it printed {}; the lab expects {}", engine,
+                         quoted_output(r.printed), quoted_output(expect));
+      return false;
+    }
+  }
+  return true;
+}
+
+// The student's file with the lab's driver appended, against the lab's reference with the
+// same driver (run on ast): numbers to a relative tolerance.
+bool check_output_close(Context& c, const Check& check, std::string* why) {
+  std::string name, source;
+  if (!student_file(c, check, &name, &source, why)) return false;
+  std::string driver, reference;
+  if (check.spec.contains("append") &&
+      !read_file((fs::path(c.lab.dir) / check.spec.value("append", "")).string(), &driver, why))
+    return false;
+  if (!read_file((fs::path(c.lab.dir) / check.spec.value("reference", "")).string(), &reference, why))
+    return false;
+  // The reference reads its data from the lab's folder (reference_dir in it), never from the
+  // student's: what it compares against cannot be edited away.
+  std::string ref_base = (fs::path(c.lab.dir) / check.spec.value("reference_dir", "")).string();
+  Run want = run_program(reference + "\n" + driver, "reference", "ast", c.limit_s(), ref_base);
+  if (want.outcome.status != Outcome::Ok) {
+    *why = "the lab's reference does not run: " + want.outcome.message;
+    return false;
+  }
+  double rtol = check.spec.value("rtol", 1e-4);
+  for (const auto& engine : check.spec.value("engines", std::vector<std::string>{"ast"})) {
+    Run r = run_program(source + "\n" + driver, name, engine, c.limit_s(), c.work.string());
+    if (r.outcome.status != Outcome::Ok || r.timed_out) {
+      if (r.timed_out) c.status = "timeout";
+      *why = fmt::format("on the {} engine: {}", engine, failure_text(r, c.limit_s()));
+      return false;
+    }
+    std::string where;
+    if (!outputs_close(r.printed, want.printed, rtol, &where)) {
+      *why = fmt::format("on the {} engine it printed {}: {}", engine, quoted_output(r.printed), where);
+      return false;
+    }
+  }
+  return true;
+}
+
+
+
+// Ahead of time: the student's program built into an object file (`descent build`), linked
+// with the system's C compiler (`cc prog.o -lm`) and run as a program of its own, in a child
+// process with the time limit; what it prints must be `expect`.
+bool check_aot_output(Context& c, const Check& check, std::string* why) {
+  std::string name, source;
+  if (!student_file(c, check, &name, &source, why)) return false;
+  Session s;
+  Outcome o = s.compile(source, name);
+  if (o.status != Outcome::Ok) {
+    *why = o.message;
+    return false;
+  }
+  fs::path dir = c.work / ".descent-lab-build";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::string object = (dir / "aot.o").string(), exe = (dir / "aot").string();
+  if (!s.build_object(object, why)) return false;
+  std::string cc = proc::find_on_path("cc");
+  if (cc.empty()) {
+    *why = "no C compiler `cc` on PATH to link the object with (Debian: apt-get install gcc)";
+    return false;
+  }
+  proc::Options link;
+  link.argv = {cc, object, "-lm", "-o", exe};
+  link.limits.wall_s = 120;
+  proc::Result linked = proc::run(link);
+  if (!linked.ok) {
+    *why = "cc could not link the object: " + first_lines(linked.err + linked.problem, 10);
+    return false;
+  }
+  // The program is the student's, compiled by Descent: it runs under the same limits as any
+  // student code (no sandbox: Descent's language cannot open files or start processes).
+  proc::Options run;
+  run.argv = {exe};
+  run.limits.wall_s = c.limit_s();
+  run.limits.cpu_s = c.limit_s() + 1;
+  run.limits.file_size = uint64_t(64) << 20;
+  run.limits.output_cap = 64 * 1024;
+  proc::Result r = proc::run(run);
+  if (r.timed_out) {
+    *why = fmt::format("the built program was stopped after {:g} s (an endless loop?)", c.limit_s());
+    c.status = "timeout";
+    return false;
+  }
+  std::string expect = check.spec.value("expect", "");
+  if (!r.ok && r.out.empty()) {
+    *why = "the built program failed: " + first_lines(r.err + r.problem, 5);
+    c.status = "crash";
+    return false;
+  }
+  if (r.out != expect) {
+    *why = fmt::format("built with `descent build` and run, it printed {}; the lab expects {}",
+                       quoted_output(r.out), quoted_output(expect));
+    return false;
+  }
+  return true;
+}
+
+// The student's file (with the lab's driver appended) run once: it may launch at most `max`
+// kernels. A kernel the graph passes could not fuse into its neighbour is one more launch
+// (one more pass over memory), so this checks the shape of the program, not its values.
+bool check_max_kernels(Context& c, const Check& check, std::string* why) {
+  std::string name, source, driver;
+  if (!student_file(c, check, &name, &source, why)) return false;
+  if (check.spec.contains("append") &&
+      !read_file((fs::path(c.lab.dir) / check.spec.value("append", "")).string(), &driver, why))
+    return false;
+  size_t max = check.spec.value("max", size_t(1));
+  Run r = run_program(source + "\n" + driver, name, "ast", c.limit_s(), c.work.string());
+  if (r.outcome.status != Outcome::Ok || r.timed_out) {
+      if (r.timed_out) c.status = "timeout";
+    *why = failure_text(r, c.limit_s());
+    return false;
+  }
+  if (r.outcome.launches.size() <= max) return true;
+  std::vector<std::string> names;
+  for (const auto& l : r.outcome.launches) names.push_back(l.kernel);
+  *why = fmt::format("it launched {} kernels ({}); the lab allows {}", names.size(), join(names), max);
+  return false;
+}
+
+bool check_max_steps(Context& c, const Check& check, std::string* why) {
+  std::string name, source;
+  if (!student_file(c, check, &name, &source, why)) return false;
+  std::string engine = check.spec.value("engine", "stack");
+  uint64_t max = check.spec.value("max", uint64_t(0));
+  Run r = run_program(source, name, engine, c.limit_s(), c.work.string());
+  if (r.outcome.status != Outcome::Ok || r.timed_out) {
+      if (r.timed_out) c.status = "timeout";
+    *why = fmt::format("on the {} engine: {}", engine, failure_text(r, c.limit_s()));
+    return false;
+  }
+  if (r.outcome.steps > max) {
+    *why = fmt::format("the {} VM executed {} instructions; the budget is {} (`descent run {} "
+                       "--engine {} --trace` shows each one)",
+                       engine, r.outcome.steps, max, name, engine);
+    return false;
+  }
+  return true;
+}
+
+bool check_no_spills(Context& c, const Check& check, std::string* why) {
+  std::string name, source;
+  if (!student_file(c, check, &name, &source, why)) return false;
+  int registers = check.spec.value("registers", 4);
+  Session s;
+  s.set_num_registers(registers);
+  Outcome o = s.compile(source, name);
+  if (o.status != Outcome::Ok) {
+    *why = o.message;
+    return false;
+  }
+  for (const auto& f : s.live_ranges()) {
+    for (const auto& r : f.ranges) {
+      if (!r.spilled) continue;
+      *why = fmt::format("with {} registers, {} in {} spills to {} (live from instruction {} to "
+                         "{}; `descent dump {} --stage live --registers {}` draws them all)",
+                         registers, r.value, f.function, r.location, r.start, r.end, name, registers);
+      return false;
+    }
+  }
+  return true;
+}
+
+
+bool check_source_lacks(Context& c, const Check& check, std::string* why) {
+  std::string name, source;
+  if (!student_file(c, check, &name, &source, why)) return false;
+  // Comments do not count: a student may write about what the lab rules out.
+  std::string code;
+  for (const auto& line : split_lines(source)) code += line.substr(0, line.find('#')) + "\n";
+  for (const auto& word : check.spec.value("words", std::vector<std::string>{})) {
+    std::regex re("\\b" + word + "\\b");
+    if (std::regex_search(code, re)) {
+      *why = fmt::format("{} uses '{}', which this lab rules out", name, word);
+      return false;
+    }
+  }
+  return true;
+}
+
+
+}  // namespace descent::labs
