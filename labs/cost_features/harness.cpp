@@ -1,17 +1,19 @@
-// The checker's side of lab cost_features, compiled with the student's features.cpp against
-// the project's tune/ library and run in a child process (a crash here is a failed check, not
-// a crash of `descent lab`). `harness CASE` prints one line, "PASS" or "FAIL: why" (with the
-// loop nest that differed after it):
+// The checker's side of lab cost_features, built against the project's tune/ library twice
+// (labs/cpp_common/observe.h): with the student's features.cpp, run as `harness observe CASE
+// SEED`, it calls nest_features and writes what each call returned on fd 3; with the lab's
+// starter, run as `harness check CASE SEED` on those records, it reaches the verdict and
+// prints one line, "PASS" or "FAIL: why" (with the loop nest that differed after it):
 //   shape     loops and depth
 //   spread    parallel extent, vector lanes, unrolled copies
 //   touched   bytes touched at loop levels 1 to 4
-//   random    all of them, on 60 seeded random schedules
+//   random    all of them, on 60 random schedules drawn from the run's seed
 //
 // The truth is the project's own cost-model features (tune/features.h) of the same loop
 // nest: matmul, linear_relu and softmax from the prelude, lowered here with lang/ and
 // tensor/ (no Session), as lowered, scheduled by hand, and scheduled by the default rules
 // (tune/rules.h, with a fixed 16-lane vector, so the nests are the same on every machine).
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "cost_lab.h"
+#include "labs/cpp_common/observe.h"
 #include "lang/module.h"
 #include "lang/parser.h"
 #include "lang/sema.h"
@@ -52,11 +55,6 @@ kernel softmax(x: f32[n, m]) -> f32[n, m] {
   return out
 }
 )";
-
-int fail(const std::string& why) {
-  std::printf("FAIL: %s\n", why.c_str());
-  return 0;
-}
 
 // A kernel of kKernels lowered for `dims`; false with *error when it does not lower.
 bool lower_kernel(const std::string& name, const std::map<std::string, int64_t>& dims,
@@ -156,10 +154,10 @@ bool lab_nests(std::vector<Nest>* out, std::string* error) {
   return true;
 }
 
-// Seeded random schedules of the three kernels (tensor/schedule_random.h, only plausible
-// steps): the same on every machine.
-bool random_nests(std::vector<Nest>* out, std::string* error) {
-  std::mt19937_64 rng(17);
+// Random schedules of the three kernels drawn from the run's seed (tensor/schedule_random.h,
+// only plausible steps): the same on every machine for the same seed.
+bool random_nests(uint64_t seed, std::vector<Nest>* out, std::string* error) {
+  std::mt19937_64 rng(seed);
   tensor::RandomStepOptions plausible;
   plausible.junk_percent = 0;
   for (int n = 0; n < 60; ++n) {
@@ -181,6 +179,29 @@ bool random_nests(std::vector<Nest>* out, std::string* error) {
 
 // log2(1 + x): how tune/features.cpp puts extents and bytes on a log scale.
 double lg(double x) { return std::log2(1.0 + std::max(0.0, x)); }
+
+// The student's nest_features, through the trust boundary: every field of what it returned
+// is the record (the doubles bit for bit). `f` is const: the nest the harness prints after
+// the call is its own.
+NestFeatures student_features(const tir::PrimFunc& f) {
+  return lab::observed(
+      "nest_features",
+      [&](lab::Record& r) {
+        NestFeatures n = nest_features(f);
+        r.i64(n.loops).i64(n.depth).f64(n.parallel_extent).f64(n.vector_lanes).f64(n.unrolled);
+        for (double t : n.touched) r.f64(t);
+      },
+      [&](lab::Reader& in) {
+        NestFeatures n;
+        n.loops = int(in.i64());
+        n.depth = int(in.i64());
+        n.parallel_extent = in.f64();
+        n.vector_lanes = in.f64();
+        n.unrolled = in.f64();
+        for (double& t : n.touched) t = in.f64();
+        return n;
+      });
+}
 
 // One of the student's numbers next to the project's feature.
 struct Compared {
@@ -235,7 +256,7 @@ std::string compare(const std::vector<Nest>& nests, const std::vector<Compared>&
   const auto& names = tune::feature_names();
   for (const auto& nest : nests) {
     std::vector<float> want = tune::features(nest.func);
-    NestFeatures got = nest_features(nest.func);
+    NestFeatures got = student_features(nest.func);
     for (const auto& c : which) {
       double w = want[size_t(c.feature)], g = c.mine(got);
       if (std::fabs(w - g) <= 1e-3 * std::max(1.0, std::fabs(w))) continue;
@@ -254,14 +275,11 @@ std::string compare(const std::vector<Nest>& nests, const std::vector<Compared>&
   return "";
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc < 2) return fail("usage: harness CASE");
-  std::string which = argv[1], error;
+std::string check(const std::string& which, uint64_t seed) {
+  std::string error;
   std::vector<Nest> nests;
-  if (which == "random" ? !random_nests(&nests, &error) : !lab_nests(&nests, &error))
-    return fail("the checker could not build its loop nests: " + error);
+  if (which == "random" ? !random_nests(seed, &nests, &error) : !lab_nests(&nests, &error))
+    return "the checker could not build its loop nests: " + error;
   std::vector<Compared> features;
   if (which == "shape") features = shape_features();
   else if (which == "spread") features = spread_features();
@@ -270,10 +288,16 @@ int main(int argc, char** argv) {
     for (auto* part : {shape_features, spread_features, touched_features})
       for (auto& c : part()) features.push_back(std::move(c));
   } else {
-    return fail("no case '" + which + "'");
+    return "no case '" + which + "'";
   }
-  std::string why = compare(nests, features);
-  if (!why.empty()) return fail(why);
-  std::printf("PASS\n");
-  return 0;
+  return compare(nests, features);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args;
+  if (!lab::start(argc, argv, &args) || args.size() < 2)
+    return lab::verdict("usage: harness observe|check CASE SEED");
+  return lab::run([&] { return check(args[0], std::stoull(args[1])); });
 }

@@ -1,18 +1,21 @@
 // The checker's side of lab linear_scan, compiled with the student's linear_scan.cpp against
-// the project's lang/ and vm/ libraries and run in a child process. `harness CASE
-// PROGRAMS_DIR` prints one line: "PASS" or "FAIL: why".
+// the project's lang/ and vm/ libraries and run in a child process. `harness observe|check
+// CASE SEED PROGRAMS_DIR`: observe runs the student's linear_scan and records each call's
+// intervals on fd 3; check replays them and prints "PASS" or "FAIL: why"
+// (labs/cpp_common/observe.h).
 //   no_overlap      every register given out is in range, and no two overlapping
 //                   intervals share one (each function of each program, 4 and 2 registers)
 //   spills_no_worse per program, at 4 registers, no more spilled values than the project's
 //                   own linear scan (allocate_registers)
 //   same_output     on the real register VM with 4 registers and the student's assignment,
 //                   every program prints what the AST walker prints
-// The programs: the lab's, then 40 seeded random programs.
+// The programs: the lab's, then 40 random programs from the run's seed.
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "labs/cpp_common/differential.h"
+#include "labs/cpp_common/observe.h"
 #include "linear_scan_lab.h"
 #include "vm/reg_compiler.h"
 #include "vm/reg_vm.h"
@@ -23,6 +26,31 @@ namespace {
 
 constexpr int kRegisters = 4;
 constexpr int kRandomPrograms = 40;
+
+// The student's linear_scan through the trust boundary: the record is every interval after
+// the call (the student may reorder or resize the vector; the allocator reads all of it).
+void observed_scan(std::vector<LiveInterval>& iv, int k) {
+  lab::observed(
+      "linear_scan",
+      [&](lab::Record& r) {
+        linear_scan(iv, k);
+        r.u64(iv.size());
+        for (const auto& x : iv)
+          r.i64(x.vreg).i64(x.start).i64(x.end).i64(static_cast<int64_t>(x.type)).i64(x.reg).i64(x.slot);
+      },
+      [&](lab::Reader& in) {
+        iv.resize(in.count());
+        for (auto& x : iv) {
+          x.vreg = int(in.i64());
+          x.start = int(in.i64());
+          x.end = int(in.i64());
+          x.type = static_cast<Type>(in.i64());
+          x.reg = int(in.i64());
+          x.slot = int(in.i64());
+        }
+        return 0;
+      });
+}
 
 // Every function of the program in virtual register code (the top level first).
 std::vector<std::unique_ptr<RegFunction>> virtual_code(const lab::Compiled& c) {
@@ -66,29 +94,27 @@ int spills(const std::vector<LiveInterval>& iv) {
   return n;
 }
 
-}  // namespace
 
-int main(int argc, char** argv) {
-  if (argc < 3) return lab::fail("usage: harness CASE PROGRAMS_DIR");
-  std::string which = argv[1];
-  std::vector<lab::Source> programs = lab::corpus(argv[2], kRandomPrograms);
+
+std::string check(const std::string& which, uint64_t seed, const std::string& dir) {
+  std::vector<lab::Source> programs = lab::corpus(dir, kRandomPrograms, lab::random_options(), seed);
   for (const auto& src : programs) {
     auto c = lab::compile(src);
-    if (!c->ok) return lab::fail(lab::described(src) + " does not compile: " + c->error);
+    if (!c->ok) return (lab::described(src) + " does not compile: " + c->error);
     if (which == "no_overlap") {
       for (auto& f : virtual_code(*c))
         for (int k : {kRegisters, kRegisters - 2}) {
           std::vector<LiveInterval> iv = compute_live_intervals(*f);
-          linear_scan(iv, k);
+          observed_scan(iv, k);
           std::string why = problem(*f, iv, k);
-          if (!why.empty()) return lab::fail(lab::described(src) + ", " + why);
+          if (!why.empty()) return (lab::described(src) + ", " + why);
         }
     } else if (which == "spills_no_worse") {
       int mine = 0, theirs = 0;
       std::string worst;
       for (auto& f : virtual_code(*c)) {
         RegFunction a = *f, b = *f;
-        int m = spills(allocate_registers(a, kRegisters, linear_scan));
+        int m = spills(allocate_registers(a, kRegisters, observed_scan));
         int t = spills(allocate_registers(b, kRegisters));
         if (m > t && worst.empty())
           worst = " (" + (f->fn_index < 0 ? std::string("the top-level code") : "function " + f->name) +
@@ -97,20 +123,29 @@ int main(int argc, char** argv) {
         theirs += t;
       }
       if (mine > theirs)
-        return lab::fail(lab::described(src) + ": your scan spills " + std::to_string(mine) +
+        return (lab::described(src) + ": your scan spills " + std::to_string(mine) +
                          " values at " + std::to_string(kRegisters) + " registers, the project's " +
                          std::to_string(theirs) + worst);
     } else if (which == "same_output") {
       std::string want = lab::walker_output(*c);
-      auto vm = make_reg_vm(kRegisters, linear_scan);
+      auto vm = make_reg_vm(kRegisters, observed_scan);
       std::string got = lab::run(*vm, *c);
       if (got != want)
-        return lab::fail(lab::described(src) + ": the AST walker prints \"" + lab::shown(want) +
+        return (lab::described(src) + ": the AST walker prints \"" + lab::shown(want) +
                          "\", the register VM with your allocation at " + std::to_string(kRegisters) +
                          " registers \"" + lab::shown(got) + "\"");
     } else {
-      return lab::fail("unknown case " + which);
+      return ("unknown case " + which);
     }
   }
-  return lab::pass();
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args;
+  if (!lab::start(argc, argv, &args) || args.size() < 3)
+    return lab::verdict("usage: harness observe|check CASE SEED PROGRAMS_DIR");
+  return lab::run([&] { return check(args[0], std::stoull(args[1]), args[2]); });
 }

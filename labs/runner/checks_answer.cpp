@@ -302,8 +302,12 @@ bool check_answer(Context& c, const Check& check, std::string* why) {
   std::string key = check.spec.value("key", "");
   auto answers = parse_answers(text);
   auto it = answers.find(key);
-  if (it == answers.end() || it->second.empty()) {
+  if (it == answers.end()) {
     *why = fmt::format("{} has no answer for '{}' (a line '{}: ...')", name, key, key);
+    return false;
+  }
+  if (it->second.empty()) {
+    *why = fmt::format("the answer for '{}' in {} is empty: write it after the colon", key, name);
     return false;
   }
   if (check.spec.value("ask", "") == "parenthesize") return check_parenthesized(c, check, it->second, why);
@@ -344,9 +348,25 @@ bool check_answer(Context& c, const Check& check, std::string* why) {
     std::sort(words.begin(), words.end());
     return join(words, " ");
   };
-  if (check.spec.value("unordered", false) ? as_set(it->second) == as_set(truth)
-                                           : norm(it->second) == norm(truth))
+  // Numbers compare as numbers: "0022", as a listing prints an offset, is 22.
+  auto integer = [](const std::string& v, long long* out) {
+    std::string t = v;
+    t.erase(0, t.find_first_not_of(" \t"));
+    t.erase(t.find_last_not_of(" \t") + 1);
+    if (t.empty() || t.size() > 18) return false;
+    size_t i = t[0] == '-' || t[0] == '+' ? 1 : 0;
+    if (i == t.size() || !std::all_of(t.begin() + long(i), t.end(), [](unsigned char ch) { return std::isdigit(ch); }))
+      return false;
+    *out = std::stoll(t);
     return true;
+  };
+  long long a = 0, b = 0;
+  if (integer(it->second, &a) && integer(truth, &b)) {
+    if (a == b) return true;
+  } else if (check.spec.value("unordered", false) ? as_set(it->second) == as_set(truth)
+                                                  : norm(it->second) == norm(truth)) {
+    return true;
+  }
   // Not the answer itself: where to look for it.
   *why = fmt::format("'{}' is not it; look again: {}", it->second, check.spec.value("look", ""));
   return false;

@@ -16,6 +16,7 @@
 //      its records on fd 3; the checker runs `check CASE SEED DATA` on those records and
 //      prints the verdict, which is the only thing read for a grade.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -462,6 +463,26 @@ bool build_cpp(Context& c) {
                               "library headers and the system's, nothing else",
                               file, foreign));
   }
+  // The project's own answer to the lab is in the libraries the harness links (its linear
+  // scan, its peephole pass, ...): a student's object may not call it. nm lists what the
+  // object needs from elsewhere, demangled.
+  std::vector<std::string> forbidden = lab.spec.value("forbidden_symbols", std::vector<std::string>{});
+  if (!forbidden.empty()) {
+    std::string nm = proc::find_on_path("nm");
+    proc::Result syms = nm.empty() ? proc::Result{} : run_tool({nm, "-C", "-u", object}, 60);
+    if (!syms.ok) return fail("error", "cannot list the symbols of " + file + " (binutils' nm): " + syms.problem);
+    for (const auto& line : split_lines(syms.out))
+      for (const auto& f : forbidden) {
+        size_t at = line.find(f);
+        if (at == std::string::npos) continue;
+        char next = at + f.size() < line.size() ? line[at + f.size()] : '\0';
+        if (next != '\0' && next != '(' && next != '<' && next != ':' && next != ' ') continue;
+        return fail("sandbox violation",
+                    fmt::format("{} calls {}, the project's own implementation of what this lab asks you to "
+                                "write: the lab is to write it yourself",
+                                file, f));
+      }
+  }
   c.cpp_student_exe = (box / "build" / "harness").string();
   argv = {DESCENT_LABS_CXX};
   std::string sanitize = DESCENT_LABS_SANITIZE;
@@ -537,12 +558,6 @@ bool check_cpp(Context& c, const Check& check, std::string* why) {
   proc::Result checker = proc::run(ko);
   std::string verdict = checker.out;
   while (!verdict.empty() && (verdict.back() == '\n' || verdict.back() == '\r')) verdict.pop_back();
-  if (!checker.ok && verdict.empty()) {
-    *why = "the lab's checker failed (" + checker.problem + "): the lab is broken, not your code";
-    c.status = "error";
-    return false;
-  }
-
   // How the student's run ended decides what an unfinished record stream means.
   std::string ended;
   if (student.timed_out) {
@@ -557,6 +572,18 @@ bool check_cpp(Context& c, const Check& check, std::string* why) {
   } else if (student.exit_code != 0) {
     ended = fmt::format("your code ended the program with exit status {}", student.exit_code);
     c.status = "crash";
+  }
+  if (!checker.ok && verdict.empty()) {
+    // The checker replays what the student's code produced (a chunk, a graph, IR): a bad
+    // enough product can bring down the code the harness runs on it, as it brought down the
+    // student's own run. Never a pass; a crash of the student's kind.
+    if (!ended.empty()) {
+      *why = ended + printed_text(student);
+    } else {
+      *why = fmt::format("what your code produced made the checker's run of it fail ({})", checker.problem);
+      c.status = "crash";
+    }
+    return false;
   }
   if (verdict == "PASS") {
     if (ended.empty()) return true;

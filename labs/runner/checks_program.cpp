@@ -18,6 +18,8 @@
 #include "lang/text.h"
 #include "proc/process.h"
 
+#include <random>
+
 namespace descent::labs {
 namespace {
 
@@ -51,20 +53,58 @@ bool outputs_close(const std::string& got, const std::string& want, double rtol,
 
 }  // namespace
 
+// The lab's driver with its hidden inputs filled in: each {name} of the driver's text
+// becomes a number drawn from the check's seed in the range "hidden" gives it ([lo, hi]).
+// *shown: "n = 237", for a message after the run (the next run draws others).
+bool hidden_driver(const Context& c, const Check& check, std::string* driver, std::string* shown,
+                   std::string* why) {
+  if (!read_file((fs::path(c.lab.dir) / check.spec.value("driver", "")).string(), driver, why)) return false;
+  std::mt19937_64 rng(c.seed * 7919 + std::hash<std::string>{}(check.name));
+  std::vector<std::string> parts;
+  const nlohmann::json hidden = check.spec.value("hidden", nlohmann::json::object());
+  for (const auto& [name, range] : hidden.items()) {
+    int64_t lo = range.at(0).get<int64_t>(), hi = range.at(1).get<int64_t>();
+    int64_t v = lo + int64_t(rng() % uint64_t(hi - lo + 1));
+    std::string key = "{" + name + "}", value = std::to_string(v);
+    for (size_t at = driver->find(key); at != std::string::npos; at = driver->find(key, at + value.size()))
+      driver->replace(at, key.size(), value);
+    parts.push_back(name + " = " + value);
+  }
+  *shown = join(parts, ", ");
+  return true;
+}
+
+// What the program prints on each engine: `expect`, or (with a "driver") what the lab's
+// reference prints with the same driver appended, on inputs drawn at check time that the
+// student never sees: a program that prints the answer without computing it fails.
 bool check_output(Context& c, const Check& check, std::string* why) {
   std::string name, source;
   if (!student_file(c, check, &name, &source, why)) return false;
-  std::string expect = check.spec.value("expect", "");
+  std::string expect = check.spec.value("expect", ""), driver, shown;
+  if (check.spec.contains("driver")) {
+    if (!hidden_driver(c, check, &driver, &shown, why)) return false;
+    std::string reference;
+    if (!read_file((fs::path(c.lab.dir) / check.spec.value("reference", "")).string(), &reference, why)) return false;
+    Run want = run_program(reference + "\n" + driver, "reference", "ast", 10 * c.limit_s(), c.lab.dir);
+    if (want.outcome.status != Outcome::Ok || want.timed_out) {
+      *why = "the lab's reference does not run: " + failure_text(want, 10 * c.limit_s());
+      c.status = "error";
+      return false;
+    }
+    expect = want.printed;
+    source += "\n" + driver;
+  }
+  std::string with = shown.empty() ? "" : " with the checker's inputs (" + shown + ")";
   std::vector<std::string> engines = check.spec.value("engines", std::vector<std::string>{"ast"});
   for (const auto& engine : engines) {
     Run r = run_program(source, name, engine, c.limit_s(), c.work.string());
     if (r.outcome.status != Outcome::Ok || r.timed_out) {
       if (r.timed_out) c.status = "timeout";
-      *why = fmt::format("on the {} engine: {}", engine, failure_text(r, c.limit_s()));
+      *why = fmt::format("on the {} engine{}: {}", engine, with, failure_text(r, c.limit_s()));
       return false;
     }
     if (r.printed != expect) {
-      *why = fmt::format("on the {} engine it printed {}; the lab expects {}", engine,
+      *why = fmt::format("on the {} engine{} it printed {}; the lab expects {}", engine, with,
                          quoted_output(r.printed), quoted_output(expect));
       return false;
     }

@@ -42,6 +42,7 @@ std::string failure_text(const Run& r, double limit_s);
 // The state of one check_lab: the lab, the work folder, the student's files, and what the
 // checks share (the C++ build, done once).
 struct Context {
+  Context(const Lab& l, fs::path w, CheckOptions o) : lab(l), work(std::move(w)), opts(std::move(o)) {}
   const Lab& lab;
   fs::path work;
   CheckOptions opts;

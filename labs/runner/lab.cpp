@@ -288,7 +288,7 @@ LabReport check_lab(const Lab& lab, const std::string& work_dir, double time_lim
 LabReport check_lab(const Lab& lab, const std::string& work_dir, const CheckOptions& options) {
   LabReport r;
   r.lab = lab.name;
-  Context c{lab, work_dir, options};
+  Context c(lab, work_dir, options);
   // The hidden inputs' seed: drawn for this run unless the caller fixed it (tests, replays).
   c.seed = options.seed;
   while (c.seed == 0) c.seed = std::random_device{}() % 1000000007u;
@@ -376,11 +376,18 @@ std::string next_hint(const Lab& lab, const std::string& work_dir, std::string* 
 }
 
 std::string lab_status(const Lab& lab, const std::string& work_dir) {
-  (void)lab;
   std::error_code ec;
   if (!fs::is_directory(work_dir, ec)) return "not started";
+  fs::path verdict = fs::path(work_dir) / ".descent-lab-status";
   std::string text, why;
-  if (!read_file((fs::path(work_dir) / ".descent-lab-status").string(), &text, &why)) return "started";
+  if (!read_file(verdict.string(), &text, &why)) return "started";
+  // A verdict older than the student's files is about another version of them.
+  auto checked = fs::last_write_time(verdict, ec);
+  for (const auto& f : lab.files) {
+    std::error_code e2;
+    auto t = fs::last_write_time(fs::path(work_dir) / f, e2);
+    if (!ec && !e2 && t > checked) return "edited";
+  }
   return text.rfind("passed", 0) == 0 ? "passed" : "failing";
 }
 

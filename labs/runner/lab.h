@@ -104,7 +104,8 @@ std::string format_report(const LabReport& report);
 // The next hint (remembered per work folder: each call gives the following one, then the
 // last again). "" with *error when the lab has none.
 std::string next_hint(const Lab& lab, const std::string& work_dir, std::string* error);
-// "not started" (no work folder), "failing", "passed" (from the last check), or "started".
+// "not started" (no work folder), "failing", "passed" (from the last check), "edited" (a
+// file changed since the last check: its verdict is about an older version), or "started".
 std::string lab_status(const Lab& lab, const std::string& work_dir);
 // The `descent lab list` table: order, tier, title, status, and a progress line. The work
 // folders are under `work_root` (./descent-labs).

@@ -1,11 +1,14 @@
 // The checker's side of lab stack_ops, compiled with the student's ops.cpp against the
 // project's lang/ and vm/ libraries and run in a child process (a crash here is a failed
-// check, not a crash of `descent lab`). `harness CASE PROGRAMS_DIR` prints one line: "PASS"
-// or "FAIL: why".
-//   compares       each comparison opcode and NOT, on ints, bools and ordinary floats
+// check, not a crash of `descent lab`). `harness observe|check CASE SEED PROGRAMS_DIR`:
+// observe runs the student's execute_op and records each call on fd 3; check replays those
+// records and prints one line, "PASS" or "FAIL: why" (labs/cpp_common/observe.h).
+//   compares       each comparison opcode and NOT, on ints, bools and ordinary floats (fixed
+//                  operands, and int operands drawn from the seed)
 //   nan            the float comparisons with nan, infinities and -0.0
 //   jumps          each jump, alone in a chunk made by hand: where it lands, what it leaves
-//   runs_programs  the lab's programs and 200 random programs from the run's seed (tests/diff's generator),
+//   runs_programs  the lab's programs and 200 random programs from the run's seed
+//                  (tests/diff's generator),
 //                  compiled by the real stack compiler and run on this file's MiniVM, which
 //                  calls execute_op for the lab's opcodes, print what the AST walker prints
 //

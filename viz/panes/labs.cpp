@@ -46,6 +46,55 @@ std::string reflow(const std::string& markdown) {
   return out + "\n";
 }
 
+// Markdown's inline marks that a plain text widget would show as they are: `code`, **bold**.
+std::string plain(std::string line) {
+  std::string out;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '`') continue;
+    if (line.compare(i, 2, "**") == 0) {
+      ++i;
+      continue;
+    }
+    out += line[i];
+  }
+  return out;
+}
+
+// The README as a reader sees it: headings set apart (coloured, without their #), list items
+// with a bullet, inline marks gone, every paragraph wrapped to the pane's width.
+void draw_markdown(const std::string& reflowed) {
+  bool fence = false;
+  for (const auto& line : split_lines(reflowed)) {
+    size_t at = line.find_first_not_of(" \t");
+    if (at != std::string::npos && line.compare(at, 3, "```") == 0) {
+      fence = !fence;
+      continue;
+    }
+    if (fence) {
+      ImGui::TextDisabled("  %s", line.c_str());
+      continue;
+    }
+    if (at == std::string::npos) {
+      ImGui::Spacing();
+      continue;
+    }
+    if (line[at] == '#') {
+      size_t text = line.find_first_not_of("# ", at);
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(colors::loop_kind("parallel")));
+      ImGui::TextWrapped("%s", text == std::string::npos ? "" : plain(line.substr(text)).c_str());
+      ImGui::PopStyleColor();
+      continue;
+    }
+    if (line.compare(at, 2, "- ") == 0 || line.compare(at, 2, "* ") == 0) {
+      ImGui::Bullet();
+      ImGui::SameLine();
+      ImGui::TextWrapped("%s", plain(line.substr(at + 2)).c_str());
+      continue;
+    }
+    ImGui::TextWrapped("%s", plain(line).c_str());
+  }
+}
+
 struct LabsPane : Pane {
   const char* name() const override { return "labs"; }
   const char* title() const override { return "Labs"; }
@@ -60,6 +109,7 @@ struct LabsPane : Pane {
   std::string readme_;                 // the selected lab's README.md
   labs::LabReport report_;             // the last check of the selected lab
   bool have_report_ = false;
+  std::string report_stamp_;           // the student's files' times when report_ was made
   std::string message_;                // what the last button said (start, hint, open)
   std::string caption_;
 
@@ -90,8 +140,20 @@ struct LabsPane : Pane {
     if (!lab()) return fail("no lab chosen", error);
     return labs::start_lab(*lab(), work(), &message_, error);
   }
+  // The modification times of the lab's files in the work folder, as one string.
+  std::string stamp() const {
+    std::string out;
+    if (const labs::Lab* l = lab())
+      for (const auto& f : l->files) {
+        std::error_code ec;
+        auto t = fs::last_write_time(fs::path(work()) / f, ec);
+        out += ec ? "-;" : std::to_string(t.time_since_epoch().count()) + ";";
+      }
+    return out;
+  }
   bool check(std::string* error) {
     if (!lab()) return fail("no lab chosen", error);
+    report_stamp_ = stamp();
     report_ = labs::check_lab(*lab(), work());
     have_report_ = true;
     message_.clear();
@@ -195,7 +257,7 @@ struct LabsPane : Pane {
     ImGui::BeginChild("##labs", ImVec2(status_x + status_w + 2 * style.WindowPadding.x + em(8), 0), true);
     for (size_t i = 0; i < labs_.size(); ++i) {
       ImU32 c = status[i] == "passed" ? colors::loop_kind("vectorized")
-                : status[i] == "failing" ? colors::error() : colors::dim();
+                : status[i] == "failing" ? colors::error() : colors::dim();  // "edited": dim until checked
       ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(c));
       if (ImGui::Selectable(rows[i].c_str(), int(i) == selected_)) choose(int(i));
       ImGui::PopStyleColor();
@@ -220,25 +282,39 @@ struct LabsPane : Pane {
     if (ImGui::Button("Open")) acted = true, ok = open(doc, &error);
     if (acted && !ok) message_ = error;
     if (!message_.empty()) ImGui::TextWrapped("%s", message_.c_str());
+    // A report about an older version of the file is not shown as if it were current: a
+    // quick lab is checked again at once, a C++ lab (a compile) says so and waits for Check.
+    if (have_report_ && stamp() != report_stamp_) {
+      if (l.kind != "cpp") {
+        std::string why;
+        check(&why);
+      } else {
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colors::dim()),
+                           "your file changed since this check: press Check to check it again");
+      }
+    }
     if (have_report_ && report_.setup_error.empty()) {
       ImGui::Separator();
       for (const auto& c : report_.checks) {
         ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(c.passed ? colors::loop_kind("vectorized") : colors::error()),
                            "%s", c.passed ? "pass" : "FAIL");
         ImGui::SameLine();
-        ImGui::Text("%s (%d/%d)", c.name.c_str(), c.points, c.max_points);
-        if (!c.passed) {
+        std::string kind = c.status == "pass" || c.status == "fail" ? "" : " [" + c.status + "]";
+        ImGui::TextWrapped("%s (%d/%d)%s", c.name.c_str(), c.points, c.max_points, kind.c_str());
+        if (!c.passed || !c.measured.empty()) {
           ImGui::Indent();
-          ImGui::TextWrapped("%s", c.reason.c_str());
+          ImGui::TextWrapped("%s", c.passed ? c.measured.c_str() : c.reason.c_str());
           ImGui::Unindent();
         }
       }
+      if (report_.sandbox.rfind("none: ", 0) == 0)
+        ImGui::TextWrapped("note: your code ran without a sandbox (%s)", report_.sandbox.substr(6).c_str());
       ImGui::Text("%d/%d points%s", report_.points, report_.max_points,
                   report_.passed() ? ", every check passes" : "");
     }
     ImGui::Separator();
     ImGui::BeginChild("##readme", ImVec2(0, 0), false);
-    ImGui::TextWrapped("%s", readme_.c_str());
+    draw_markdown(readme_);
     ImGui::EndChild();
     ImGui::EndChild();
   }
