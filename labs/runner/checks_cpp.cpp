@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <set>
 
@@ -259,9 +260,11 @@ bool checker_program(const Lab& lab, const std::string& harness, bool llvm, cons
   std::string text;
   if (!read_file(starter.string(), &text, error)) return false;
   std::vector<std::string> flags = common_flags(llvm);
-  flags.insert(flags.begin() + 1, "-I" + include.string());
+  // The key: the starter, the headers' text (not the box's path: a new box each check), the
+  // harness object, the flags and the libraries.
   std::string key = text + "\n" + headers_key + "\n" + harness;
   for (const auto& f : flags) key += "\n" + f;
+  flags.insert(flags.begin() + 1, "-I" + include.string());
   for (const auto& l : libs) key += "\n" + l;
   fs::path dir = harness_cache_dir();
   fs::path final_path = dir / fmt::format("{}-checker-{:016x}", lab.name, fnv1a(key));
@@ -502,17 +505,41 @@ std::string printed_text(const proc::Result& r) {
   std::string text = r.err.empty() ? r.out : r.err;
   uint64_t total = r.err.empty() ? r.out_total : r.err_total;
   size_t kept = text.size();
-  std::string lines = first_lines(text, 3);
+  // Three lines at most, each cut at 200 characters: a flood stays a flood's first words.
+  std::string clipped;
+  for (const auto& line : split_lines(text.substr(0, 4096)))
+    clipped += (line.size() > 200 ? line.substr(0, 200) + "..." : line) + "\n";
+  std::string lines = first_lines(clipped, 3);
   while (!lines.empty() && lines.back() == '\n') lines.pop_back();
   if (lines.empty()) return "";
   std::string more = total > kept ? fmt::format(" ({} more bytes not kept)", total - kept) : "";
   return "\n    it printed" + more + ":\n" + lines;
 }
 
+// What the student's code left running after its check, when no PID namespace took it down
+// (--sandbox none): every process whose program or working folder is in the box. A child
+// that setsid() left its process group, so the deadline's kill did not reach it.
+void kill_leftovers(const fs::path& box) {
+  std::string prefix = box.string() + "/";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    std::string pid = e.path().filename().string();
+    if (pid.empty() || !std::isdigit(static_cast<unsigned char>(pid[0])) || pid == std::to_string(::getpid())) continue;
+    bool ours = false;
+    for (const char* link : {"exe", "cwd"}) {
+      std::error_code e2;
+      std::string target = fs::read_symlink(e.path() / link, e2).string();
+      if (!e2 && target.rfind(prefix, 0) == 0) ours = true;
+    }
+    if (ours) ::kill(std::stoi(pid), SIGKILL);
+  }
+}
+
 }  // namespace
 
 void remove_cpp_box(Context& c) {
   if (c.cpp_box_dir.empty()) return;
+  kill_leftovers(c.cpp_box_dir);
   std::error_code ec;
   fs::remove_all(c.cpp_box_dir, ec);
   c.cpp_box_dir.clear();
@@ -536,6 +563,7 @@ bool check_cpp(Context& c, const Check& check, std::string* why) {
   so.argv.insert(so.argv.end(), data.begin(), data.end());
   so.channel = true;
   proc::Result student = proc::run(so);
+  if (!student.sandboxed) kill_leftovers(box);
   if (!student.started) {
     *why = "the check could not start your code: " + student.problem;
     c.status = "error";

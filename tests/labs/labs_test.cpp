@@ -500,14 +500,13 @@ TEST_CASE("grading three students: one row per student and lab, points per check
   CHECK(has("bob,stack_budget,\"at most 2,000 instructions executed on the stack VM\",0,3,fail,the stack VM executed 122808 "
             "instructions; the budget is 2000"));
   CHECK(has("bob,stack_budget,total,2,5,fail,"));
-  CHECK(has("cy,stack_budget,sum_squares is right for 200 and for the checker's own n\\, on every engine"
-            ",0,2,fail,on the ast engine with the checker's inputs (") ||
-        has("cy,stack_budget,\"sum_squares is right for 200 and for the checker's own n, on every engine\",0,2,fail,"
+  CHECK(has("cy,stack_budget,\"sum_squares is right for 200 and for the checker's own n, on every engine\",0,2,fail,"
             "on the ast engine with the checker's inputs ("));
   CHECK(has("cy,stack_budget,total,3,5,fail,"));
   // C++ labs say how the student's code ran.
-  CHECK((has("cy,fold_ints,total,") && (csv.find(",bwrap,1\n") != std::string::npos ||
-                                        csv.find(",none: ") != std::string::npos)));
+  CHECK(has("cy,fold_ints,total,"));
+  bool says_sandbox = csv.find(",bwrap,1\n") != std::string::npos || csv.find(",none: ") != std::string::npos;
+  CHECK(says_sandbox);
   for (const auto& l : lines) CHECK(l.rfind("ada,mm_relu_mlc", 0) != 0);
   // What is not a lab is a row that says so.
   CHECK(has("ada,notes,,0,0,not a lab,no lab is called 'notes'"));
