@@ -323,6 +323,11 @@ Result run(const Options& o) {
   r.peak_kib = usage.ru_maxrss;
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  // bubblewrap exits with 128 + N when a signal N ended the program it ran, as a shell does.
+  if (r.sandboxed && r.exit_code > 128 && r.exit_code < 128 + 65) {
+    r.signal = r.exit_code - 128;
+    r.exit_code = -1;
+  }
   if (r.timed_out) {
     r.problem = "stopped at the time limit";
   } else if (r.interrupted) {

@@ -704,6 +704,8 @@ tensor, as torch.from_numpy shares memory.)")
           d["max_points"] = r.max_points;
           d["passed"] = r.passed();
           d["text"] = labs::format_report(r);
+          d["seed"] = r.seed;
+          d["sandbox"] = r.sandbox;
           py::list checks;
           for (const auto& c : r.checks) {
             py::dict cd;
@@ -712,6 +714,8 @@ tensor, as torch.from_numpy shares memory.)")
             cd["points"] = c.points;
             cd["max_points"] = c.max_points;
             cd["reason"] = c.reason;
+            cd["status"] = c.status;
+            cd["measured"] = c.measured;
             checks.append(cd);
           }
           d["checks"] = checks;
