@@ -502,7 +502,7 @@ TEST_CASE("grading three students: one row per student and lab, points per check
             "instructions; the budget is 2000"));
   CHECK(has("bob,stack_budget,total,2,5,fail,"));
   CHECK(has("cy,stack_budget,\"sum_squares is right for 200 and for the checker's own n, on every engine\",0,2,fail,"
-            "on the ast engine with the checker's inputs ("));
+            "\"on the ast engine with the checker's inputs ("));
   CHECK(has("cy,stack_budget,total,3,5,fail,"));
   // C++ labs say how the student's code ran.
   CHECK(has("cy,fold_ints,total,"));
