@@ -22,7 +22,7 @@ PACKAGES=(
   libxgboost-dev                         # the tuner's cost model (tune/cost_model.cpp)
   pybind11-dev python3-dev python3-numpy # the Python module (python/): import descent
   python3-pytest python3-nbclient python3-nbformat python3-ipykernel  # its tests and notebooks
-  bubblewrap                             # the grading sandbox (labs/runner/sandbox.cpp)
+  bubblewrap                             # the labs' grading sandbox (proc/process.cpp)
 )
 
 missing=()

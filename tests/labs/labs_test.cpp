@@ -406,6 +406,11 @@ TEST_CASE("C++ labs: the harness is compiled once and kept; a changed harness re
   CHECK(check_lab(lab, work.string(), fixed()).passed());  // a second student, or a second check
   CHECK(objects() == first);
   CHECK(fs::last_write_time(first[0]) == made);
+  // An object whose content no longer matches its digest is not used: it is made again.
+  std::string good = slurp(first[0]);
+  std::ofstream(first[0], std::ios::binary) << "not an object";
+  CHECK(check_lab(lab, work.string(), fixed()).passed());
+  CHECK(slurp(first[0]) == good);
   // The lab's harness changes (a teacher edits it): a new object, the old one gone.
   fs::path copy = scratch("harness-copy") / "fold_ints";
   fs::copy(lab.dir, copy, fs::copy_options::recursive);

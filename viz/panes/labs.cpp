@@ -7,6 +7,7 @@
 // Everything a button does is the lab runner's (labs/runner/lab.h), as `descent lab` does
 // it: the pane only lays it out.
 #include <algorithm>
+#include <cctype>
 #include <imgui.h>
 
 #include <filesystem>
@@ -46,15 +47,19 @@ std::string reflow(const std::string& markdown) {
   return out + "\n";
 }
 
-// Markdown's inline marks that a plain text widget would show as they are: `code`, **bold**.
+// Markdown's inline marks that a plain text widget would show as they are: `code`, **bold**,
+// *emphasis* (a star against a word; `3 * x`, with spaces around it, stays).
 std::string plain(std::string line) {
   std::string out;
+  auto word = [&](size_t k) { return k < line.size() && std::isalnum(static_cast<unsigned char>(line[k])); };
   for (size_t i = 0; i < line.size(); ++i) {
     if (line[i] == '`') continue;
     if (line.compare(i, 2, "**") == 0) {
       ++i;
       continue;
     }
+    if (line[i] == '*' && ((word(i + 1) && (i == 0 || !word(i - 1))) || (i > 0 && word(i - 1) && !word(i + 1))))
+      continue;
     out += line[i];
   }
   return out;
@@ -270,7 +275,9 @@ struct LabsPane : Pane {
     // The chosen lab.
     ImGui::BeginChild("##lab", ImVec2(0, 0), false);
     ImGui::TextWrapped("%s", l.title.c_str());
-    ImGui::TextDisabled("%s  |  you edit %s in %s", l.tier.c_str(), join(l.files).c_str(), work().c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(colors::dim()));
+    ImGui::TextWrapped("%s  |  you edit %s in %s", l.tier.c_str(), join(l.files).c_str(), work().c_str());
+    ImGui::PopStyleColor();
     std::string error;
     bool acted = false, ok = true;
     if (ImGui::Button("Start")) acted = true, ok = start(&error);
