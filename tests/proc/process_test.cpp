@@ -108,7 +108,7 @@ TEST_CASE("the channel on fd 3 and stdin from a file") {
 TEST_CASE("limits: file size, processes, working folder") {
   fs::path dir = scratch("limits");
   proc::Options o;
-  o.argv = {"/bin/sh", "-c", "head -c 100000 /dev/zero > big"};
+  o.argv = {"/bin/sh", "-c", "exec head -c 100000 /dev/zero > big"};
   o.cwd = dir.string();
   o.limits.file_size = 4096;
   o.limits.wall_s = 10;
