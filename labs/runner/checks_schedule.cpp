@@ -162,7 +162,7 @@ bool check_speed(Context& c, const Check& check, std::string* why) {
   if (equality_only && *equality_only) return true;
   ref.set_threads(1);
   mine.set_threads(1);
-  int repeats = check.spec.value("repeats", 5), rounds = check.spec.value("rounds", 5);
+  int repeats = check.spec.value("repeats", 11), rounds = check.spec.value("rounds", 7);
   double min_ratio = check.spec.value("min_ratio", 0.75);
   double best_ref = 0, best_mine = 0;
   for (int round = 0; round < rounds; ++round) {
