@@ -249,3 +249,33 @@ TEST_CASE("brute force on an answer lab: every try is in the attempt log, and gr
   CHECK(csv.find(fmt::format(",{},", tries)) != std::string::npos);
   CHECK(check_lab(lab, work.string(), o).attempts == tries + 1);
 }
+
+TEST_CASE("without bubblewrap (--sandbox none) the limits, the include check and the leftover sweep still hold") {
+  auto labs = all_labs();
+  fs::path other = other_student();
+  const Lab lab = only(find(labs, "stack_ops"), {"compares"});
+  for (const auto& [file, status] : std::vector<std::pair<std::string, std::string>>{
+           {"include_solution_absolute.cpp", "sandbox violation"},
+           {"forged_pass.cpp", "crash"},
+           {"fork_setsid_sleep.cpp", "fail"}}) {
+    CAPTURE(file);
+    fs::path student = root() / "unsandboxed" / fs::path(file).stem(), work = student / "stack_ops";
+    fs::create_directories(work);
+    std::ofstream(work / "ops.cpp") << submission(file, other, student);
+    CheckOptions o;
+    o.time_limit_s = kLimit;
+    o.seed = 13;
+    o.sandbox = "none";
+    auto t0 = Clock::now();
+    LabReport r = check_lab(lab, work.string(), o);
+    double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    INFO(format_report(r));
+    CHECK(r.sandbox == "none");
+    CHECK(r.points == 0);
+    REQUIRE(r.checks.size() == 1);
+    CHECK(r.checks[0].status == status);
+    CHECK(seconds < kLimit + 1 + kBuildAllowance);
+  }
+  // The five children that left the process group did not outlive their check.
+  CHECK(std::system("pgrep -f 'harness observe compares 1[3] ' > /dev/null") != 0);
+}
