@@ -4,6 +4,7 @@
 //   checks_answer.cpp    answer files: questions about a stage, computed from the Session
 //   checks_cpp.cpp       C++ labs: the build, the sandbox, the trust boundary
 //   grade.cpp            a class: the grade CSV, shards, merging
+//   validate.cpp         lab.json's fields, their kinds and ranges
 //   lab.cpp              loading, starting, checking one lab, hints, status, the list
 #pragma once
 #include <fmt/format.h>
@@ -83,6 +84,10 @@ bool check_cpp(Context& c, const Check& check, std::string* why);
 
 // Removes the C++ check's folder (the end of check_lab).
 void remove_cpp_box(Context& c);
+
+// lab.json's fields, each of the kind and in the range its reader needs (validate.cpp); false
+// with *error naming the field ("checks[1].max: a whole number from 0 up, not -5").
+bool validate_lab_json(const nlohmann::json& j, std::string* error);
 
 // Every check type, by the name lab.json gives it.
 const std::map<std::string, CheckFn>& check_table();

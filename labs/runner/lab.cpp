@@ -194,6 +194,11 @@ bool load_labs(const std::string& root, std::vector<Lab>* out, std::string* erro
       lab.concepts = j.value("concepts", std::vector<std::string>{});
       lab.files = j.at("files").get<std::vector<std::string>>();
       lab.hints = j.value("hints", std::vector<std::string>{});
+      std::string why;
+      if (!validate_lab_json(j, &why)) {
+        *error = fmt::format("{}: {}", json.string(), why);
+        return false;
+      }
       for (const auto& c : j.at("checks")) {
         Check check;
         check.name = c.at("name").get<std::string>();

@@ -575,6 +575,26 @@ TEST_CASE("a lab.json that is broken is an error naming the file") {
   CHECK_FALSE(load_labs(root.string(), &labs, &error));
   CHECK(error.find("check 'c' has an unknown type 'telepathy'") != std::string::npos);
   CHECK_FALSE(load_labs((root / "missing").string(), &labs, &error));
+  // Every field of the wrong kind or out of range is a set-up error naming it (issue 32: a
+  // negative `max` once passed every program).
+  auto refused = [&](const std::string& check, const std::string& message) {
+    std::ofstream(root / "broken" / "lab.json")
+        << R"({"title": "x", "tier": "t", "order": 1, "files": ["a.ds"], "checks": [{"name": "ok", "type": "output", "expect": ""}, )"
+        << check << "]}";
+    CAPTURE(check);
+    CHECK_FALSE(load_labs(root.string(), &labs, &error));
+    CHECK_MESSAGE(error.find(message) != std::string::npos, error);
+  };
+  refused(R"({"name": "c", "type": "max_steps", "max": -5})", "broken/lab.json: checks[1].max: a whole number from 0 up, not -5");
+  refused(R"({"name": "c", "type": "max_steps"})", "checks[1].max is missing");
+  refused(R"({"name": "c", "type": "max_steps", "max": "2000"})", "checks[1].max: a whole number from 0 up, not \"2000\"");
+  refused(R"({"name": "c", "type": "output", "engines": ["ast", "fast"]})", "checks[1].engines: a list of engines");
+  refused(R"({"name": "c", "type": "output", "points": -1})", "checks[1].points: a whole number from 0 up");
+  refused(R"({"name": "c", "type": "speed", "min_ratio": 0})", "checks[1].min_ratio: a number above 0, not 0");
+  refused(R"({"name": "c", "type": "output", "hidden": {"n": [9, 1]}})", "checks[1].hidden: an object of NAME: [LOW, HIGH]");
+  refused(R"({"name": "c", "type": "no_spills", "registers": 0})", "checks[1].registers: a whole number from 1 up, not 0");
+  refused(R"({"name": "c", "type": "answer"})", "checks[1].key is missing");
+  refused(R"({"name": "c", "type": "cpp", "case": 3})", "checks[1].case: a string, not 3");
 }
 
 // ---- the command line ------------------------------------------------------------------
