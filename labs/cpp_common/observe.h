@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <iostream>
@@ -193,17 +194,6 @@ auto observed(const std::string& call, const std::function<void(Record&)>& make,
   return replay(in);
 }
 
-// The start of every harness's main: "harness observe|check CASE SEED ARGS..." -> the mode
-// set, and argv's CASE SEED ARGS... in *rest. False (with usage printed) for anything else.
-inline bool start(int argc, char** argv, std::vector<std::string>* rest) {
-  if (argc < 4) return false;
-  std::string mode = argv[1];
-  if (mode == "observe") Channel::get().mode = Mode::Observe;
-  else if (mode == "check") Channel::get().mode = Mode::Check;
-  else return false;
-  for (int i = 2; i < argc; ++i) rest->push_back(argv[i]);
-  return true;
-}
 
 // What the harness's main returns through: the verdict, printed by the checker (in observe
 // mode it goes to stdout, where nobody reads it: the student's own prints may be there too).
@@ -222,6 +212,34 @@ inline int run(const std::function<std::string()>& body) {
     std::printf("END %zu %s: %s\n", e.index, e.call.c_str(), e.problem.c_str());
     return 0;
   }
+}
+
+// What a harness is asked: "harness observe|check CASE SEED DATA...".
+struct Args {
+  std::string which;              // the check's case
+  uint64_t seed = 0;              // the hidden inputs' seed, drawn by the runner
+  std::vector<std::string> data;  // the lab's harness_args (its programs' folder, ...)
+};
+
+// Every harness's main: parses the command line (the mode set, the seed a number), runs
+// `check` through `run`, and answers a malformed command line with a usage verdict.
+//   int main(int argc, char** argv) {
+//     return lab::harness_main(argc, argv, 1, [](const lab::Args& a) { return check(a.which, a.seed, a.data[0]); });
+//   }
+inline int harness_main(int argc, char** argv, size_t data_args, const std::function<std::string(const Args&)>& check) {
+  std::string usage = "usage: harness observe|check CASE SEED" + std::string(data_args ? " DATA..." : "");
+  if (argc < 4 + int(data_args)) return verdict(usage);
+  std::string mode = argv[1];
+  if (mode == "observe") Channel::get().mode = Mode::Observe;
+  else if (mode == "check") Channel::get().mode = Mode::Check;
+  else return verdict(usage);
+  Args a;
+  a.which = argv[2];
+  char* end = nullptr;
+  a.seed = std::strtoull(argv[3], &end, 10);
+  if (!*argv[3] || *end) return verdict(usage + " (SEED a number, not '" + argv[3] + "')");
+  for (int i = 4; i < argc; ++i) a.data.push_back(argv[i]);
+  return run([&] { return check(a); });
 }
 
 }  // namespace lab

@@ -628,8 +628,5 @@ std::string check(const std::string& which, uint64_t seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args;
-  if (!lab::start(argc, argv, &args) || args.size() < 2)
-    return lab::verdict("usage: harness observe|check CASE SEED");
-  return lab::run([&] { return check(args[0], std::stoull(args[1])); });
+  return lab::harness_main(argc, argv, 0, [](const lab::Args& a) { return check(a.which, a.seed); });
 }

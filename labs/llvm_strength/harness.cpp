@@ -656,8 +656,5 @@ std::string check(const std::string& which, uint64_t seed, const std::filesystem
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args;
-  if (!lab::start(argc, argv, &args) || args.size() < 3)
-    return lab::verdict("usage: harness observe|check CASE SEED PROGRAMS_DIR");
-  return lab::run([&] { return check(args[0], std::stoull(args[1]), args[2]); });
+  return lab::harness_main(argc, argv, 1, [](const lab::Args& a) { return check(a.which, a.seed, a.data[0]); });
 }

@@ -14,8 +14,9 @@
 // Checks run through the Session like everything else (the REPL's compile and run, the
 // register allocator's live ranges, a kernel's scheduled loop nest), so a lab stays true
 // when the compiler under it changes. Student programs run with a time limit: a program that
-// loops forever fails its check ("stopped after 10 s"), it does not hang the runner. The
-// library never prints.
+// loops forever fails its check ("stopped after 10 s"), it does not hang the runner. C++
+// submissions run sandboxed (proc/process.h) and are judged by a checker process that never
+// holds them (labs/cpp_common/observe.h). The library never prints.
 #pragma once
 #include <nlohmann/json.hpp>
 
