@@ -8,7 +8,9 @@
 // (they own nothing that needs a destructor), as the JIT's runtime does.
 #include "native/native.h"
 
+#include <signal.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -76,8 +78,47 @@ struct RunState {
   sigjmp_buf jump;
   int64_t failed_site = -1;
   bool interrupted = false;
+  int trap = 0;  // a signal the generated code raised (a backend bug), 0 if none
 };
 thread_local RunState* current = nullptr;
+
+// A safety net under the backend: generated code must never trap (every division is
+// checked; idiv's INT_MIN / -1 is special-cased), but if a bug lets it, the run ends with
+// an error instead of killing the process, and what the program printed before is kept
+// (a killed process loses its buffered output). Only a trap raised while this thread runs
+// native code is caught; any other goes to the handler that was there before.
+struct sigaction previous_fpe, previous_ill;
+
+void on_trap(int sig, siginfo_t* info, void* uc) {
+  if (RunState* s = current) {
+    s->trap = sig;
+    siglongjmp(s->jump, 1);
+  }
+  const struct sigaction& prev = sig == SIGFPE ? previous_fpe : previous_ill;
+  if (prev.sa_flags & SA_SIGINFO) {
+    if (prev.sa_sigaction) prev.sa_sigaction(sig, info, uc);
+    return;
+  }
+  if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
+    prev.sa_handler(sig);
+    return;
+  }
+  // The default action: put it back; returning re-runs the instruction, which kills.
+  sigaction(sig, &prev, nullptr);
+}
+
+void install_trap_handler() {
+  static const bool installed = [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = &on_trap;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGFPE, &sa, &previous_fpe);
+    sigaction(SIGILL, &sa, &previous_ill);
+    return true;
+  }();
+  (void)installed;
+}
 
 [[noreturn]] void fail_at(int64_t site, bool interrupted) {
   current->failed_site = site;
@@ -223,6 +264,7 @@ class NativeEngine final : public Engine {
                   offsetof(Context, call_limit) == kCtxCallLimit && offsetof(Context, fail) == kCtxFail &&
                   offsetof(Context, slow) == kCtxSlow);
 
+    install_trap_handler();
     RunState s;
     s.opts = &options;
     s.ctx = &ctx;
@@ -252,7 +294,13 @@ class NativeEngine final : public Engine {
     if (watcher.joinable()) watcher.join();
     RunResult r;
     r.steps = s.steps;
-    if (failed) {
+    if (failed && s.trap) {
+      r.ok = false;
+      r.error = Diagnostic{Severity::Error, ErrorKind::Runtime, {},
+                           std::string("the native code raised ") +
+                               (s.trap == SIGFPE ? "SIGFPE (an arithmetic trap)" : "SIGILL") +
+                               ": a bug in the native backend (the other engines run this program)"};
+    } else if (failed) {
       const SiteRec& site = sites_[static_cast<size_t>(s.failed_site)];
       r.ok = false;
       std::string msg = s.interrupted ? "interrupted" : fail_message(site.kind);

@@ -136,6 +136,8 @@ void legalize(Function& f) {
   for (size_t bi = 0; bi < f.blocks.size(); ++bi) {
     Block& b = f.blocks[bi];
     index_block(b);
+    // Nodes from here on are legalize's own: the division checks below among them.
+    const int first_new = static_cast<int>(b.nodes.size());
     std::string where = "b" + std::to_string(bi) + ": ";
     for (size_t i = 0; i < b.nodes.size(); ++i) {
       int id = static_cast<int>(i);
@@ -203,11 +205,21 @@ void legalize(Function& f) {
             f.log.push_back(what + "INT_MIN: idiv, no checks");
           } else {
             // The check is a side effect in program order; the division runs after it.
+            // Divisions between the same two side effects share their chain point, and
+            // their checks must fail in the order the divisions were written
+            // (1 / (1 / g): the inner one first, whose result the outer check reads), so
+            // this check goes after those already placed there (every earlier division was
+            // legalized first: nodes are in program order).
             int chk = add_node(b, NK::DivCheck, {n.ops[1]});
             b.nodes[static_cast<size_t>(chk)].type = VT::None;
             b.nodes[static_cast<size_t>(chk)].site = n.site;
             b.nodes[static_cast<size_t>(chk)].pc = n.pc;
-            insert_after(b, chk, n.chain);
+            int after = n.chain;
+            for (int next = uses.chain_user[static_cast<size_t>(after + 1)];
+                 next >= first_new && next != chk && b.nodes[static_cast<size_t>(next)].kind == NK::DivCheck;
+                 next = uses.chain_user[static_cast<size_t>(after + 1)])
+              after = next;
+            insert_after(b, chk, after);
             int r = add_node(b, div ? NK::SDivSafe : NK::SRemSafe, {n.ops[0], n.ops[1]});
             b.nodes[static_cast<size_t>(r)].pc = n.pc;
             replace_uses(b, id, r);
