@@ -257,6 +257,9 @@ TEST_CASE("the generator covers the features it promises") {
       {"else if", &GenFeatures::else_if},
       {"early return", &GenFeatures::early_return},
       {"recursion exactly 10,000 frames deep", &GenFeatures::boundary_recursion},
+      {"a divisor that divides by zero", &GenFeatures::nested_failing_division},
+      {"several divisions by zero in one function", &GenFeatures::several_failing_divisions},
+      {"7-10 int and 9-12 float parameters", &GenFeatures::stack_arguments},
   };
   std::map<std::string, int> planted;
   int runtime_errors = 0;

@@ -1013,7 +1013,9 @@ class ProgramGenerator::Impl {
         std::string z = fresh_local(s);
         std::string m = std::to_string(range(1, 1000));
         int k = range(1, 5);
-        switch (below(5)) {
+        switch (below(7)) {
+          case 5: return nested_division_error(s, z, m);
+          case 6: return several_division_errors(s);
           case 0: {  // a value that is zero whatever v was
             auto ints = readable(s, Ty::Int);
             std::string v = ints.empty() ? std::to_string(range(-5, 9)) : pick(ints);
@@ -1124,6 +1126,81 @@ class ProgramGenerator::Impl {
         return "print(" + f + "(" + std::to_string(range(0, 9)) + "))\n";
       }
     }
+  }
+
+  // A division whose divisor itself divides by zero: the inner division must fail first,
+  // and nothing may trap while computing the outer one (native once died with SIGFPE here).
+  std::string nested_division_error(Scope& s, const std::string& z, const std::string& m) {
+    feat_.nested_failing_division = true;
+    s.declared[z] = Ty::Int;
+    s.defined.insert(z);
+    std::string op = chance(50) ? " / " : " % ";
+    std::string k = std::to_string(range(1, 9));
+    std::string zero = z + " = " + std::to_string(range(1, 5)) + " * 0\n";
+    switch (below(4)) {
+      case 0: return zero + "print(" + str_lit() + ", " + m + op + "(" + k + " / " + z + "))\n";
+      case 1: {
+        std::string w = fresh_local(s);
+        s.declared[w] = Ty::Int;
+        s.defined.insert(w);
+        return zero + w + " = " + m + op + "(" + z + " / " + z + " + " + k + ")\n";
+      }
+      case 2: {  // inside a function, the failing divisor computed from its argument
+        std::string f = "fz" + std::to_string(extra_fns_.size());
+        extra_fns_.push_back("fn " + f + "(a: int) -> int {\n  return " + m + op + "(" + k +
+                             " / a)\n}\n");
+        return zero + "print(\"before\")\nprint(" + f + "(" + z + "))\n";
+      }
+      default:  // the failing division is the dividend: it fails first anyway
+        return zero + "print(" + str_lit() + ", (" + k + op + z + ")" + op + m + ")\n";
+    }
+  }
+
+  // Several divisions by zero in one function, with more parameters than registers carry
+  // (7-10 int and 9-12 float arguments: the rest go on the stack in the native calling
+  // convention): the first division written, left to right, is the one reported.
+  std::string several_division_errors(Scope& s) {
+    feat_.several_failing_divisions = feat_.stack_arguments = true;
+    std::string f = "fz" + std::to_string(extra_fns_.size());
+    int ni = range(7, 10), nf = range(9, 12);
+    // Which int parameters are zero: two distinct ones, or one used twice.
+    int i = below(ni), j = below(ni);
+    std::string sig = "fn " + f + "(";
+    std::string args;
+    for (int p = 0; p < ni; ++p) {
+      sig += (p ? ", a" : "a") + std::to_string(p) + ": int";
+      args += (p ? ", " : "") + (p == i || p == j ? std::string("0") : std::to_string(range(1, 99)));
+    }
+    for (int p = 0; p < nf; ++p) {
+      sig += ", x" + std::to_string(p) + ": float";
+      args += ", " + float_lit();
+    }
+    std::string ai = "a" + std::to_string(i), aj = "a" + std::to_string(j);
+    std::string xl = "x" + std::to_string(nf - 1);
+    std::string m1 = std::to_string(range(1, 1000)), m2 = std::to_string(range(1, 1000));
+    std::string body = "  print(\"" + f + "\", a" + std::to_string(ni - 1) + ", " + xl + ")\n";
+    std::string pre, text;
+    switch (below(4)) {
+      case 0:  // two failing divisions in one return expression
+        body += "  return (" + m1 + " / " + ai + ") + (" + m2 + " % " + aj + ")\n";
+        break;
+      case 1:  // two failing divisions as two print arguments
+        body += "  print(" + m1 + " / " + ai + ", " + m2 + " / " + aj + ")\n  return 0\n";
+        break;
+      case 2: {  // a global read in the function is the first zero divisor
+        std::string g = fresh_local(s);
+        s.declared[g] = Ty::Int;
+        s.defined.insert(g);
+        pre = g + " = 0\n";
+        body += "  return " + m1 + " / " + g + " + " + m2 + " / " + ai + "\n";
+        break;
+      }
+      default:  // one divisor used twice, with a float argument from the stack in between
+        body += "  return " + m1 + " / " + ai + " + int(" + xl + " * 0.0) + " + m2 + " / " + ai + "\n";
+        break;
+    }
+    extra_fns_.push_back(sig + ") -> int {\n" + body + "}\n");
+    return pre + "print(\"before\")\nprint(" + f + "(" + args + "))\n";
   }
 
   // A function that recurses n + 1 frames deep when called as name(n<extra>) from the top

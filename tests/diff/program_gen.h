@@ -40,7 +40,8 @@ struct GenFeatures {
        negative_mod = false, int_min_div = false, overflow = false, float_to_int = false,
        int_to_float = false, math_builtin = false, global_in_function = false,
        shadowed_global = false, call_before_declaration = false, else_if = false,
-       early_return = false, boundary_recursion = false;
+       early_return = false, boundary_recursion = false, nested_failing_division = false,
+       several_failing_divisions = false, stack_arguments = false;
 };
 
 class ProgramGenerator {
