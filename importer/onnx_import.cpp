@@ -6,6 +6,7 @@
 #include "importer/onnx_import.h"
 
 #include <fmt/format.h>
+#include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -64,13 +65,32 @@ struct Value {
   const Constant* constant = nullptr;  // set for initializers and Constant outputs
 };
 
+// A name from the model as it may appear in the program's comments and in messages: valid
+// UTF-8 without control characters (a damaged file's bytes would stop the program from
+// lexing; a newline in a node's name would end its comment and start code).
+std::string printable(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    size_t n = utf8_length(s, i);
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7f))) {
+      out += '?';
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
 const std::vector<std::string>& reserved_names() {
   // Names a generated variable must not take: keywords, builtins, the prelude's kernels,
   // and the names the program's own scaffolding uses.
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n = {"add",      "mul",    "relu",   "bias_add", "matmul",
                                   "linear",   "linear_relu", "transpose", "softmax",
-                                  "model",    "n",      "batch",  "out"};
+                                  "model",    "n",      "batch",  "out", "in_shape"};
     for (auto k : keywords()) n.emplace_back(k);
     for (const auto& b : builtin_names()) n.push_back(b);
     return n;
@@ -146,7 +166,7 @@ class Importer {
     return node.name().empty() ? "#" + std::to_string(node_index_ + 1) : node.name();
   }
   std::string label(const onnx::NodeProto& node) const {
-    return fmt::format("node '{}' ({})", node_name(node), node.op_type());
+    return fmt::format("node '{}' ({})", printable(node_name(node)), printable(node.op_type()));
   }
   bool node_fail(const onnx::NodeProto& node, const std::string& message) {
     return fail(label(node) + ": " + message);
@@ -195,7 +215,7 @@ class Importer {
   std::set<std::string> kernel_names_;
   std::vector<std::string> globals_;              // load lines
   std::vector<std::string> body_;                 // the model's lines
-  std::string symbol_source_;                     // how the body gets n ("x.shape[0]")
+  size_t symbol_index_ = 0;                       // which of the input's dims is the batch
   bool body_uses_batch_ = false;
   int conv_count_ = 0;
   const onnx::GraphProto* graph_ = nullptr;
@@ -723,8 +743,8 @@ bool Importer::run(const onnx::ModelProto& model) {
   for (const auto& o : model.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
   out_->opset = opset_;
-  out_->producer = model.producer_name();
-  if (!model.producer_version().empty()) out_->producer += " " + model.producer_version();
+  out_->producer = printable(model.producer_name());
+  if (!model.producer_version().empty()) out_->producer += " " + printable(model.producer_version());
   const onnx::GraphProto& g = model.graph();
   graph_ = &g;
 
@@ -751,18 +771,28 @@ bool Importer::run(const onnx::ModelProto& model) {
   }
   const onnx::ValueInfoProto& in = *inputs[0];
   if (!in.type().has_tensor_type())
-    return fail(fmt::format("input '{}' is not a tensor", in.name()));
+    return fail(fmt::format("input '{}' is not a tensor", printable(in.name())));
   const auto& tt = in.type().tensor_type();
   if (tt.elem_type() != onnx::TensorProto::FLOAT)
-    return fail(fmt::format("input '{}' is {}; Descent imports float32 inputs", in.name(),
+    return fail(fmt::format("input '{}' is {}; Descent imports float32 inputs", printable(in.name()),
                             type_name(tt.elem_type())));
   if (!tt.has_shape() || tt.shape().dim_size() == 0)
     return fail(fmt::format("input '{}' has no shape; export the model with its input's shape",
-                            in.name()));
+                            printable(in.name())));
   Shape in_shape;
   int symbolic = 0;
-  for (const auto& d : tt.shape().dim()) {
-    if (d.has_dim_value() && d.dim_value() > 0) {
+  int64_t known = 1;
+  for (int i = 0; i < tt.shape().dim_size(); ++i) {
+    const auto& d = tt.shape().dim(i);
+    if (d.has_dim_value()) {
+      // A number is a size; only a name (or nothing) is the symbolic batch.
+      if (d.dim_value() <= 0)
+        return fail(fmt::format("input '{}': dim {} is {}; a dim is a size of at least 1, or a "
+                                "name for the batch", printable(in.name()), i, d.dim_value()));
+      known = d.dim_value() > tensor::kMaxElements / known ? tensor::kMaxElements + 1 : known * d.dim_value();
+      if (known > tensor::kMaxElements)
+        return fail(fmt::format("input '{}': dim {} is {}; a tensor holds at most {} elements",
+                                printable(in.name()), i, d.dim_value(), tensor::kMaxElements));
       in_shape.push_back({d.dim_value(), false});
     } else {
       in_shape.push_back({0, true});
@@ -771,13 +801,13 @@ bool Importer::run(const onnx::ModelProto& model) {
   }
   if (symbolic > 1)
     return fail(fmt::format("input '{}' has {} dims of unknown size; Descent allows one (the "
-                            "batch)", in.name(), symbolic));
+                            "batch)", printable(in.name()), symbolic));
   std::string param = names_.make(in.name(), "x");  // a local of model: may be "x"
   values_[in.name()] = Value{param, in_shape, nullptr};
   out_->input_name = in.name();
   out_->input_shape = shape_str(in_shape);
   for (size_t i = 0; i < in_shape.size(); ++i)
-    if (in_shape[i].symbolic) symbol_source_ = fmt::format("{}.shape[{}]", param, i);
+    if (in_shape[i].symbolic) symbol_index_ = i;
 
   for (node_index_ = 0; node_index_ < g.node_size(); ++node_index_)
     if (!node(g.node(node_index_))) return false;
@@ -825,7 +855,9 @@ bool Importer::run(const onnx::ModelProto& model) {
   p += "\n# ---- The model ---------------------------------------------------------------------\n";
   std::string in_type = shape_str(in_shape);
   p += fmt::format("fn model({}: f32{}) -> f32{} {{\n", param, in_type, shape_str(result.shape));
-  if (body_uses_batch_) p += fmt::format("  batch = {}\n", symbol_source_);
+  // The language indexes only a variable (x.shape[0] is written s = x.shape; s[0]).
+  if (body_uses_batch_)
+    p += fmt::format("  in_shape = {}.shape\n  batch = in_shape[{}]\n", param, symbol_index_);
   p += aligned(body_);
   p += fmt::format("  return {}\n}}\n", result.var);
   p += "\n# ---- Run it --------------------------------------------------------------------------\n";
@@ -840,6 +872,43 @@ bool Importer::run(const onnx::ModelProto& model) {
   p += "y = model(x)\nprint(\"output\", y.shape)\nprint(y)\n";
   if (result.shape.size() == 2) p += "print(\"argmax\", argmax(y))\n";
   out_->program = std::move(p);
+  return true;
+}
+
+}  // namespace
+
+namespace {
+
+// "MSG\n\n==> Context: Bad node spec for node. Name: NAME OpType: OP" -> "node 'NAME' (OP): MSG"
+std::string checker_message(const std::string& what) {
+  std::string msg = what, node, op;
+  size_t ctx = msg.find("==> Context:");
+  if (ctx != std::string::npos) {
+    std::string context = msg.substr(ctx);
+    msg = msg.substr(0, ctx);
+    size_t name = context.find("Name: "), type = context.find(" OpType: ");
+    if (name != std::string::npos && type != std::string::npos && type > name) {
+      node = context.substr(name + 6, type - name - 6);
+      op = context.substr(type + 9);
+      while (!op.empty() && std::isspace(static_cast<unsigned char>(op.back()))) op.pop_back();
+    }
+  }
+  while (!msg.empty() && std::isspace(static_cast<unsigned char>(msg.back()))) msg.pop_back();
+  for (char& c : msg)
+    if (c == '\n') c = ' ';
+  if (!op.empty()) return fmt::format("node '{}' ({}): {}", node.empty() ? "#?" : node, op, msg);
+  return msg;
+}
+
+bool onnx_checker_accepts(const onnx::ModelProto& model, const std::string& source_name,
+                          std::string* error) {
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    *error = fmt::format("{}: not a valid ONNX model (ONNX's checker: {})", source_name,
+                         checker_message(e.what()));
+    return false;
+  }
   return true;
 }
 
@@ -864,6 +933,18 @@ bool translate_onnx(const std::string& bytes, const std::string& source_name,
     *error = source_name + ": not an ONNX model (no IR version and no graph)";
     return false;
   }
+  // ONNX's own checker first: it knows every op's schema (its attributes and their types,
+  // how many inputs it takes, which opset versions define it), the IR versions it reads, a
+  // graph's single assignment and its order, and one value field per initializer. A model it
+  // refuses is refused here too, with its words; what follows then only asks what Descent
+  // supports.
+  if (model.ir_version() > onnx::IR_VERSION) {
+    *error = fmt::format("{}: the model's IR version is {}; this importer reads IR versions up "
+                         "to {} (a newer exporter, or a damaged file)", source_name,
+                         model.ir_version(), int(onnx::IR_VERSION));
+    return false;
+  }
+  if (!onnx_checker_accepts(model, source_name, error)) return false;
   Importer im(source_name, options, out, error);
   return im.run(model);
 }

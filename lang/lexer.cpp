@@ -27,17 +27,6 @@ const char* tok_name(Tok t) {
   return "?";
 }
 
-namespace {
-
-const std::unordered_map<std::string_view, Tok>& keyword_tokens() {
-  static const std::unordered_map<std::string_view, Tok> k = {
-#define X(name, text) {text, Tok::name},
-      DESCENT_KEYWORDS(X)
-#undef X
-  };
-  return k;
-}
-
 // Length of the UTF-8 sequence starting at s[i], or 0 if it is not valid UTF-8: the
 // shape must be right, and the code point must be in range (no overlong forms, no UTF-16
 // surrogates, nothing above U+10FFFF), as RFC 3629 requires.
@@ -54,6 +43,17 @@ size_t utf8_length(std::string_view s, size_t i) {
   static const uint32_t kMinForLength[] = {0, 0, 0x80, 0x800, 0x10000};
   if (cp < kMinForLength[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
   return n;
+}
+
+namespace {
+
+const std::unordered_map<std::string_view, Tok>& keyword_tokens() {
+  static const std::unordered_map<std::string_view, Tok> k = {
+#define X(name, text) {text, Tok::name},
+      DESCENT_KEYWORDS(X)
+#undef X
+  };
+  return k;
 }
 
 class Lexer {

@@ -69,4 +69,8 @@ bool needs_more_input(std::string_view text);
 // The tokens stage view: one token per line, "line:col  KIND  lexeme".
 std::string print_tokens(const std::vector<Token>& tokens);
 
+// The length of the UTF-8 sequence at s[i], or 0 when it is not valid UTF-8 (RFC 3629: no
+// overlong forms, no surrogates, nothing above U+10FFFF): what the lexer accepts.
+size_t utf8_length(std::string_view s, size_t i);
+
 }  // namespace descent

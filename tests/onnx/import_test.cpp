@@ -33,6 +33,12 @@ fs::path scratch(const std::string& name) {
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
+// Shows the whole text when the part is missing.
+#define CHECK_CONTAINS(text, part)                \
+  do {                                            \
+    std::string text_ = (text);                   \
+    CHECK_MESSAGE(contains(text_, part), text_);  \
+  } while (0)
 
 // Runs an imported program with a save of y appended, on one engine and device; the saved
 // tensor, or a failed check with the error.
@@ -48,7 +54,7 @@ tensor::Tensor run_program(const std::string& program, const std::string& engine
   opts.out = [&printed](std::string_view t) { printed += t; };
   Outcome o = s.submit(program + "\nsave(y, \"" + out + "\")\n", "model.ds", opts);
   REQUIRE_MESSAGE(o.status == Outcome::Ok, o.message);
-  CHECK(contains(printed, "output ["));
+  CHECK_CONTAINS(printed, "output [");
   tensor::Tensor y;
   REQUIRE_MESSAGE(tensor::load_npy(out, &y, &error), error);
   return y;
@@ -125,14 +131,14 @@ TEST_CASE("the summary says which Descent code each node became") {
   importer::ImportResult r = import_model("conv", dir);
   REQUIRE(r.nodes.size() == 4);
   CHECK(r.nodes[0].op == "Conv");
-  CHECK(contains(r.nodes[0].descent, "conv2d_1("));
+  CHECK_CONTAINS(r.nodes[0].descent, "conv2d_1(");
   CHECK(r.nodes[1].descent == "relu_4d(conv)");
-  CHECK(contains(r.nodes[3].descent, "bias_add(linear("));
+  CHECK_CONTAINS(r.nodes[3].descent, "bias_add(linear(");
   CHECK(r.input_shape == "[2, 3, 8, 8]");
   CHECK(r.output_shape == "[2, 10]");
   std::string s = importer::format_import_summary(r);
-  CHECK(contains(s, "imported: input 'x' [2, 3, 8, 8] -> output 'y' [2, 10] (opset 13"));
-  CHECK(contains(s, "4 weights (6.1 KiB), 6 files written:"));
+  CHECK_CONTAINS(s, "imported: input 'x' [2, 3, 8, 8] -> output 'y' [2, 10] (opset 13");
+  CHECK_CONTAINS(s, "4 weights (6.1 KiB), 6 files written:");
   for (const auto& f : r.files) CHECK_MESSAGE(fs::exists(f), f);
 }
 
@@ -140,7 +146,7 @@ TEST_CASE("a symbolic batch stays a named dim: one import runs at any batch size
   fs::path dir = scratch("dynamic");
   importer::ImportResult r = import_model("mlp_dynamic", dir);
   CHECK(r.input_shape == "[n, 20]");
-  CHECK(contains(r.program, "fn model(x: f32[n, 20]) -> f32[n, 3]"));
+  CHECK_CONTAINS(r.program, "fn model(x: f32[n, 20]) -> f32[n, 3]");
   Session s;
   std::string printed;
   RunOptions opts;
@@ -148,7 +154,7 @@ TEST_CASE("a symbolic batch stays a named dim: one import runs at any batch size
   Outcome o = s.submit(r.program + "\nprint(model(rand([7, 20], 3)).shape, model(rand([1, 20], 4)).shape)\n",
                        "model.ds", opts);
   REQUIRE_MESSAGE(o.status == Outcome::Ok, o.message);
-  CHECK(contains(printed, "[7, 3] [1, 3]"));
+  CHECK_CONTAINS(printed, "[7, 3] [1, 3]");
 }
 
 TEST_CASE("the digits MLP exported as ONNX imports back to the committed NumPy logits") {
@@ -208,7 +214,7 @@ TEST_CASE("mlp_onnx_bytes writes an MLP that imports to the same function as pla
   }
   // Shapes that do not chain are refused.
   CHECK(importer::mlp_onnx_bytes({w1, w1}, {b1, b1}, &error).empty());
-  CHECK(contains(error, "layer 2: weight [7, 12] and bias [7] do not chain"));
+  CHECK_CONTAINS(error, "layer 2: weight [7, 12] and bias [7] do not chain");
 }
 
 TEST_CASE("malformed and unsupported files are clear errors naming the node and op") {
@@ -227,6 +233,20 @@ TEST_CASE("malformed and unsupported files are clear errors naming the node and 
       {"empty.onnx", "empty.onnx: the file is empty; not an ONNX model"},
       {"two_inputs.onnx", "the graph has 2 inputs ('a', 'b'); Descent imports models with exactly one"},
       {"int_input.onnx", "input 'x' is int32; Descent imports float32 inputs"},
+      // Invalid ONNX (onnx.checker refuses each): refused, never imported into nonsense.
+      {"dim_negative.onnx", "input 'x': dim 0 is -3; a dim is a size of at least 1, or a name for the batch"},
+      {"dim_zero.onnx", "input 'x': dim 0 is 0; a dim is a size of at least 1"},
+      {"dim_huge.onnx", "input 'x': dim 0 is 1099511627776; a tensor holds at most 4294967296 elements"},
+      {"raw_and_float.onnx", "not a valid ONNX model (ONNX's checker: TensorProto (tensor name: W) should contain one and only one value field.)"},
+      {"not_ssa.onnx", "Graph must be in single static assignment (SSA) form, however 'y' has been used as output names multiple times"},
+      {"extra_empty_input.onnx", "node 'relu' (Relu): Node (relu) has input size 2 not in range [min=1, max=1]"},
+      {"attr_wrong_type.onnx", "node 'fc' (Gemm): Mismatched attribute type in 'fc : transB'"},
+      {"opset_missing.onnx", "must specify opset_import for ONNX"},
+      {"opset_minus1.onnx", "node 'relu' (Relu): No Op registered for Relu with domain_version of -1"},
+      {"opset_zero.onnx", "node 'relu' (Relu): No Op registered for Relu with domain_version of 0"},
+      {"ir_999.onnx", "ir_999.onnx: the model's IR version is 999; this importer reads IR versions up to 8"},
+      {"relu_alpha.onnx", "node 'relu' (Relu): Unrecognized attribute: alpha for operator Relu"},
+      {"gemm_pads.onnx", "node 'fc' (Gemm): Unrecognized attribute: pads for operator Gemm"},
   };
   fs::path dir = scratch("bad");
   for (const Case& c : cases) {
@@ -244,7 +264,44 @@ TEST_CASE("malformed and unsupported files are clear errors naming the node and 
   importer::ImportResult r;
   std::string error;
   CHECK_FALSE(importer::import_onnx_file(kBad + "missing.onnx", o, &r, &error));
-  CHECK(contains(error, "missing.onnx"));
+  CHECK_CONTAINS(error, "missing.onnx");
+}
+
+TEST_CASE("mutated models (tests/onnx/mutants): each refused naming the file, or imported into a program that runs") {
+  // Byte flips, truncations, huge varints and one-field structural changes of the valid
+  // models (make_mutants.py): no crash, no hang, and never an import that "succeeds" into a
+  // program that does not run.
+  const std::string dir = std::string(DESCENT_TESTS_DIR) + "/onnx/mutants/";
+  int refused = 0, imported = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string file = e.path().filename().string();
+    CAPTURE(file);
+    fs::path out = scratch("mutant-" + file);
+    importer::ImportOptions o;
+    o.out_dir = out.string();
+    importer::ImportResult r;
+    std::string error;
+    if (!importer::import_onnx_file(e.path().string(), o, &r, &error)) {
+      CHECK_CONTAINS(error, file);
+      CHECK(error.find('\n') == std::string::npos);  // one line
+      ++refused;
+      continue;
+    }
+    ++imported;
+    // It imported: the program it wrote must run where it was written.
+    Session s;
+    RunOptions opts;
+    std::string printed;
+    opts.out = [&printed](std::string_view t) { printed += t; };
+    std::string program;
+    REQUIRE(read_file((out / "model.ds").string(), &program, &error));
+    // The program loads its weights by paths relative to where `descent import` ran: here
+    // they are absolute (out_dir is), so it runs from anywhere.
+    Outcome result = s.submit(program, "model.ds", opts);
+    CHECK_MESSAGE(result.status == Outcome::Ok, result.message);
+  }
+  MESSAGE(refused << " mutants refused, " << imported << " imported and ran");
+  CHECK(refused > 50);
 }
 
 // ---- graphs built with the protobuf API, for the cases a file from NumPy cannot show ----
@@ -259,6 +316,7 @@ struct Builder {
     auto* op = m.add_opset_import();
     op->set_version(13);
     g = m.mutable_graph();
+    g->set_name("built");
     auto* in = g->add_input();
     in->set_name("in");
     auto* t = in->mutable_type()->mutable_tensor_type();
@@ -295,8 +353,17 @@ struct Builder {
     t->add_dims(static_cast<int64_t>(values.size()));
     for (auto v : values) t->add_int64_data(v);
   }
-  void output(const std::string& name) { g->add_output()->set_name(name); }
-  // Translates; the error ("" when it imported).
+  // A graph output: a name and an element type (ONNX's checker wants the type; the shape
+  // may be left out).
+  void output(const std::string& name) {
+    auto* o = g->add_output();
+    o->set_name(name);
+    o->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    o->mutable_type()->mutable_tensor_type()->mutable_shape();  // present, its dims unsaid
+  }
+  // Translates; the error ("" when it imported). A graph that imports must also give a
+  // program that runs (its own random input, its weights saved): an import that "succeeds"
+  // into a program that does not compile is the worst kind of failure.
   std::string error(importer::ImportResult* r = nullptr) {
     importer::ImportResult scratch;
     if (!r) r = &scratch;
@@ -304,7 +371,24 @@ struct Builder {
     o.out_dir = "out";
     std::string e;
     bool ok = importer::translate_onnx(m.SerializeAsString(), "built.onnx", o, r, &e);
+    if (ok) runs();
     return ok ? "" : e;
+  }
+  void runs() {
+    fs::path dir = scratch("built-runs");
+    importer::ImportOptions o;
+    o.out_dir = dir.string();
+    importer::ImportResult r;
+    std::string e;
+    REQUIRE(importer::translate_onnx(m.SerializeAsString(), "built.onnx", o, &r, &e));
+    for (const auto& w : r.weights) REQUIRE(tensor::save_npy(w.data, (dir / w.file).string(), &e));
+    Session s;
+    RunOptions opts;
+    std::string printed;
+    opts.out = [&printed](std::string_view t) { printed += t; };
+    Outcome out = s.submit(r.program, "model.ds", opts);
+    CHECK_MESSAGE(out.status == Outcome::Ok, out.message, "\n", r.program);
+    CHECK_CONTAINS(printed, "output [");
   }
 };
 
@@ -321,30 +405,42 @@ TEST_CASE("built graphs: each unsupported construction names its node") {
   SUBCASE("an op of another domain") {
     Builder b({2, 3});
     b.node("Relu", {"in"}, "y", "custom")->set_domain("com.example");
+    auto* op = b.m.add_opset_import();  // declared, so ONNX's checker lets it through
+    op->set_domain("com.example");
+    op->set_version(1);
     b.output("y");
-    CHECK(contains(b.error(), "built.onnx: node 'custom' (Relu): ops of domain 'com.example' are not supported"));
+    CHECK_CONTAINS(b.error(), "built.onnx: node 'custom' (Relu): ops of domain 'com.example' are not supported");
   }
   SUBCASE("nodes out of topological order") {
     Builder b({2, 3});
     b.node("Relu", {"h"}, "y", "second");
     b.node("Relu", {"in"}, "h", "first");
     b.output("y");
-    CHECK(contains(b.error(), "node 'second' (Relu): uses 'h' before any node makes it"));
+    // ONNX's checker refuses it first, and names the node.
+    std::string e = b.error();
+    CHECK_CONTAINS(e, "built.onnx: not a valid ONNX model (ONNX's checker: Nodes in a graph must be topologically sorted");
+    CHECK_CONTAINS(e, "name: second OpType: Relu");
   }
   SUBCASE("an unnamed node is called by its position") {
     Builder b({2, 3});
     b.node("Relu", {"in"}, "h");
     b.node("LeakyRelu", {"h"}, "y");
     b.output("y");
-    CHECK(contains(b.error(), "node '#2' (LeakyRelu): the op is not supported"));
+    CHECK_CONTAINS(b.error(), "node '#2' (LeakyRelu): the op is not supported");
   }
   SUBCASE("external weight data") {
     Builder b({2, 3});
     b.weight("w", {4, 3});
-    b.g->mutable_initializer(0)->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* w = b.g->mutable_initializer(0);
+    w->clear_float_data();  // the data is in the file named below
+    w->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* where = w->add_external_data();
+    where->set_key("location");
+    where->set_value("weights.bin");
     b.node("Gemm", {"in", "w"}, "y", "fc");
     b.output("y");
-    CHECK(contains(b.error(), "initializer 'w' keeps its data in an external file"));
+    // ONNX's checker looks for the file first (Descent would refuse it anyway).
+    CHECK_CONTAINS(b.error(), "tensor name: w) should be stored in weights.bin, but it doesn't exist");
   }
   SUBCASE("weights whose data does not fill their shape") {
     Builder b({2, 3});
@@ -352,34 +448,34 @@ TEST_CASE("built graphs: each unsupported construction names its node") {
     b.g->mutable_initializer(0)->add_dims(2);  // now [4, 3, 2]: 24 values needed, 12 given
     b.node("MatMul", {"in", "w"}, "y", "mm");
     b.output("y");
-    CHECK(contains(b.error(), "initializer 'w' has 12 values but its shape [4, 3, 2] needs 24"));
+    CHECK_CONTAINS(b.error(), "initializer 'w' has 12 values but its shape [4, 3, 2] needs 24");
   }
   SUBCASE("a Reshape whose shape is computed") {
     Builder b({2, 6});
     b.node("Relu", {"in"}, "s");
     b.node("Reshape", {"in", "s"}, "y", "rs");
     b.output("y");
-    CHECK(contains(b.error(), "node 'rs' (Reshape): the shape 's' must be a constant 1-D int64 tensor"));
+    CHECK_CONTAINS(b.error(), "node 'rs' (Reshape): the shape 's' must be a constant 1-D int64 tensor");
   }
   SUBCASE("a Reshape that does not keep the element count") {
     Builder b({2, 6});
     b.ints("shape", {5, -1});
     b.node("Reshape", {"in", "shape"}, "y", "rs");
     b.output("y");
-    CHECK(contains(b.error(), "node 'rs' (Reshape): cannot reshape [2, 6] into [5, -1]"));
+    CHECK_CONTAINS(b.error(), "node 'rs' (Reshape): cannot reshape [2, 6] into [5, -1]");
   }
   SUBCASE("a Reshape that would merge the symbolic batch") {
     Builder b({4, 6}, true);
     b.ints("shape", {-1});
     b.node("Reshape", {"in", "shape"}, "y", "rs");
     b.output("y");
-    CHECK(contains(b.error(), "the -1 would be n * 6: Descent keeps the batch as a dim of its own"));
+    CHECK_CONTAINS(b.error(), "the -1 would be n * 6: Descent keeps the batch as a dim of its own");
   }
   SUBCASE("a softmax along the columns") {
     Builder b({2, 6});
     set_int(b.node("Softmax", {"in"}, "y", "sm"), "axis", 0);
     b.output("y");
-    CHECK(contains(b.error(), "node 'sm' (Softmax): only a softmax along the rows of a matrix is supported (input [2, 6], axis 0)"));
+    CHECK_CONTAINS(b.error(), "node 'sm' (Softmax): only a softmax along the rows of a matrix is supported (input [2, 6], axis 0)");
   }
   SUBCASE("Gemm: alpha with a computed B, inner dims that differ, a C that does not broadcast") {
     Builder b({2, 6});
@@ -391,36 +487,36 @@ TEST_CASE("built graphs: each unsupported construction names its node") {
     a->set_type(onnx::AttributeProto::FLOAT);
     a->set_f(2.0f);
     b.output("y");
-    CHECK(contains(b.error(), "node 'g' (Gemm): alpha = 2 needs B to be a weight"));
+    CHECK_CONTAINS(b.error(), "node 'g' (Gemm): alpha = 2 needs B to be a weight");
 
     Builder c({2, 6});
     c.weight("w", {5, 3});
     c.node("Gemm", {"in", "w"}, "y", "g2");
     c.output("y");
-    CHECK(contains(c.error(), "node 'g2' (Gemm): A' is [2, 6] and B' is [5, 3]: the inner dims differ"));
+    CHECK_CONTAINS(c.error(), "node 'g2' (Gemm): A' is [2, 6] and B' is [5, 3]: the inner dims differ");
 
     Builder d({2, 6});
     d.weight("w", {6, 3});
     d.weight("c", {2, 1});
     d.node("Gemm", {"in", "w", "c"}, "y", "g3");
     d.output("y");
-    CHECK(contains(d.error(), "node 'g3' (Gemm): C of shape [2, 1] does not broadcast"));
+    CHECK_CONTAINS(d.error(), "node 'g3' (Gemm): C of shape [2, 1] does not broadcast");
   }
   SUBCASE("Add that needs general broadcasting") {
     Builder b({2, 6});
     b.weight("col", {2, 1});
     b.node("Add", {"in", "col"}, "y", "plus");
     b.output("y");
-    CHECK(contains(b.error(), "node 'plus' (Add): adding [2, 6] and [2, 1] needs broadcasting"));
+    CHECK_CONTAINS(b.error(), "node 'plus' (Add): adding [2, 6] and [2, 1] needs broadcasting");
   }
   SUBCASE("a graph with no nodes, or two symbolic dims") {
     Builder b({2, 6});
-    CHECK(contains(b.error(), "not an ONNX model (no graph with nodes in it)"));
+    CHECK_CONTAINS(b.error(), "not an ONNX model (no graph with nodes in it)");
     Builder c({2, 6}, true);
     c.g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_param("M");
     c.node("Relu", {"in"}, "y");
     c.output("y");
-    CHECK(contains(c.error(), "input 'in' has 2 dims of unknown size; Descent allows one (the batch)"));
+    CHECK_CONTAINS(c.error(), "input 'in' has 2 dims of unknown size; Descent allows one (the batch)");
   }
 }
 
@@ -445,11 +541,11 @@ TEST_CASE("built graphs: names that clash with Descent's are renamed, folding ke
   b.output("out.0");
   importer::ImportResult r;
   REQUIRE(b.error(&r) == "");
-  CHECK(contains(r.program, "fn model(fn_2: f32[2, 3]) -> f32[2, 4]"));
-  CHECK(contains(r.program, "x_2 = load(\"out/x_2.npy\")"));
-  CHECK(contains(r.program, "relu_scaled_row = load("));
-  CHECK(contains(r.program, "times beta = 3.0, as [N]"));
-  CHECK(contains(r.program, "reshape("));
+  CHECK_CONTAINS(r.program, "fn model(fn_2: f32[2, 3]) -> f32[2, 4]");
+  CHECK_CONTAINS(r.program, "x_2 = load(\"out/x_2.npy\")");
+  CHECK_CONTAINS(r.program, "relu_scaled_row = load(");
+  CHECK_CONTAINS(r.program, "times beta = 3.0, as [N]");
+  CHECK_CONTAINS(r.program, "reshape(");
   // The program computes y = (in x^T + 3 * c) + relu(row): run it on a known input.
   fs::path dir = scratch("built");
   importer::ImportOptions o;
@@ -476,24 +572,24 @@ TEST_CASE("descent import: the summary on stdout, exit 1 and the error on stderr
   REQUIRE(std::system(cmd.c_str()) == 0);
   std::string out, error;
   REQUIRE(read_file((dir / "out.txt").string(), &out, &error));
-  CHECK(contains(out, "imported: input 'x' [n, 20] -> output 'y' [n, 3]"));
-  CHECK(contains(out, "fc1      Gemm     [n, 16]       bias_add(linear(x, w1), b1)"));
-  CHECK(contains(out, "run it: descent run " + (dir / "m" / "model.ds").string()));
+  CHECK_CONTAINS(out, "imported: input 'x' [n, 20] -> output 'y' [n, 3]");
+  CHECK_CONTAINS(out, "fc1      Gemm     [n, 16]       bias_add(linear(x, w1), b1)");
+  CHECK_CONTAINS(out, "run it: descent run " + (dir / "m" / "model.ds").string());
   std::string program;
   REQUIRE(read_file((dir / "m" / "model.ds").string(), &program, &error));
-  CHECK(contains(program, "x = rand([4, 20], 1)"));
+  CHECK_CONTAINS(program, "x = rand([4, 20], 1)");
   // The program it wrote runs as it is, from the folder the import ran in.
   std::string run = std::string(DESCENT_BIN) + " run " + (dir / "m" / "model.ds").string() +
                     " --engine stack > " + (dir / "run.txt").string() + " 2>&1";
   CHECK(std::system(run.c_str()) == 0);
   REQUIRE(read_file((dir / "run.txt").string(), &out, &error));
-  CHECK(contains(out, "output [4, 3]"));
+  CHECK_CONTAINS(out, "output [4, 3]");
 
   cmd = std::string(DESCENT_BIN) + " import " + kBad + "unsupported_op.onnx -o " + (dir / "bad").string() +
         " > " + (dir / "bad.txt").string() + " 2>&1";
   int rc = std::system(cmd.c_str());
   CHECK(WEXITSTATUS(rc) == 1);
   REQUIRE(read_file((dir / "bad.txt").string(), &out, &error));
-  CHECK(contains(out, "error: "));
-  CHECK(contains(out, "node 'pool1' (MaxPool)"));
+  CHECK_CONTAINS(out, "error: ");
+  CHECK_CONTAINS(out, "node 'pool1' (MaxPool)");
 }

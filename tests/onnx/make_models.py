@@ -23,6 +23,8 @@ onnxruntime), in float32 as Descent computes.
   conv_nobias       x[1,2,6,6] -> Conv(W[3,2,2,2]) without bias -> [1,3,5,5]
   identity_dropout  x[4,6] -> Identity -> Dropout (inference: identity) -> Relu
   mlp_dynamic       x[N,20] (dim_param "N"; input.npy has N=5) -> Gemm -> Relu -> Gemm -> Softmax(axis=1)
+  reshape_dynamic   x["batch",12] (input.npy has batch=3) -> Tanh -> Reshape [0,3,-1] -> [batch,3,4]
+                    (what every PyTorch export with a dynamic batch and a view/reshape holds)
 
 Bad models: tests/onnx/bad/NAME.onnx, each a file the importer must reject with a clear error:
   unsupported_op.onnx  valid ONNX: Relu "act" -> MaxPool "pool1"   -> unsupported op MaxPool (node "pool1")
@@ -34,6 +36,14 @@ Bad models: tests/onnx/bad/NAME.onnx, each a file the importer must reject with 
   empty.onnx           zero bytes                                    -> empty file / no graph
   two_inputs.onnx      Add(a[2,3], b[2,3]), two graph inputs         -> exactly one graph input supported
   int_input.onnx       Relu on an INT32 input [2,3] (opset 14)       -> graph input must be float32
+Invalid ONNX (onnx.checker refuses each; so must the importer, naming the node where there is one):
+  dim_negative, dim_zero, dim_huge   input dims -3, 0 and 2^40
+  raw_and_float        an initializer with both raw_data and float_data
+  not_ssa              two nodes write the same value
+  extra_empty_input    Relu with inputs ["x", ""]
+  attr_wrong_type      Gemm with transB the string "1"
+  opset_missing, opset_minus1, opset_zero, ir_999
+  relu_alpha, gemm_pads    attributes the op does not have
 """
 import os
 
@@ -309,7 +319,77 @@ def mlp_dynamic():
                 softmax(gemm(relu(gemm(x, w1, b1, trans_b=1)), w2, b2, trans_b=1), axis=1))
 
 
+def reshape_dynamic():
+    rng = np.random.default_rng(116)
+    x = uniform(rng, (3, 12))
+    shape = np.array([0, 3, -1], np.int64)
+    m = model_of("reshape_dynamic",
+                 [helper.make_node("Tanh", ["x"], ["t"], name="tanh"),
+                  helper.make_node("Reshape", ["t", "shape"], ["y"], name="reshape")],
+                 [value("x", ["batch", 12])], [value("y", ["batch", 3, 4])], [init("shape", shape)])
+    write_valid("reshape_dynamic", m, x, onnx_reshape(tanh(x), shape))
+
+
 # ---- bad models -------------------------------------------------------------------------
+
+def relu_model(name="invalid"):
+    return model_of(name, [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                    [value("x", [2, 3])], [value("y", [2, 3])])
+
+
+def invalid_models():
+    """Models onnx.checker refuses, each made from a valid one by one change."""
+    def refused(m):
+        try:
+            onnx.checker.check_model(m, full_check=True)
+        except Exception:
+            return m.SerializeToString()
+        raise SystemExit("onnx.checker accepts " + m.graph.name)
+
+    for name, dim in (("dim_negative", -3), ("dim_zero", 0), ("dim_huge", 2 ** 40)):
+        m = relu_model(name)
+        m.graph.input[0].type.tensor_type.shape.dim[0].dim_value = dim
+        write_bad(name, refused(m))
+
+    w = np.full((3, 3), 0.5, F32)
+    m = model_of("raw_and_float", [helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")],
+                 [value("x", [2, 3])], [value("y", [2, 3])], [init("W", w)])
+    m.graph.initializer[0].float_data.extend([0.5] * 9)  # raw_data too
+    write_bad("raw_and_float", refused(m))
+
+    m = relu_model("not_ssa")
+    m.graph.node.append(helper.make_node("Sigmoid", ["x"], ["y"], name="again"))
+    write_bad("not_ssa", refused(m))
+
+    m = relu_model("extra_empty_input")
+    m.graph.node[0].input.append("")
+    write_bad("extra_empty_input", refused(m))
+
+    m = model_of("attr_wrong_type",
+                 [helper.make_node("Gemm", ["x", "W"], ["y"], name="fc", transB=1)],
+                 [value("x", [2, 3])], [value("y", [2, 3])], [init("W", w)])
+    m.graph.node[0].attribute[0].CopyFrom(helper.make_attribute("transB", "1"))
+    write_bad("attr_wrong_type", refused(m))
+
+    m = relu_model("opset_missing")
+    del m.opset_import[:]
+    write_bad("opset_missing", refused(m))
+    for name, version in (("opset_minus1", -1), ("opset_zero", 0)):
+        m = relu_model(name)
+        m.opset_import[0].version = version
+        write_bad(name, refused(m))
+    m = relu_model("ir_999")
+    m.ir_version = 999
+    write_bad("ir_999", refused(m))
+
+    m = relu_model("relu_alpha")
+    m.graph.node[0].attribute.append(helper.make_attribute("alpha", 0.5))
+    write_bad("relu_alpha", refused(m))
+    m = model_of("gemm_pads", [helper.make_node("Gemm", ["x", "W"], ["y"], name="fc")],
+                 [value("x", [2, 3])], [value("y", [2, 3])], [init("W", w)])
+    m.graph.node[0].attribute.append(helper.make_attribute("pads", [1, 1]))
+    write_bad("gemm_pads", refused(m))
+
 
 def bad_models():
     rng = np.random.default_rng(201)
@@ -374,9 +454,10 @@ def main():
     os.makedirs(BAD, exist_ok=True)
     for make in (gemm_linear, gemm_plain, gemm_trans_a, matmul_add, add_two, activations_4d,
                  softmax_model, softmax_opset11, flatten_gemm, reshape_const, reshape_init,
-                 conv, conv_nobias, identity_dropout, mlp_dynamic):
+                 conv, conv_nobias, identity_dropout, mlp_dynamic, reshape_dynamic):
         make()
     bad_models()  # after gemm_linear: truncated.onnx is cut from it
+    invalid_models()
 
 
 if __name__ == "__main__":
