@@ -121,6 +121,13 @@ struct PyTensor {
   std::shared_ptr<const tensor::Tensor> t;
 };
 
+// What a tensor that borrows Python memory holds on to: the buffer export, and a weak
+// reference that pins the memory in place (see tensor_from).
+struct Borrow {
+  std::unique_ptr<py::buffer_info> info;
+  py::object pin;
+};
+
 // A Python buffer of C-contiguous float32 as a tensor, borrowed: no copy. The Python half
 // converts anything else first (and warns that it copied).
 tensor::Tensor tensor_from(py::handle obj) {
@@ -159,11 +166,24 @@ tensor::Tensor tensor_from(py::handle obj) {
   if (!tensor::check_shape(t.shape, &why)) raise("TensorError", why);
   float* data = static_cast<float*>(info->ptr);
   size_t n = size_t(info->size);
+  // While Descent borrows the memory, nobody may move it. Holding the buffer export (the
+  // buffer_info) stops a bytearray or an array.array from resizing, but NumPy does not count
+  // exports: `a.resize(..., refcheck=False)` would free the memory under the tensor. NumPy
+  // does refuse to resize an array that has a weak reference, so the borrow holds one too,
+  // on the object that owns the memory (a memoryview's, when handed a memoryview).
+  auto held = std::make_unique<Borrow>();
+  held->info = std::move(info);
+  py::handle target = obj;
+  while (PyMemoryView_Check(target.ptr()) && PyMemoryView_GET_BUFFER(target.ptr())->obj)
+    target = PyMemoryView_GET_BUFFER(target.ptr())->obj;
+  if (PyType_SUPPORTS_WEAKREFS(Py_TYPE(target.ptr())))
+    held->pin = py::reinterpret_steal<py::object>(PyWeakref_NewRef(target.ptr(), nullptr));
+  if (PyErr_Occurred()) PyErr_Clear();
   // Releasing the buffer touches Python objects: with the GIL, and not after Python is gone.
-  std::shared_ptr<void> owner(info.release(), [](void* p) {
+  std::shared_ptr<void> owner(held.release(), [](void* p) {
     if (!Py_IsInitialized()) return;
     py::gil_scoped_acquire gil;
-    delete static_cast<py::buffer_info*>(p);
+    delete static_cast<Borrow*>(p);
   });
   t.data = tensor::AlignedFloats::borrow(data, n, std::move(owner));
   return t;

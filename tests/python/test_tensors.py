@@ -80,6 +80,29 @@ def test_tensor_outlives_the_array_and_the_session():
     np.testing.assert_allclose(np.asarray(out), np.maximum(expect, 0))
 
 
+def test_a_borrowed_array_cannot_be_moved_under_descent():
+    # Issue 32: resizing a borrowed array freed the memory under the tensor (SIGSEGV on the
+    # next read). While Descent borrows it, NumPy must refuse to move it; once nothing
+    # borrows it any more, it may.
+    import gc
+    s = descent.Session()
+    b = np.ones((1024, 1024), np.float32)
+    s["w"] = b
+    with pytest.raises(ValueError, match="cannot resize"):
+        b.resize((4, 4), refcheck=False)
+    assert s.run("print(sum_all(w))") == "1048576.0\n"
+    # Through a memoryview too: the pin is on the array that owns the memory.
+    c = np.ones((8, 8), np.float32)
+    s["v"] = memoryview(c)
+    with pytest.raises(ValueError, match="cannot resize"):
+        c.resize((2, 2), refcheck=False)
+    assert s.run("print(sum_all(v))") == "64.0\n"
+    del s
+    gc.collect()
+    b.resize((4, 4), refcheck=False)  # nothing borrows it now
+    assert b.shape == (4, 4)
+
+
 def test_non_contiguous_and_other_dtypes_are_copied_and_said_so(sess):
     x = rand(4, 8)
     w = rand(10, 8, seed=1)
