@@ -817,6 +817,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     log.finish(o);
     if (!o.note.empty()) fmt::print(stderr, "note: {}\n", o.note);
+    for (const auto& n : o.notes) fmt::print(stderr, "note: {}\n", n);
     if (o.status != Outcome::Ok) fmt::print(stderr, "{}", o.message);
     if (time) fmt::print(stderr, "{}", timing_report(o, session.engine()));
     return o.exit_code();

@@ -541,6 +541,8 @@ class Session {
   bool default_schedules_ = true;
   std::string tuning_path_;
   void install_auto_scheduler();
+  // What the automatic scheduler skipped since last asked (stale tuned records), once each.
+  std::vector<std::string> take_tuning_notes();
 };
 
 }  // namespace descent

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <set>
+#include <utility>
 
 #include "lang/text.h"
 #include "pipeline/pipeline.h"
@@ -45,6 +47,14 @@ tune::RuleTarget rule_target(const std::string& device) {
 struct Session::AutoScheduling : tensor::AutoScheduler {
   bool defaults = true;
   tune::Database db;
+  // Records skipped while choosing, for the front end to hear after the run (Outcome::notes).
+  mutable std::mutex mu;
+  mutable std::set<std::string> told;
+  mutable std::vector<std::string> untold;
+  std::vector<std::string> take_notes() {
+    std::lock_guard<std::mutex> lock(mu);
+    return std::exchange(untold, {});
+  }
 
   // The trace for a nest and where it comes from; "" when none applies.
   std::string choose(const std::string& label, const tir::PrimFunc& f, const std::string& device,
@@ -52,7 +62,10 @@ struct Session::AutoScheduling : tensor::AutoScheduler {
                      tir::PrimFunc* scheduled) const {
     source->clear();
     if (device == "ref") return "";
-    if (const tune::Record* r = tune::best_record(db, label, tune::shape_key(f), device)) {
+    // The fastest record that still applies; each one that no longer does (the kernel was
+    // redefined since it was measured) is skipped, and said so, once per session.
+    std::string shape = tune::shape_key(f);
+    for (const tune::Record* r : tune::ranked_records(db, label, shape, device)) {
       tensor::Schedule s(f);
       std::string why;
       if (s.apply_text(r->trace, &why)) {
@@ -60,7 +73,12 @@ struct Session::AutoScheduling : tensor::AutoScheduler {
         if (scheduled) *scheduled = s.func();
         return r->trace;
       }
-      if (notes) notes->push_back("the tuned record does not apply (" + why + "): using the defaults");
+      std::string note = fmt::format("{}: the tuned record for {} {} on {} no longer applies "
+                                     "({}): skipped", tune::record_place(*r), label, shape,
+                                     device, why);
+      if (notes) notes->push_back(note);
+      std::lock_guard<std::mutex> lock(mu);
+      if (told.insert(note).second) untold.push_back(note);
     }
     if (!defaults) return "";
     tune::RuleSchedule rs = tune::default_schedule(f, rule_target(device));
@@ -98,6 +116,10 @@ void Session::set_tuning_database(const std::string& path) {
 const std::vector<std::string>& Session::tuning_problems() const {
   static const std::vector<std::string> none;
   return auto_ ? auto_->db.problems : none;
+}
+
+std::vector<std::string> Session::take_tuning_notes() {
+  return auto_ ? auto_->take_notes() : std::vector<std::string>{};
 }
 
 size_t Session::tuning_records() const { return auto_ ? auto_->db.records.size() : 0; }
@@ -245,15 +267,28 @@ Session::TuneReport Session::tune(const TuneRequest& request,
     }
     tune::BackendMeasurer measurer(task.func, mo, small);
     if (!measurer.open(&report.error)) return report;
+    // What the database already measured for this kernel, shape and device: each trace is
+    // measured once (docs/tuning.md), the default schedule's too.
+    std::map<std::string, double> known;
+    for (const auto& r : auto_->db.records)
+      if (r.ok && r.kernel == out.kernel && r.shape == out.shape && r.device == request.device &&
+          !known.count(r.trace))
+        known[r.trace] = r.seconds;
     // The two yardsticks, measured the same way: the nest as lowered, and the defaults.
+    bool default_known = false;
     {
       std::string err;
       if (!measurer.measure(task.func, "", &out.naive_seconds, &err)) out.naive_error = err;
       tune::RuleSchedule d = tune::default_schedule(task.func, rule_target(request.device));
       out.default_trace = d.trace;
       out.default_notes = d.notes;
-      if (!d.trace.empty() && !measurer.measure(d.func, d.trace, &out.default_seconds, &err))
+      auto it = known.find(d.trace);
+      if (!d.trace.empty() && it != known.end()) {
+        out.default_seconds = it->second;
+        default_known = true;
+      } else if (!d.trace.empty() && !measurer.measure(d.func, d.trace, &out.default_seconds, &err)) {
         out.default_seconds = 0;
+      }
     }
     for (const auto& [name, text] : request.compare) {
       Compared c{name, text, 0, ""};
@@ -262,8 +297,9 @@ Session::TuneReport Session::tune(const TuneRequest& request,
       else if (!measurer.measure(s.func(), text, &c.seconds, &c.error)) c.seconds = 0;
       out.compared.push_back(std::move(c));
     }
-    say(fmt::format("{} {}: as lowered {}, default schedule {}", out.kernel, out.shape,
-                    ms(out.naive_seconds), ms(out.default_seconds)));
+    say(fmt::format("{} {}: as lowered {}, default schedule {}{}", out.kernel, out.shape,
+                    ms(out.naive_seconds), ms(out.default_seconds),
+                    default_known ? " (from the database)" : ""));
     for (const auto& c : out.compared)
       say(fmt::format("  {}: {}", c.name, c.error.empty() ? ms(c.seconds) : c.error));
     for (const auto& note : out.default_notes) say("  rules: " + note);
@@ -275,13 +311,11 @@ Session::TuneReport Session::tune(const TuneRequest& request,
         say("warning: " + append_error + " (the records are kept in this session)");
       auto_->db.records.push_back(std::move(r));
     };
-    if (out.default_seconds > 0)
+    if (out.default_seconds > 0 && !default_known) {
       keep({out.kernel, out.shape, request.device, true, out.default_seconds, out.default_trace,
             {}, "", tune::features(tune::default_schedule(task.func, rule_target(request.device)).func)});
-    std::map<std::string, double> known;
-    for (const auto& r : auto_->db.records)
-      if (r.ok && r.kernel == out.kernel && r.shape == out.shape && r.device == request.device)
-        known[r.trace] = r.seconds;
+      known[out.default_trace] = out.default_seconds;
+    }
     std::unique_ptr<tune::CostModel> model = tune::make_cost_model("xgboost");
     tune::SearchOptions so;
     so.strategy = request.strategy;

@@ -26,6 +26,8 @@ struct Record {
   std::vector<int> decisions;
   std::string error;    // why it failed
   std::vector<float> features;  // the loop nest's features (features.h), what a model learns
+  std::string file;     // where load_database read it ("" and 0: measured in this session)
+  int line = 0;
 };
 
 // The shapes of f's inputs, in parameter order: "1x784 128x784".
@@ -37,15 +39,26 @@ std::string record_line(const Record& r);
 bool append_record(const std::string& path, const Record& r, std::string* error);
 
 struct Database {
+  std::string path;  // the file it was read from ("" when none)
   std::vector<Record> records;
-  // Lines that are not records: "db.jsonl:3: not JSON: ..." (skipped, the others are kept).
+  // Lines that are not records, each with its line and why: "db.jsonl:3: not JSON (number
+  // overflow ...)", "db.jsonl:7: an ok record has no \"trace\"" (skipped, the others kept).
   std::vector<std::string> problems;
 };
-// The records of a file; a missing file is an empty database, not an error.
+// The records of a file; a missing file is an empty database, not an error. Every record is
+// validated: the fields a record needs, of their types, a time that is a finite number above
+// 0 for an ok one, and a schedule ("trace") for an ok one (an empty trace is the nest as
+// lowered, written out as "").
 Database load_database(const std::string& path);
 
-// The fastest ok record for this kernel, shape and device; null when there is none.
+// The ok records for this kernel, shape and device, fastest first (the first that still
+// applies is "the tuned schedule").
+std::vector<const Record*> ranked_records(const Database& db, const std::string& kernel,
+                                          const std::string& shape, const std::string& device);
+// The fastest of them; null when there is none.
 const Record* best_record(const Database& db, const std::string& kernel, const std::string& shape,
                           const std::string& device);
+// "db.jsonl:12" (or "measured in this session"), for messages.
+std::string record_place(const Record& r);
 
 }  // namespace descent::tune

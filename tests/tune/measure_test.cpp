@@ -247,11 +247,20 @@ TEST_CASE("tuning through the Session: records, resumption, and the kernel runs 
   Session again;
   again.set_tuning_database(db.string());
   CHECK(again.tuning_records() == d.records.size());
-  Session::TuneReport r2 = again.tune(req);
+  std::vector<std::string> lines2;
+  Session::TuneReport r2 = again.tune(req, [&](const std::string& l) { lines2.push_back(l); });
   REQUIRE_MESSAGE(r2.ok, r2.error);
   int reused = 0;
   for (const auto& c : r2.tasks[0].result.candidates) reused += c.from_database;
   CHECK(reused > 0);
+  // Issue 32: the default schedule too is measured once per kernel, shape and device; a
+  // second job takes its time from the database and does not append it again.
+  REQUIRE(!lines2.empty());
+  CHECK(lines2[0].find("(from the database)") != std::string::npos);
+  CHECK(r2.tasks[0].default_seconds == t.default_seconds);
+  int defaults = 0;
+  for (const auto& rec : load_database(db.string()).records) defaults += rec.trace == t.default_trace;
+  CHECK(defaults == 1);
   // The kernel now runs with its tuned record on cpu; on ref it runs as lowered.
   REQUIRE(s.set_device("cpu"));
   RunOptions opts;
@@ -273,6 +282,35 @@ TEST_CASE("tuning through the Session: records, resumption, and the kernel runs 
   bad = req;
   bad.device = "ref";
   CHECK(s.tune(bad).error.find("the reference interpreter is the oracle") == 0);
+}
+
+TEST_CASE("a tuned record that no longer applies is skipped for the next one, and said so once") {
+  // Issue 32: such a record was skipped without a word (and the kernel fell back to the
+  // defaults even when a slower record still applied).
+  fs::path db = scratch_file("stale.jsonl");
+  {
+    std::ofstream out(db);
+    out << "{\"kernel\":\"matmul\",\"shape\":\"32x32 32x32\",\"device\":\"cpu\",\"ok\":true,"
+           "\"seconds\":0.00001,\"trace\":\"split nosuchloop 4\\n\"}\n";
+    out << "{\"kernel\":\"matmul\",\"shape\":\"32x32 32x32\",\"device\":\"cpu\",\"ok\":true,"
+           "\"seconds\":0.001,\"trace\":\"split i 8\\n\"}\n";
+  }
+  Session s;
+  s.set_tuning_database(db.string());
+  CHECK(s.tuning_problems().empty());
+  REQUIRE(s.set_device("cpu"));
+  RunOptions opts;
+  opts.out = [](std::string_view) {};
+  const char* program = "print(sum_all(matmul(rand([32, 32], 1), rand([32, 32], 2))))";
+  Outcome o = s.submit(program, "t.ds", opts);
+  REQUIRE_MESSAGE(o.status == Outcome::Ok, o.message);
+  REQUIRE(o.launches.size() == 1);
+  CHECK(o.launches[0].schedule == "tuned");  // the slower record, which applies
+  REQUIRE(o.notes.size() == 1);
+  CHECK(o.notes[0].rfind(db.string() + ":1: the tuned record for matmul 32x32 32x32 on cpu no longer applies (", 0) == 0);
+  CHECK(o.notes[0].find("nosuchloop") != std::string::npos);
+  o = s.submit(program, "t.ds", opts);
+  CHECK(o.notes.empty());  // once
 }
 
 TEST_CASE("kernels nobody scheduled run with the default schedule on cpu, as lowered when off") {

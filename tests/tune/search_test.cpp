@@ -156,17 +156,35 @@ TEST_CASE("the database: records round-trip; malformed lines are reported with t
     out << "[1, 2, 3]\n";                                    // JSON, not a record
     out << "{\"kernel\": \"matmul\", \"shape\": \"x\"}\n";   // fields missing
     out << "\n";                                             // blank: fine
+    // Issue 32: a time too big for a double is not "cut short"; an ok record without a
+    // trace would run the kernel unscheduled as "the tuned schedule"; times that are no
+    // times.
+    out << "{\"kernel\":\"matmul\",\"shape\":\"k=64,m=64,n=64\",\"device\":\"cpu\",\"ok\":true,\"seconds\":1e400,\"trace\":\"\"}\n";
+    out << "{\"kernel\":\"matmul\",\"shape\":\"k=64,m=64,n=64\",\"device\":\"cpu\",\"ok\":true,\"seconds\":0.0000001}\n";
+    out << "{\"kernel\":\"matmul\",\"shape\":\"k=64,m=64,n=64\",\"device\":\"cpu\",\"ok\":true,\"seconds\":-1,\"trace\":\"\"}\n";
+    out << "{\"kernel\":\"\",\"shape\":\"k=64,m=64,n=64\",\"device\":\"cpu\",\"ok\":false}\n";
+    out << "{\"kernel\":\"matmul\",\"shape\":\"k=64,m=64,n=64\",\"device\":\"cpu\",\"ok\":\"yes\"}\n";
   }
   Database d = load_database(db.string());
   REQUIRE(d.records.size() == 4);
+  CHECK(d.records[0].line == 1);
+  CHECK(d.records[3].line == 4);
+  CHECK(d.records[3].file == db.string());
+  CHECK(record_place(d.records[3]) == db.string() + ":4");
   CHECK(d.records[1].trace == fast.trace);
   CHECK(d.records[1].decisions == fast.decisions);
   CHECK(d.records[2].error == broken.error);
   CHECK_FALSE(d.records[2].ok);
-  REQUIRE(d.problems.size() == 3);
-  CHECK(d.problems[0] == db.string() + ":5: not a JSON object (a line cut short when a search was stopped?)");
-  CHECK(d.problems[1].rfind(db.string() + ":6: not a JSON object", 0) == 0);
+  REQUIRE(d.problems.size() == 8);
+  CHECK(d.problems[0] == db.string() + ":5: a line cut short (a search stopped while writing it?)");
+  CHECK(d.problems[1] == db.string() + ":6: not a record (a JSON object)");
   CHECK(d.problems[2].rfind(db.string() + ":7: not a record", 0) == 0);
+  CHECK(d.problems[3].rfind(db.string() + ":9: not JSON (", 0) == 0);
+  CHECK(d.problems[3].find("number overflow") != std::string::npos);
+  CHECK(d.problems[4] == db.string() + ":10: an ok record has no schedule (\"trace\"); it would run unscheduled");
+  CHECK(d.problems[5] == db.string() + ":11: an ok record needs a time above 0 (\"seconds\")");
+  CHECK(d.problems[6] == db.string() + ":12: an empty kernel, shape or device");
+  CHECK(d.problems[7].rfind(db.string() + ":13: not a record (", 0) == 0);
   // The best for a kernel, shape and device: the fastest ok one; another shape is ignored.
   const Record* best = best_record(d, "matmul", "k=64,m=64,n=64", "cpu");
   REQUIRE(best != nullptr);
