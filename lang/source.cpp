@@ -1,11 +1,17 @@
 #include "lang/source.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace descent {
 
+static uint32_t next_serial() {
+  static std::atomic<uint32_t> counter{0};
+  return ++counter;
+}
+
 SourceFile::SourceFile(std::string name, std::string text)
-    : name_(std::move(name)), text_(std::move(text)) {
+    : serial_(next_serial()), name_(std::move(name)), text_(std::move(text)) {
   line_starts_.push_back(0);
   for (uint32_t i = 0; i < text_.size(); ++i)
     if (text_[i] == '\n') line_starts_.push_back(i + 1);

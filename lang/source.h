@@ -41,8 +41,12 @@ class SourceFile {
   // The text of a 1-based line, without its newline.
   std::string_view line_text(uint32_t line) const;
   uint32_t line_count() const { return static_cast<uint32_t>(line_starts_.size()); }
+  // A number no other SourceFile of this process has: compiled code names its input by it
+  // (the JIT's runtime errors), which stays true when earlier inputs are freed.
+  uint32_t serial() const { return serial_; }
 
  private:
+  uint32_t serial_;
   std::string name_;
   std::string text_;
   std::vector<uint32_t> line_starts_;  // byte offset where each line begins

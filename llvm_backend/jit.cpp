@@ -98,7 +98,7 @@ class Jit final : public JitEngine {
     }
     RunResult result;
     start = Clock::now();
-    // The code numbers its inputs as the Module holds their Programs (runtime.h).
+    // The inputs the code may name by serial (runtime.h): the Module's and this one.
     std::vector<const SourceFile*> inputs;
     for (const auto& p : module.programs) inputs.push_back(p->source.get());
     inputs.push_back(program.source.get());
@@ -112,6 +112,7 @@ class Jit final : public JitEngine {
     run_watched([&] { result = runtime_.run(entry, options, inputs, &tensors); },
                 options.interrupt);
     stats_.run_seconds = seconds_since(start);
+    release_unit();
     for (size_t i = 0; i < module.globals.size(); ++i) {
       globals.values[i] = values_[i];
       globals.defined[i] = defined_[i];
@@ -190,6 +191,7 @@ class Jit final : public JitEngine {
   // Everything compiled belongs to one session's Module. A different one (the same engine
   // object given a fresh session) starts the JIT over.
   void reset() {
+    unit_ = nullptr;
     jit_.reset();
     machines_.reset();
     compiled_.clear();
@@ -319,13 +321,25 @@ class Jit final : public JitEngine {
     }
     optimize(*ir.module, level_, false, machines_->get(level_));
     llvm::orc::ThreadSafeModule tsm(std::move(ir.module), std::move(ir.context));
-    if (auto e = jit_->addIRModule(std::move(tsm))) {
-      *error = error_text(std::move(e));
+    // A unit that defines no function is top-level code alone: nothing later calls it, so it
+    // gets a tracker of its own and is removed after its run (release_unit). Otherwise every
+    // input of a long session would stay in memory for good. A unit with functions stays.
+    llvm::Error added = llvm::Error::success();
+    if (stale.empty()) {
+      unit_ = jit_->getMainJITDylib().createResourceTracker();
+      added = jit_->addIRModule(unit_, std::move(tsm));
+    } else {
+      added = jit_->addIRModule(std::move(tsm));
+    }
+    if (added) {
+      *error = error_text(std::move(added));
+      release_unit();
       return nullptr;
     }
     auto address = jit_->lookup(spec.entry);  // compiles the unit
     if (!address) {
       *error = error_text(address.takeError());
+      release_unit();
       return nullptr;
     }
     for (int f : stale) {
@@ -342,12 +356,20 @@ class Jit final : public JitEngine {
     return address->toPtr<Entry>();
   }
 
+  // Frees the last unit's code when it had a tracker of its own (top-level code only).
+  void release_unit() {
+    if (!unit_) return;
+    if (llvm::Error e = unit_->remove()) llvm::consumeError(std::move(e));
+    unit_ = nullptr;
+  }
+
   int level_;
   IRTransform transform_;
   Stats stats_;
   Runtime runtime_;
   std::unique_ptr<Machines> machines_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
+  llvm::orc::ResourceTrackerSP unit_;  // after jit_: destroyed before it
   std::map<int, Compiled> compiled_;  // by Module function index
   std::set<std::string> used_symbols_;
   int counter_ = 0;

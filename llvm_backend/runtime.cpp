@@ -133,9 +133,11 @@ RunResult Runtime::run(void (*entry)(), const RunOptions& options,
   r.steps = s.steps;
   if (failed) {
     r.ok = false;
-    auto input = static_cast<size_t>(static_cast<uint32_t>(s.err_input));
-    SourceLoc loc{0, static_cast<uint32_t>(s.err_line), static_cast<uint32_t>(s.err_col),
-                  input < inputs.size() ? inputs[input] : nullptr};
+    auto input = static_cast<uint32_t>(s.err_input);
+    const SourceFile* file = nullptr;
+    for (const SourceFile* f : inputs)
+      if (f && f->serial() == input) file = f;
+    SourceLoc loc{0, static_cast<uint32_t>(s.err_line), static_cast<uint32_t>(s.err_col), file};
     r.error = Diagnostic{Severity::Error, ErrorKind::Runtime, loc,
                          rt_error_message(s.kind, s.kind == RtError::Tensor ? s.message.c_str()
                                                                             : s.err_name)};

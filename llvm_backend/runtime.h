@@ -24,10 +24,10 @@
 // The call depth needs no runtime state: every Descent function takes a hidden `i32 %depth`
 // (its own frame number; top-level code is 0) and passes %depth + 1 to its callees.
 //
-// A source location is (input, line, col): `input` numbers the SourceFile, as the position of
-// its Program in Module::programs (the program being compiled, when the Module does not hold
-// it, is programs.size()). A REPL function defined by an earlier input thus fails in that
-// input, not in the one that called it.
+// A source location is (input, line, col): `input` is the SourceFile's serial (each input has
+// its own; the run is handed the files of Module::programs and of the program it runs, and
+// finds the one by its serial). A REPL function defined by an earlier input thus fails in
+// that input, not in the one that called it.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -131,8 +131,8 @@ class Runtime {
 
   // Calls entry() on the current thread with output, interrupt flag and step limit taken from
   // options. A runtime error raised by JIT code comes back as {ok=false, error}; steps are
-  // the ticks counted (only when a step limit is set). inputs[i] is the SourceFile that the
-  // code's input number i stands for (the error's loc.file).
+  // the ticks counted (only when a step limit is set). inputs are the SourceFiles the code's
+  // input numbers (their serials) may stand for (the error's loc.file).
   // tensors: what tensor code needs (null: it has no Module, and fails as without a runtime).
   RunResult run(void (*entry)(), const RunOptions& options,
                 const std::vector<const SourceFile*>& inputs = {},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "lang/ast_print.h"
 #include "lang/fold.h"
@@ -41,6 +42,33 @@ std::string render_tree(const TreeNode& t, Format f, const std::string& name) {
 }  // namespace
 
 // Everything one input produced, kept so that any stage can be viewed afterwards.
+namespace {
+
+bool defines_code(const Program& p) {
+  for (const auto& st : p.body)
+    if (st->kind == StmtKind::FnDecl || st->kind == StmtKind::KernelDecl) return true;
+  return false;
+}
+
+// Drops the inputs none of whose functions and kernels is current any more (all redefined
+// since). Those the engines still run are held by their caches too (the JIT's owner).
+void drop_unreachable_programs(Module& m) {
+  std::set<const void*> live;
+  for (const auto& f : m.functions) live.insert(f.decl);
+  for (const auto& k : m.kernels) live.insert(k.decl);
+  auto reachable = [&](const std::shared_ptr<Program>& p) {
+    for (const auto& st : p->body)
+      if ((st->fn && live.count(st->fn.get())) || (st->kernel && live.count(st->kernel.get())))
+        return true;
+    return false;
+  };
+  m.programs.erase(std::remove_if(m.programs.begin(), m.programs.end(),
+                                  [&](const auto& p) { return !reachable(p); }),
+                   m.programs.end());
+}
+
+}  // namespace
+
 struct Session::Unit {
   std::shared_ptr<const SourceFile> source;
   std::vector<Token> tokens;
@@ -332,7 +360,12 @@ Outcome Session::compile(std::string source, std::string name) {
     }
     if (unit->checked) {
       out.notes = forget_stale_schedules(kernel_versions);
-      module_.programs.push_back(unit->program);
+      // The Module keeps an input only while something it defined can still be reached:
+      // a function or a kernel (their code points into it, and an error in them quotes its
+      // lines). An input of statements alone (a notebook's run() in a loop, most REPL
+      // lines) is freed with the next input; keeping it would grow memory without bound.
+      if (defines_code(*unit->program)) module_.programs.push_back(unit->program);
+      drop_unreachable_programs(module_);
       globals_.resize(module_.globals.size());
       unit->folded = clone_program(*unit->program);
       unit->folds = fold_constants(*unit->folded);
@@ -425,6 +458,7 @@ Outcome Session::run(const RunOptions& options) {
       out.stages.push_back({"kernels", tt.kernels_s, 1});
     }
     out.steps = r.steps;
+    for (auto& n : take_tuning_notes()) out.notes.push_back(std::move(n));
     if (!r.ok) {
       out.status = Outcome::RuntimeError;
       out.diagnostics.push_back(r.error);
