@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 #define GLFW_INCLUDE_NONE
@@ -12,6 +13,8 @@
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 #include <stb/stb_image_write.h>
+
+#include "lang/text.h"
 
 namespace descent::viz {
 
@@ -194,6 +197,49 @@ bool App::select_pane(std::string_view name, std::string* error) {
   return true;
 }
 
+bool App::open(const std::string& path, std::string* error) {
+  std::string base = std::filesystem::path(path).filename().string();
+  bool sched = base.size() > 6 && base.compare(base.size() - 6, 6, ".sched") == 0;
+  if (!sched) {
+    if (!doc_.load(path, error)) return false;
+    doc_.wait();
+    return true;
+  }
+  // A schedule names no kernel inside; its file name does, as bench/schedules/ and the
+  // labs' target.sched are named.
+  std::string text;
+  if (!read_file(path, &text, error)) return false;
+  std::string kernel = base.substr(0, base.find('.'));
+  doc_.wait();
+  std::string why;
+  // Its own default sizes, as the pane picks for a program's kernel (the matmul's dims as
+  // the pane names them).
+  if (!doc_.choose_kernel(kernel, kernel == kDefaultKernel ? kDefaultDims : "", &why)) {
+    *error = path + " is a schedule, not a program, and its kernel '" + kernel +
+             "' (from the file name) cannot be shown: " + why +
+             ". Open the program that defines the kernel, then apply the schedule in the "
+             "loop-nest pane (loops sched STEP)";
+    return false;
+  }
+  int line_no = 0;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    ++line_no;
+    size_t hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (!act("loops sched " + line, &why)) {
+      *error = path + ":" + std::to_string(line_no) + ": " + why;
+      return false;
+    }
+  }
+  return select_pane("loops", error);
+}
+
 bool App::act(std::string_view command, std::string* error) {
   auto words = split_command(command);
   if (words.empty()) {
@@ -213,9 +259,7 @@ bool App::act(std::string_view command, std::string* error) {
       *error = "usage: open FILE";
       return false;
     }
-    if (!doc_.load(words[1], error)) return false;
-    doc_.wait();
-    return true;
+    return open(words[1], error);
   }
   Pane* p = pane(words[0]);
   if (!p) {

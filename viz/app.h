@@ -47,6 +47,12 @@ class App {
   bool select_pane(std::string_view name, std::string* error);
   const std::string& selected_pane() const { return selected_; }
 
+  // Opens a file: a program (.ds, or any other text) becomes the document; a schedule
+  // (.sched) is applied, step by step, in the loop-nest pane to the kernel its name gives
+  // (matmul.sched, matmul.opencl.sched: matmul), which the document or the prelude must
+  // define; otherwise it is refused with the reason, and the document is left as it was.
+  bool open(const std::string& path, std::string* error);
+
   // A scripted command: "PANE VERB ARGS..." (see Pane::Act), or "pane NAME", or
   // "open FILE". Runs after any pending pipeline run has finished.
   bool act(std::string_view command, std::string* error);

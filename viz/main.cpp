@@ -19,7 +19,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> actions;
   descent::viz::AppOptions opt;
   bool list = false;
-  cli.add_option("file", file, "a .ds program to open (default: examples/tour.ds's text)");
+  cli.add_option("file", file,
+                 "a .ds program to open (default: a small program's text), or a .sched "
+                 "schedule, applied in the loop-nest pane to the kernel its name gives");
   cli.add_option("--screenshot", screenshot,
                  "render without showing a window (starting Xvfb when there is no display), "
                  "write a PNG of it and exit");
@@ -70,7 +72,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!file.empty()) {
-    if (!app->document().load(file, &err)) {
+    if (!app->open(file, &err)) {
       fmt::print(stderr, "descent-viz: {}\n", err);
       return 1;
     }

@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -151,6 +152,35 @@ TEST_CASE("the loop-nest pane runs on every registered device, and names them wh
     err.clear();
     CHECK_MESSAGE(app->act("loops run " + device, &err), err);
   }
+}
+
+TEST_CASE("opening a .sched file applies it in the loop-nest pane, or refuses it and says why") {
+  // Issue 32: a schedule file was parsed as a program (a screen of red errors).
+  auto app = make_app("sample.ds");
+  std::string program = app->document().text();
+  std::string err;
+  REQUIRE_MESSAGE(app->act("open " + std::string(DESCENT_SOURCE_DIR) + "/bench/schedules/matmul.sched", &err), err);
+  CHECK(app->selected_pane() == "loops");
+  CHECK(app->document().text() == program);  // the program is still the document
+  std::string nest = app->document().session().kernel_view("tir").text;
+  CHECK(nest.find("j_0") != std::string::npos);  // matmul.sched tiles i and j first
+  CHECK(app->document().kernel().name == "matmul");
+  // A schedule for a kernel nothing defines, and one with a step that does not apply: each
+  // refused with the file (and line), the document left alone.
+  std::string dir = std::filesystem::temp_directory_path() / ("descent-viz-sched-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  { std::ofstream(dir + "/nosuch.sched") << "split i 4\n"; }
+  { std::ofstream(dir + "/relu.sched") << "# a comment\n\nsplit nosuchloop 4\n"; }
+  err.clear();
+  CHECK_FALSE(app->act("open " + dir + "/nosuch.sched", &err));
+  CHECK_MESSAGE(err.find("nosuch.sched is a schedule, not a program, and its kernel 'nosuch'") != std::string::npos, err);
+  err.clear();
+  CHECK_FALSE(app->act("open " + dir + "/relu.sched", &err));
+  CHECK_MESSAGE(err.find("relu.sched:3: ") != std::string::npos, err);
+  CHECK_MESSAGE(err.find("nosuchloop") != std::string::npos, err);
+  CHECK(app->document().text() == program);
+  std::filesystem::remove_all(dir);
+  app->settle();
 }
 
 TEST_CASE("unknown panes, verbs and arguments are errors, not crashes") {
