@@ -391,4 +391,38 @@ inline std::string check_diagnostic(const std::string& text, const std::string& 
   return "";
 }
 
+// Peak resident KiB of `descent ARGS...` (stdin from `input`, "" for none; stdout dropped),
+// measured by tests/tools/peak_rss: a fresh process that forks descent, so nothing this test
+// binary did before counts (a child forked from here would start its ru_maxrss from this
+// process's peak). `report` is a scratch file; *status gets descent's exit code.
+inline long peak_kib(const std::vector<std::string>& args, const std::string& input,
+                     const std::string& report, int* status = nullptr) {
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int in = open(input.empty() ? "/dev/null" : input.c_str(), O_RDONLY);
+    int null = open("/dev/null", O_WRONLY);
+    int err = open(report.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(in, 0);
+    dup2(null, 1);
+    dup2(err, 2);
+    std::vector<char*> argv = {const_cast<char*>(DESCENT_PEAK_RSS), const_cast<char*>(DESCENT_BIN)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(DESCENT_PEAK_RSS, argv.data());
+    _exit(127);
+  }
+  int wstatus = 0;
+  REQUIRE(waitpid(pid, &wstatus, 0) == pid);
+  REQUIRE(WIFEXITED(wstatus));
+  if (status) *status = WEXITSTATUS(wstatus);
+  std::ifstream in(report);
+  std::string word;
+  long kib = -1;
+  while (in >> word)
+    if (word == "peak_kib") in >> kib;
+  REQUIRE(kib > 0);
+  return kib;
+}
+
 }  // namespace fe

@@ -4,11 +4,9 @@
 // functions, the globals, the source of the lines that defined them) is kept; each input's
 // own tokens, tree, diagnostics and compiled top-level code are freed with the next one.
 //
-// Measured as peak resident memory by tests/tools/peak_rss (a fresh process that forks the
-// one it measures), so nothing this test binary did before counts.
+// Measured as peak resident memory by tests/tools/peak_rss (fe::peak_kib), so nothing this
+// test binary did before counts.
 #include <doctest/doctest.h>
-#include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,6 +14,7 @@
 #include <string>
 
 #include "pipeline/pipeline.h"
+#include "frontend_util.h"
 
 namespace fs = std::filesystem;
 
@@ -27,34 +26,8 @@ fs::path scratch_dir() {
   return d;
 }
 
-// Peak resident KiB of `descent ARGS...` with stdin from `input` (may be empty).
 long peak_kib(const std::vector<std::string>& args, const std::string& input) {
-  fs::path report = scratch_dir() / "peak.txt";
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    int in = open(input.empty() ? "/dev/null" : input.c_str(), O_RDONLY);
-    int null = open("/dev/null", O_WRONLY);
-    int err = open(report.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(in, 0);
-    dup2(null, 1);
-    dup2(err, 2);
-    std::vector<char*> argv = {const_cast<char*>(DESCENT_PEAK_RSS), const_cast<char*>(DESCENT_BIN)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(DESCENT_PEAK_RSS, argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  REQUIRE(waitpid(pid, &status, 0) == pid);
-  REQUIRE(WIFEXITED(status));
-  std::ifstream in(report);
-  std::string word;
-  long kib = -1;
-  while (in >> word)
-    if (word == "peak_kib") in >> kib;
-  REQUIRE(kib > 0);
-  return kib;
+  return fe::peak_kib(args, input, (scratch_dir() / "peak.txt").string());
 }
 
 // A REPL session of `lines` lines of the kinds a long session holds: assignments, echoed

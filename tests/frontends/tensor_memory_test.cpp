@@ -99,29 +99,10 @@ TEST_CASE("the process's peak memory: 2,000 dropped 4 MB tensors stay under 100 
                                            "  total = total + t[i % 1024, 3]\n"
                                            "}\n"
                                            "print(total)\n");
-  // Through peak_rss, not fork() and wait4() here: a child forked from this test binary
-  // would start its ru_maxrss from the peak of whatever tests ran before it in this process.
-  std::string report = dir.path("peak.txt");
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    int null = open("/dev/null", O_WRONLY);
-    int err = open(report.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(null, 1);
-    dup2(err, 2);
-    execl(DESCENT_PEAK_RSS, DESCENT_PEAK_RSS, DESCENT_BIN, "run", path.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  REQUIRE(waitpid(pid, &status, 0) == pid);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
-  std::ifstream in(report);
-  std::string word;
-  long peak_kib = -1;
-  while (in >> word)
-    if (word == "peak_kib") in >> peak_kib;
-  REQUIRE(peak_kib > 0);
+  // Through peak_rss (fe::peak_kib), not fork() and wait4() here.
+  int status = -1;
+  long peak_kib = fe::peak_kib({"run", path}, "", dir.path("peak.txt"), &status);
+  CHECK(status == 0);
   INFO("peak resident " << peak_kib / 1024 << " MiB");
   CHECK(peak_kib < 100 * 1024);
 }
