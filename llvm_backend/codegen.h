@@ -83,6 +83,12 @@ struct UnitSpec {
   // has !dbg and the assembly .loc lines: what maps a view's lines to source lines
   // (listing.h). Off for the JIT and objects, which need no such map.
   bool debug_info = false;
+  // How the code names the input a location is in (runtime.h). Views and objects number
+  // inputs by their Program's position in the Module (the program being compiled, when the
+  // Module lacks it, is programs.size()): the same program always gives the same IR. The JIT
+  // uses the SourceFile's serial instead, which stays true when the Module frees an earlier
+  // input while the JIT's code for a later one is still in use.
+  bool input_serials = false;
 };
 IRModule generate_unit(const Program& program, const Module& module, const UnitSpec& spec,
                        std::string* error);

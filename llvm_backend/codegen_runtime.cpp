@@ -87,11 +87,15 @@ void Lowering::add_site(RtError kind, SourceLoc loc, const std::string& name) {
   sites.push_back(ErrorSite{kind, input, loc.line, loc.col, text});
 }
 
-// The number generated code gives loc's SourceFile (runtime.h): its serial, which no other
-// input shares and which does not move when the Module frees an earlier input.
+// The number generated code gives loc's SourceFile (runtime.h, UnitSpec::input_serials): its
+// Program's position in the Module (programs.size() for the program being compiled when the
+// Module lacks it), or for the JIT its serial.
 uint32_t Lowering::input_of(SourceLoc loc) const {
   const SourceFile* file = loc.file ? loc.file : st_->source;
-  return file ? file->serial() : 0;
+  if (spec_.input_serials) return file ? file->serial() : 0;
+  for (size_t i = 0; i < mod_.programs.size(); ++i)
+    if (mod_.programs[i]->source.get() == file) return static_cast<uint32_t>(i);
+  return static_cast<uint32_t>(mod_.programs.size());
 }
 
 // Continues only when `fail` is false; otherwise reports `kind` at `loc`.

@@ -308,6 +308,7 @@ class Jit final : public JitEngine {
     spec.define = stale;
     spec.symbol = symbol_of;
     spec.echo = echo;
+    spec.input_serials = true;
     IRModule ir = generate_unit(program, m, spec, error);
     if (!ir) return nullptr;
     ir.module->setDataLayout(jit_->getDataLayout());

@@ -24,10 +24,11 @@
 // The call depth needs no runtime state: every Descent function takes a hidden `i32 %depth`
 // (its own frame number; top-level code is 0) and passes %depth + 1 to its callees.
 //
-// A source location is (input, line, col): `input` is the SourceFile's serial (each input has
-// its own; the run is handed the files of Module::programs and of the program it runs, and
-// finds the one by its serial). A REPL function defined by an earlier input thus fails in
-// that input, not in the one that called it.
+// A source location is (input, line, col): `input` numbers the SourceFile. In the JIT it is
+// the file's serial (each input has its own; the run is handed the files of Module::programs
+// and of the program it runs, and finds the one by its serial); in views and objects, the
+// position of its Program in Module::programs (UnitSpec::input_serials). A REPL function
+// defined by an earlier input thus fails in that input, not in the one that called it.
 #pragma once
 #include <atomic>
 #include <cstdint>

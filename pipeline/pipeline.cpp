@@ -41,17 +41,11 @@ std::string render_tree(const TreeNode& t, Format f, const std::string& name) {
 }
 }  // namespace
 
-// Everything one input produced, kept so that any stage can be viewed afterwards.
 namespace {
 
-bool defines_code(const Program& p) {
-  for (const auto& st : p.body)
-    if (st->kind == StmtKind::FnDecl || st->kind == StmtKind::KernelDecl) return true;
-  return false;
-}
-
-// Drops the inputs none of whose functions and kernels is current any more (all redefined
-// since). Those the engines still run are held by their caches too (the JIT's owner).
+// Drops the inputs none of whose functions and kernels is current any more (redefined
+// since, or none defined). Those the engines still run are held by their caches too (the
+// JIT's owner).
 void drop_unreachable_programs(Module& m) {
   std::set<const void*> live;
   for (const auto& f : m.functions) live.insert(f.decl);
@@ -69,6 +63,7 @@ void drop_unreachable_programs(Module& m) {
 
 }  // namespace
 
+// Everything one input produced, kept so that any stage can be viewed afterwards.
 struct Session::Unit {
   std::shared_ptr<const SourceFile> source;
   std::vector<Token> tokens;
@@ -360,12 +355,13 @@ Outcome Session::compile(std::string source, std::string name) {
     }
     if (unit->checked) {
       out.notes = forget_stale_schedules(kernel_versions);
-      // The Module keeps an input only while something it defined can still be reached:
-      // a function or a kernel (their code points into it, and an error in them quotes its
-      // lines). An input of statements alone (a notebook's run() in a loop, most REPL
-      // lines) is freed with the next input; keeping it would grow memory without bound.
-      if (defines_code(*unit->program)) module_.programs.push_back(unit->program);
+      // The Module keeps an earlier input only while something it defined can still be
+      // reached: a function or a kernel (their code points into it, and an error in them
+      // quotes its lines). An input of statements alone (a notebook's run() in a loop, most
+      // REPL lines) is freed when the next one comes; keeping them all would grow memory
+      // without bound. The newest input is always the last of Module::programs.
       drop_unreachable_programs(module_);
+      module_.programs.push_back(unit->program);
       globals_.resize(module_.globals.size());
       unit->folded = clone_program(*unit->program);
       unit->folds = fold_constants(*unit->folded);
