@@ -12,13 +12,14 @@
 #include <tuple>
 
 #include "analysis/analysis.h"
+#include "lang/runtime_errors.h"
 
 namespace descent::analysis {
 
 const char* alarm_kind_name(Alarm::Kind k) {
   switch (k) {
-    case Alarm::Kind::DivisionByZero: return "division by zero";
-    case Alarm::Kind::InvalidConversion: return "invalid conversion";
+    case Alarm::Kind::DivisionByZero: return runtime_error_message(RuntimeError::DivisionByZero);
+    case Alarm::Kind::InvalidConversion: return runtime_error_message(RuntimeError::InvalidConversion);
     case Alarm::Kind::EndlessRecursion: return "endless recursion";
     case Alarm::Kind::ConditionAlways: return "constant condition";
     case Alarm::Kind::Unreachable: return "unreachable code";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "lang/runtime_errors.h"
 #include "lang/tensor_api.h"
 #include "lang/tensor_checks.h"
 
@@ -11,7 +12,7 @@ namespace {
 
 // Thrown inside the walker only, caught in run(): a runtime error unwinds every Descent
 // frame at once, which is exactly what the language wants.
-struct RuntimeError {
+struct Failure {
   SourceLoc loc;
   std::string message;
 };
@@ -54,7 +55,7 @@ class Walker final : public Engine {
         // The end of a run is a safe point with nothing on the stack: what no global holds
         // now is garbage, whichever input made it.
         if (opts_->tensors) collect_tensors();
-      } catch (RuntimeError& e) {
+      } catch (Failure& e) {
         result.ok = false;
         result.error = Diagnostic{Severity::Error, ErrorKind::Runtime, e.loc, e.message};
       }
@@ -66,7 +67,7 @@ class Walker final : public Engine {
  private:
   [[noreturn]] void fail(SourceLoc loc, std::string msg) {
     forget_stack_below(stack_top_);
-    throw RuntimeError{loc, std::move(msg)};
+    throw Failure{loc, std::move(msg)};
   }
 
   void emit(const std::string& s) {
@@ -77,8 +78,8 @@ class Walker final : public Engine {
   void tick(SourceLoc loc) {
     ++steps_;
     if (opts_->interrupt && opts_->interrupt->load(std::memory_order_relaxed))
-      fail(loc, "interrupted");
-    if (opts_->step_limit && steps_ > opts_->step_limit) fail(loc, "interrupted");
+      fail(loc, runtime_error_message(RuntimeError::Interrupted));
+    if (opts_->step_limit && steps_ > opts_->step_limit) fail(loc, runtime_error_message(RuntimeError::Interrupted));
   }
 
   Value& local(int slot) { return stack_[base_ + static_cast<size_t>(slot)]; }
@@ -182,7 +183,7 @@ class Walker final : public Engine {
       case ExprKind::Promote: return Value::of_float(static_cast<double>(eval(*e.kids[0]).i));
       case ExprKind::Var:
         if (e.check_defined && !globals_->defined[static_cast<size_t>(e.slot)])
-          fail(e.loc, "undefined variable '" + e.text + "'");
+          fail(e.loc, runtime_error_text(RuntimeError::UndefinedVariable, e.text));
         return storage(e.storage, e.slot);
       case ExprKind::Unary: {
         Value v = eval(*e.kids[0]);
@@ -217,7 +218,7 @@ class Walker final : public Engine {
 
   Value arith(BinaryOp op, Type t, Value a, Value b, SourceLoc loc) {
     Value out;
-    if (!apply_binary(op, t, a, b, &out)) fail(loc, "division by zero");
+    if (!apply_binary(op, t, a, b, &out)) fail(loc, runtime_error_message(RuntimeError::DivisionByZero));
     return out;
   }
 
@@ -229,7 +230,7 @@ class Walker final : public Engine {
     // against pathological expressions making each frame enormous.
     char* frame = static_cast<char*>(__builtin_frame_address(0));
     if (depth_ >= kMaxCallDepth || static_cast<size_t>(stack_top_ - frame) > (480u << 20))
-      fail(e.loc, "stack overflow");
+      fail(e.loc, runtime_error_message(RuntimeError::StackOverflow));
     const FunctionInfo& f = module_->functions[static_cast<size_t>(e.slot)];
     const FnDecl& fn = *f.decl;
     // Arguments are evaluated in the caller's frame, left to right, then the new frame
@@ -275,7 +276,7 @@ class Walker final : public Engine {
         Value v = eval(k);
         if (k.type == Type::Int) return v;
         int64_t out;
-        if (!float_to_int(v.f, &out)) fail(e.loc, "invalid conversion");
+        if (!float_to_int(v.f, &out)) fail(e.loc, runtime_error_message(RuntimeError::InvalidConversion));
         return Value::of_int(out);
       }
       case Builtin::Abs: {
@@ -327,7 +328,7 @@ class Walker final : public Engine {
   // t[i, j] (a float) or s[i] (an int); both check rank and bounds before asking the runtime.
   Value element(const Expr& e) {
     if (e.check_defined && !globals_->defined[static_cast<size_t>(e.slot)])
-      fail(e.loc, "undefined variable '" + e.text + "'");
+      fail(e.loc, runtime_error_text(RuntimeError::UndefinedVariable, e.text));
     int64_t h = storage(e.storage, e.slot).i;
     std::vector<int64_t> index;
     for (const auto& k : e.kids) index.push_back(eval(*k).i);

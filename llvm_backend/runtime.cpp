@@ -7,16 +7,18 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include "lang/runtime_errors.h"
+
 namespace descent::llvmbe {
 
 std::string rt_error_message(RtError kind, const char* name) {
   switch (kind) {
-    case RtError::DivisionByZero: return "division by zero";
-    case RtError::InvalidConversion: return "invalid conversion";
-    case RtError::StackOverflow: return "stack overflow";
-    case RtError::Interrupted: return "interrupted";
+    case RtError::DivisionByZero: return runtime_error_message(RuntimeError::DivisionByZero);
+    case RtError::InvalidConversion: return runtime_error_message(RuntimeError::InvalidConversion);
+    case RtError::StackOverflow: return runtime_error_message(RuntimeError::StackOverflow);
+    case RtError::Interrupted: return runtime_error_message(RuntimeError::Interrupted);
     case RtError::UndefinedVariable:
-      return std::string("undefined variable '") + (name ? name : "?") + "'";
+      return runtime_error_text(RuntimeError::UndefinedVariable, name ? name : "?");
     case RtError::Tensor: return name ? name : "tensor error";
   }
   return "runtime error";

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "lang/runtime_errors.h"
 #include "lang/value.h"
 #include "native/backend.h"
 #include "native/compile.h"
@@ -158,11 +159,11 @@ void ds_native_slow(int64_t site) {
 
 const char* fail_message(Fail k) {
   switch (k) {
-    case Fail::DivisionByZero: return "division by zero";
-    case Fail::InvalidConversion: return "invalid conversion";
-    case Fail::StackOverflow: return "stack overflow";
-    case Fail::Interrupted: return "interrupted";
-    case Fail::UndefinedVariable: return "undefined variable";
+    case Fail::DivisionByZero: return runtime_error_message(RuntimeError::DivisionByZero);
+    case Fail::InvalidConversion: return runtime_error_message(RuntimeError::InvalidConversion);
+    case Fail::StackOverflow: return runtime_error_message(RuntimeError::StackOverflow);
+    case Fail::Interrupted: return runtime_error_message(RuntimeError::Interrupted);
+    case Fail::UndefinedVariable: return runtime_error_message(RuntimeError::UndefinedVariable);
   }
   return "runtime error";
 }
@@ -303,7 +304,7 @@ class NativeEngine final : public Engine {
     } else if (failed) {
       const SiteRec& site = sites_[static_cast<size_t>(s.failed_site)];
       r.ok = false;
-      std::string msg = s.interrupted ? "interrupted" : fail_message(site.kind);
+      std::string msg = s.interrupted ? runtime_error_message(RuntimeError::Interrupted) : fail_message(site.kind);
       if (!s.interrupted && site.kind == Fail::UndefinedVariable) msg += " '" + site.name + "'";
       r.error = Diagnostic{Severity::Error, ErrorKind::Runtime, site.loc, msg};
     }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "lang/runtime_errors.h"
 #include "lang/tensor_api.h"
 #include "lang/tensor_ops.h"
 #include "vm/reg_compiler.h"
@@ -134,7 +135,7 @@ class RegVM final : public Engine {
       stack_ = static_cast<Value*>(std::malloc(need * sizeof(Value)));
       stack_cap_ = stack_ ? need : 0;
       if (!stack_)
-        return fail(Diagnostic{Severity::Error, ErrorKind::Runtime, {}, "stack overflow"});
+        return fail(Diagnostic{Severity::Error, ErrorKind::Runtime, {}, runtime_error_message(RuntimeError::StackOverflow)});
     }
     frames_.resize(static_cast<size_t>(kMaxCallDepth));
     if (options.trace || options.trace_steps)
@@ -284,7 +285,7 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
   // every kPollSteps instructions; the step limit is met exactly.
 #define vmcheck()                                                                            \
   if (REG_UNLIKELY(steps >= check_at)) {                                                     \
-    if (interrupt->load(std::memory_order_relaxed) || steps > limit) vmerror("interrupted"); \
+    if (interrupt->load(std::memory_order_relaxed) || steps > limit) vmerror(runtime_error_message(RuntimeError::Interrupted)); \
     check_at = std::min(steps + kPollSteps, limit_check);                                    \
   }
 #define K (fn->k)
@@ -367,7 +368,7 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
       }
       vmcase(GETGLOBALCHK) {
         if (REG_UNLIKELY(!defined[ARG_B])) {
-          error_text = "undefined variable '" + module.globals[ARG_B].name + "'";
+          error_text = runtime_error_text(RuntimeError::UndefinedVariable, module.globals[ARG_B].name);
           vmerror(error_text.c_str());
         }
         R(ARG_A) = G[ARG_B];
@@ -391,13 +392,13 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
       ARITH(MUL_INT, int64_t, i, wrap_mul(b, c))
       vmcase(DIV_INT) {
         int64_t c = R(ARG_C).i;
-        if (REG_UNLIKELY(c == 0)) vmerror("division by zero");
+        if (REG_UNLIKELY(c == 0)) vmerror(runtime_error_message(RuntimeError::DivisionByZero));
         R(ARG_A).i = int_div(R(ARG_B).i, c);
         vmbreak;
       }
       vmcase(MOD_INT) {
         int64_t c = R(ARG_C).i;
-        if (REG_UNLIKELY(c == 0)) vmerror("division by zero");
+        if (REG_UNLIKELY(c == 0)) vmerror(runtime_error_message(RuntimeError::DivisionByZero));
         R(ARG_A).i = int_mod(R(ARG_B).i, c);
         vmbreak;
       }
@@ -406,13 +407,13 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
       ARITHK(MULK_INT, int64_t, i, wrap_mul(b, c))
       vmcase(DIVK_INT) {
         int64_t c = K[ARG_C].i;
-        if (REG_UNLIKELY(c == 0)) vmerror("division by zero");
+        if (REG_UNLIKELY(c == 0)) vmerror(runtime_error_message(RuntimeError::DivisionByZero));
         R(ARG_A).i = int_div(R(ARG_B).i, c);
         vmbreak;
       }
       vmcase(MODK_INT) {
         int64_t c = K[ARG_C].i;
-        if (REG_UNLIKELY(c == 0)) vmerror("division by zero");
+        if (REG_UNLIKELY(c == 0)) vmerror(runtime_error_message(RuntimeError::DivisionByZero));
         R(ARG_A).i = int_mod(R(ARG_B).i, c);
         vmbreak;
       }
@@ -454,7 +455,7 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
       }
       vmcase(FTOI) {
         int64_t out;
-        if (REG_UNLIKELY(!float_to_int(R(ARG_B).f, &out))) vmerror("invalid conversion");
+        if (REG_UNLIKELY(!float_to_int(R(ARG_B).f, &out))) vmerror(runtime_error_message(RuntimeError::InvalidConversion));
         R(ARG_A).i = out;
         vmbreak;
       }
@@ -572,14 +573,14 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
       }
       vmcase(PRECALL) {
         vmcheck();
-        if (REG_UNLIKELY(cf == cf_end)) vmerror("stack overflow");
+        if (REG_UNLIKELY(cf == cf_end)) vmerror(runtime_error_message(RuntimeError::StackOverflow));
         vmbreak;
       }
       // Calls: the callee's frame starts right after this one; the arguments are copied to
       // where the callee's allocation wants its parameters.
 #define vmcall(COPY_ARGS)                                    \
   vmcheck();                                                 \
-  if (REG_UNLIKELY(cf == cf_end)) vmerror("stack overflow"); \
+  if (REG_UNLIKELY(cf == cf_end)) vmerror(runtime_error_message(RuntimeError::StackOverflow)); \
   const FnRt* callee = &fns[ARG_B];                          \
   Value* callee_base = base + fn->frame_size;                \
   COPY_ARGS;                                                 \

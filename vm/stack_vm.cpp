@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "lang/runtime_errors.h"
 #include "lang/tensor_api.h"
 #include "lang/tensor_ops.h"
 #include "vm/stack_compiler.h"
@@ -73,7 +74,7 @@ using stack::read_u32;
   } while (0)
 // The check every back-edge and call makes.
 #define vmtick()                                                                         \
-  if (steps > limit || intr->load(std::memory_order_relaxed)) vmerror("interrupted")
+  if (steps > limit || intr->load(std::memory_order_relaxed)) vmerror(runtime_error_message(RuntimeError::Interrupted))
 
 #define BINARY_INT(expr)                                                                 \
   {                                                                                      \
@@ -301,7 +302,7 @@ RunResult StackVM::execute(const Chunk& script, const Module& module, GlobalStor
       vmcase(LOAD_GLOBAL) { *sp++ = gv[ARG(0)]; ip += 4; vmbreak; }
       vmcase(LOAD_GLOBAL_CHECKED) {
         uint32_t g = ARG(0);
-        if (!gdef[g]) vmerror("undefined variable '" + module.globals[g].name + "'");
+        if (!gdef[g]) vmerror(runtime_error_text(RuntimeError::UndefinedVariable, module.globals[g].name));
         *sp++ = gv[g];
         ip += 4;
         vmbreak;
@@ -318,11 +319,11 @@ RunResult StackVM::execute(const Chunk& script, const Module& module, GlobalStor
       vmcase(SUB_INT) BINARY_INT(wrap_sub(a, b))
       vmcase(MUL_INT) BINARY_INT(wrap_mul(a, b))
       vmcase(DIV_INT) {
-        if (sp[-1].i == 0) vmerror("division by zero");
+        if (sp[-1].i == 0) vmerror(runtime_error_message(RuntimeError::DivisionByZero));
         BINARY_INT(int_div(a, b))
       }
       vmcase(MOD_INT) {
-        if (sp[-1].i == 0) vmerror("division by zero");
+        if (sp[-1].i == 0) vmerror(runtime_error_message(RuntimeError::DivisionByZero));
         BINARY_INT(int_mod(a, b))
       }
       vmcase(NEG_INT) { sp[-1].i = wrap_neg(sp[-1].i); vmbreak; }
@@ -360,7 +361,7 @@ RunResult StackVM::execute(const Chunk& script, const Module& module, GlobalStor
       vmcase(INT_TO_FLOAT) { sp[-1].f = static_cast<double>(sp[-1].i); vmbreak; }
       vmcase(FLOAT_TO_INT) {
         int64_t out;
-        if (!float_to_int(sp[-1].f, &out)) vmerror("invalid conversion");
+        if (!float_to_int(sp[-1].f, &out)) vmerror(runtime_error_message(RuntimeError::InvalidConversion));
         sp[-1].i = out;
         vmbreak;
       }
@@ -553,14 +554,14 @@ RunResult StackVM::execute(const Chunk& script, const Module& module, GlobalStor
       vmcase(PRECALL) {
         ip += 8;
         vmtick();
-        if (fp == frame_max) vmerror("stack overflow");
+        if (fp == frame_max) vmerror(runtime_error_message(RuntimeError::StackOverflow));
         vmbreak;
       }
       vmcase(CALL) {
         uint32_t f = ARG(0), n = ARG(1);
         ip += 8;
         vmtick();
-        if (fp == frame_max) vmerror("stack overflow");
+        if (fp == frame_max) vmerror(runtime_error_message(RuntimeError::StackOverflow));
         const Chunk* callee = fns[f];
         Value* nbp = sp - n;  // the arguments become the callee's first locals
         if (static_cast<size_t>(stack_end - nbp) < callee->frame_size()) {
