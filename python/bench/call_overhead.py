@@ -6,7 +6,7 @@
   2. numpy.asarray(t) of a Descent tensor: no copy, so the same time for 4 KB and 64 MB.
 
 Medians of many calls; ratios and differences only between numbers taken here, in this run.
-    PYTHONPATH=build/python python3 bench/python/call_overhead.py [--calls N]
+    PYTHONPATH=build/python python3 python/bench/call_overhead.py [--calls N]
 """
 import argparse
 import platform
