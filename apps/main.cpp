@@ -23,6 +23,7 @@
 #include "importer/onnx_import.h"
 #include "labs/runner/lab.h"
 #include "proc/process.h"
+#include "tune/search.h"
 
 // libedit's readline-compatible interface; it is a C header.
 #include <editline/readline.h>
@@ -649,7 +650,8 @@ int main(int argc, char** argv) {
   tunecmd->add_option("KERNEL", treq.kernel, "the kernel to tune (default: every kernel FILE launches when run)");
   tunecmd->add_option("--dim", tfiles.dims, "bind a named dim of KERNEL, e.g. --dim n=1024 (others default to 64)");
   tunecmd->add_option("--device", treq.device, "where candidates run: cpu (default) or opencl");
-  tunecmd->add_option("--strategy", treq.strategy, "random, ga, beam or evolutionary (default: evolutionary, with the XGBoost cost model)");
+  tunecmd->add_option("--strategy", treq.strategy,
+                      tune::strategy_help() + " (default: evolutionary, with the XGBoost cost model)");
   tunecmd->add_option("--trials", treq.trials, "candidates measured per kernel (default 32)");
   tunecmd->add_option("--seed", treq.seed, "seed of the search (default 1)");
   tunecmd->add_option("--space", tfiles.space, "a search space file (docs/tuning.md); default: built from rules");

@@ -13,8 +13,6 @@
 
 namespace descent::tune {
 
-std::vector<std::string> strategies() { return {"random", "ga", "beam", "evolutionary"}; }
-
 namespace {
 
 constexpr double kFailed = std::numeric_limits<double>::infinity();
@@ -343,7 +341,35 @@ std::vector<double> ranks(const std::vector<double>& v) {
   return r;
 }
 
+// Every strategy, once: its name, what it does in a line, and the function. strategies(),
+// strategy_help() (the CLI's --strategy help) and search()'s dispatch all read this table.
+struct Strategy {
+  const char* name;
+  const char* help;
+  void (*run)(Run&);
+};
+const Strategy kStrategies[] = {
+    {"random", "samples the space uniformly", &random_search},
+    {"ga", "a genetic algorithm over decision lists (crossover, mutation)", &genetic_search},
+    {"beam", "decides one step at a time, keeping the best partial schedules", &beam_search},
+    {"evolutionary", "mutates the best so far, ranked by the cost model before measuring",
+     &evolutionary_search},
+};
+
 }  // namespace
+
+std::vector<std::string> strategies() {
+  std::vector<std::string> out;
+  for (const Strategy& st : kStrategies) out.push_back(st.name);
+  return out;
+}
+
+std::string strategy_help() {
+  std::string out;
+  for (const Strategy& st : kStrategies)
+    out += std::string(out.empty() ? "" : "; ") + st.name + ": " + st.help;
+  return out;
+}
 
 void Measurer::measure_batch(std::vector<MeasureItem>& items,
                              const std::function<bool(size_t)>& next) {
@@ -376,11 +402,14 @@ SearchResult search(const Space& space, const tir::PrimFunc& f, Measurer& measur
                     const SearchOptions& options,
                     const std::function<void(const Candidate&)>& observe) {
   Run run{space, f, measurer, options, observe, {}, std::mt19937_64(options.seed), {}, 0, 0, {}};
-  if (options.strategy == "random") random_search(run);
-  else if (options.strategy == "ga") genetic_search(run);
-  else if (options.strategy == "beam") beam_search(run);
-  else if (options.strategy == "evolutionary") evolutionary_search(run);
-  else run.result.error = "unknown strategy '" + options.strategy + "' (strategies: random, ga, beam, evolutionary)";
+  for (const Strategy& st : kStrategies)
+    if (options.strategy == st.name) {
+      st.run(run);
+      return run.result;
+    }
+  std::string names;
+  for (const Strategy& st : kStrategies) names += std::string(names.empty() ? "" : ", ") + st.name;
+  run.result.error = "unknown strategy '" + options.strategy + "' (strategies: " + names + ")";
   return run.result;
 }
 

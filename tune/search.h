@@ -109,8 +109,10 @@ struct SearchResult {
 // fewer than two pairs.
 double spearman(const std::vector<double>& a, const std::vector<double>& b);
 
-// The strategies `search` knows.
+// The strategies `search` knows, by name, and each one's line of help ("random: samples the
+// space uniformly; ga: ..."), from one table in search.cpp.
 std::vector<std::string> strategies();
+std::string strategy_help();
 
 // Runs a strategy over `space` on `f`. `observe` (may be null) hears of each candidate as it
 // is recorded (a progress bar, a live table).

@@ -24,7 +24,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <sstream>
 #include <unordered_map>
 
 #include "lang/text.h"
@@ -40,13 +39,6 @@ namespace {
 const char* const kKinds[] = {"serial", "parallel", "vectorized", "unrolled", "bound"};
 // The thread axes schedule.h's `bind` accepts (OpenCL work-group and work-item indices).
 const char* const kAxes[] = {"group.x", "group.y", "group.z", "local.x", "local.y", "local.z"};
-
-std::vector<std::string> words_of(std::string_view s) {
-  std::vector<std::string> out;
-  std::istringstream in{std::string(s)};
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
 
 std::string trim(std::string_view s) {
   size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
@@ -1016,7 +1008,7 @@ struct LoopsPane : Pane {
       std::string t = trim(lines[i]);
       size_t in = t.find(" in ");
       if (t.rfind("for ", 0) != 0 || in == std::string::npos) return false;
-      for (auto& w : words_of(t.substr(4, in - 4)))
+      for (auto& w : split_words(t.substr(4, in - 4)))
         if (w == var || w == var + ",") return true;
       return false;
     };
