@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <set>
 
 #include "lang/ast_print.h"
 #include "lang/fold.h"
@@ -43,21 +42,19 @@ std::string render_tree(const TreeNode& t, Format f, const std::string& name) {
 
 namespace {
 
-// Drops the inputs none of whose functions and kernels is current any more (redefined
-// since, or none defined). Those the engines still run are held by their caches too (the
-// JIT's owner).
-void drop_unreachable_programs(Module& m) {
-  std::set<const void*> live;
-  for (const auto& f : m.functions) live.insert(f.decl);
-  for (const auto& k : m.kernels) live.insert(k.decl);
-  auto reachable = [&](const std::shared_ptr<Program>& p) {
+// Drops the earlier inputs that declared nothing (statements alone). An input that declared
+// a function or a kernel stays for the Session's life, even once redefined: code and caches
+// know a declaration by its address (the JIT's and native's compiled functions, the tensor
+// runtime's plans and result shapes), and a freed declaration's address could come back as
+// a new one's.
+void drop_inputs_without_declarations(Module& m) {
+  auto declares = [](const std::shared_ptr<Program>& p) {
     for (const auto& st : p->body)
-      if ((st->fn && live.count(st->fn.get())) || (st->kernel && live.count(st->kernel.get())))
-        return true;
+      if (st->fn || st->kernel) return true;
     return false;
   };
   m.programs.erase(std::remove_if(m.programs.begin(), m.programs.end(),
-                                  [&](const auto& p) { return !reachable(p); }),
+                                  [&](const auto& p) { return !declares(p); }),
                    m.programs.end());
 }
 
@@ -355,12 +352,12 @@ Outcome Session::compile(std::string source, std::string name) {
     }
     if (unit->checked) {
       out.notes = forget_stale_schedules(kernel_versions);
-      // The Module keeps an earlier input only while something it defined can still be
-      // reached: a function or a kernel (their code points into it, and an error in them
-      // quotes its lines). An input of statements alone (a notebook's run() in a loop, most
-      // REPL lines) is freed when the next one comes; keeping them all would grow memory
-      // without bound. The newest input is always the last of Module::programs.
-      drop_unreachable_programs(module_);
+      // The Module keeps an earlier input only if it declared a function or a kernel (code
+      // points into it, and an error in them quotes its lines). An input of statements
+      // alone (a notebook's run() in a loop, most REPL lines) is freed when the next one
+      // comes; keeping them all would grow memory without bound. The newest input is always
+      // the last of Module::programs.
+      drop_inputs_without_declarations(module_);
       module_.programs.push_back(unit->program);
       globals_.resize(module_.globals.size());
       unit->folded = clone_program(*unit->program);

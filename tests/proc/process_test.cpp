@@ -161,10 +161,16 @@ TEST_CASE("bubblewrap: only the named paths, a private /tmp, no writes outside")
   r = proc::run(o);
   CHECK(r.signal == 11);
   // Every descendant dies with it at the deadline: a PID namespace.
-  o.argv = {"/bin/sh", "-c", "setsid sleep 40 & sleep 40"};
+  // A duration of this process's own (sleep takes fractions), so pgrep finds these sleeps
+  // and nobody else's; the namespace's processes are gone once the kernel has reaped them,
+  // which on a loaded machine can take more than a moment: wait up to 10 s, then check.
+  std::string marker = "40." + std::to_string(::getpid());
+  o.argv = {"/bin/sh", "-c", "setsid sleep " + marker + " & sleep " + marker};
   o.limits.wall_s = 0.5;
   r = proc::run(o);
   CHECK(r.timed_out);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  CHECK(std::system("pgrep -f 'slee[p] 40' > /dev/null") != 0);
+  std::string pgrep = "pgrep -f 'slee[p] " + marker + "' > /dev/null";
+  for (int i = 0; i < 100 && std::system(pgrep.c_str()) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(std::system(pgrep.c_str()) != 0);
 }
