@@ -37,7 +37,9 @@ struct Module {
   std::unordered_map<std::string, int> function_index;
   std::vector<KernelInfo> kernels;
   std::unordered_map<std::string, int> kernel_index;
-  // Every checked Program, kept alive because functions point into them.
+  // The checked Programs that declared a function or a kernel (declarations point into
+  // them, and caches know declarations by address), then the newest input, whatever it
+  // holds. The Session drops an input of statements alone when the next one comes.
   std::vector<std::shared_ptr<Program>> programs;
 
   int find_global(const std::string& name) const {
