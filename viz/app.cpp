@@ -221,19 +221,14 @@ bool App::open(const std::string& path, std::string* error) {
              "loop-nest pane (loops sched STEP)";
     return false;
   }
-  int line_no = 0;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(start, end - start);
-    start = end + 1;
-    ++line_no;
-    size_t hash = line.find('#');
-    if (hash != std::string::npos) line.resize(hash);
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  // Step by step through the pane, as a student would type them, so undo works per step
+  // and a refusal names its line.
+  std::vector<std::string> lines = split_lines(text);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string line = lines[i].substr(0, lines[i].find('#'));
+    if (split_words(line).empty()) continue;
     if (!act("loops sched " + line, &why)) {
-      *error = path + ":" + std::to_string(line_no) + ": " + why;
+      *error = path + ":" + std::to_string(i + 1) + ": " + why;
       return false;
     }
   }
