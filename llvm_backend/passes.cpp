@@ -73,28 +73,32 @@ std::vector<PassSnapshot> optimize(llvm::Module& m, int opt_level, bool capture,
   std::vector<PassSnapshot> snaps;
   std::string last;
   std::map<std::string, int> runs;
-  auto record = [&](llvm::StringRef pass, std::string unit) {
+  // untouched: the pass said it preserved every analysis, which a pass may only say when it
+  // left the IR as it was (LLVM's contract for PreservedAnalyses::all()). Printing the whole
+  // module is most of what capturing costs (at -O2 about a hundred passes run, most of them
+  // changing nothing), so those snapshots reuse the text before them.
+  auto record = [&](llvm::StringRef pass, std::string unit, bool untouched) {
     if (plumbing(pass)) return;
     PassSnapshot s;
     s.pass = pass.str();
     int n = ++runs[s.pass];
     s.label = n == 1 ? s.pass : s.pass + "#" + std::to_string(n);
     s.unit = std::move(unit);
-    s.ir = module_text(m);
+    s.ir = untouched ? last : module_text(m);
     s.changed = s.ir != last;
-    last = s.ir;
+    if (s.changed) last = s.ir;
     snaps.push_back(std::move(s));
   };
   llvm::PassInstrumentationCallbacks pic;
   if (capture) {
     last = module_text(m);
     pic.registerAfterPassCallback(
-        [&](llvm::StringRef pass, llvm::Any ir, const llvm::PreservedAnalyses&) {
-          record(pass, unit_name(ir));
+        [&](llvm::StringRef pass, llvm::Any ir, const llvm::PreservedAnalyses& pa) {
+          record(pass, unit_name(ir), pa.areAllPreserved());
         });
     // The pass removed what it ran on (e.g. a function deleted by the inliner).
     pic.registerAfterPassInvalidatedCallback(
-        [&](llvm::StringRef pass, const llvm::PreservedAnalyses&) { record(pass, "(removed)"); });
+        [&](llvm::StringRef pass, const llvm::PreservedAnalyses&) { record(pass, "(removed)", false); });
   }
 
   llvm::LoopAnalysisManager lam;
