@@ -65,11 +65,6 @@ Words target_names() {
   return v;
 }
 Words device_names() { return Session::devices(); }
-Words kernel_view_names() {
-  Words v;
-  for (const auto& k : Session::kernel_views()) v.push_back(k.name);
-  return v;
-}
 Words kernel_names(const Session& s, const Words& w) {
   Words v;
   if (w.size() == 1)
@@ -230,7 +225,7 @@ void LaunchLog::finish(const Outcome& o) {
 
 const std::vector<Repl::Command>& Repl::command_table() {
   // The handlers are lambdas here so that they may use the Repl's private parts.
-  static const std::vector<Command> t = {
+  static const std::vector<Command> before = {
       {":help", "", "this list",
        [](Repl& r, const Call&) {
          r.out_ << "Type Descent statements; an expression's value is echoed. Commands:\n";
@@ -501,70 +496,12 @@ const std::vector<Repl::Command>& Repl::command_table() {
            if (p.stage == "graph") v.push_back(p.name.substr(6));  // "graph.fuse_..." -> "fuse_..."
          return v;
        }},
-      {":kernel", "NAME [n=SIZE ...]",
-       "lower a kernel to its loop nest for scheduling (named dims default to 64)",
-       [](Repl& r, const Call& c) {
-         const auto& w = c.words;
-         if (w.size() < 2) {
-           if (r.session_.selected_kernel().empty())
-             r.err_ << "error: usage: :kernel NAME [n=SIZE ...]\n";
-           else
-             r.out_ << "kernel: " << r.session_.selected_kernel() << '\n';
-           return;
-         }
-         std::map<std::string, int64_t> dims;
-         std::string error;
-         if (!Session::parse_dims({w.begin() + 2, w.end()}, &dims, &error) ||
-             !r.session_.select_kernel(w[1], dims, &error))
-           r.err_ << "error: " << error << '\n';
-         else
-           r.out_ << r.session_.kernel_view("tir").text;
-       },
-       kernel_names},
-      {":tir", "[original]", "the selected kernel's loop nest (after the schedule)",
-       [](Repl& r, const Call& c) {
-         r.show_kernel(c.words.size() > 1 && c.words[1] == "original" ? "tir-original" : "tir");
-       }},
-      {":c", "", "the selected kernel's loop nest as C",
-       [](Repl& r, const Call&) { r.show_kernel("c"); }},
-      {":opencl", "", "the selected kernel's loop nest as OpenCL C",
-       [](Repl& r, const Call&) { r.show_kernel("opencl"); }},
-      {":view", "VIEW", "any view of the selected kernel, each device's generated code too (:view alone lists them)",
-       [](Repl& r, const Call& c) {
-         if (c.words.size() < 2) {
-           for (const auto& v : Session::kernel_views())
-             r.out_ << fmt::format("  {:<14}{}\n", v.name, v.description);
-           return;
-         }
-         r.show_kernel(c.words[1]);
-       },
-       first<kernel_view_names>},
-      {":sched", "STEP ...", "apply a schedule step, e.g. :sched split i 32 (docs/tensor.md lists them)",
-       [](Repl& r, const Call& c) {
-         std::string step = c.line.substr(std::min(c.line.size(), c.line.find(":sched") + 6));
-         std::string error;
-         if (step.find_first_not_of(" \t") == std::string::npos) {
-           r.err_ << "error: usage: :sched STEP (e.g. :sched split i 32), or :sched auto\n";
-         } else if (split_words(step) == std::vector<std::string>{"auto"}) {
-           // The schedule a run would give the kernel: its tuned record, else the defaults.
-           std::string source;
-           std::string device = r.session_.device() == "ref" ? "cpu" : r.session_.device();
-           if (!r.session_.schedule_automatically(device, &source, &error))
-             r.err_ << "error: " << error << '\n';
-           else if (source.empty())
-             r.out_ << "no automatic schedule for this kernel on " << device << '\n';
-           else
-             r.out_ << "# the " << source << " schedule for " << device << ":\n"
-                    << r.session_.schedule_trace() << r.session_.kernel_view("tir").text;
-         }
-         else if (!r.session_.schedule_step(step, &error))
-           r.err_ << "error: " << error << '\n';
-         else
-           r.out_ << r.session_.kernel_view("tir").text;
-       },
-       [](const Session& s, const Words& w) {
-         return w.size() == 1 ? Session::schedule_primitives() : s.schedule_names();
-       }},
+      // :kernel, :schedules, :tir, :c, :opencl, :view and :sched: repl_kernel.cpp
+  };
+  static const std::vector<Command> t = [] {
+    std::vector<Command> all = before;
+    for (const Command& c : kernel_commands()) all.push_back(c);
+    std::vector<Command> after = {
       {":tune", "[all|KERNEL] [n=SIZE ...] [strategy=S] [trials=N] [device=D] [db=FILE]",
        "search a schedule, measuring candidates (the selected kernel, a named one, or all the last run launched)",
        [](Repl& r, const Call& c) {
@@ -667,7 +604,10 @@ const std::vector<Repl::Command>& Repl::command_table() {
        first<device_names>},
       {":quit", "", "leave (Ctrl-D works too)", [](Repl& r, const Call&) { r.quit_ = true; },
        nullptr, {":q", ":exit"}},
-  };
+    };
+    all.insert(all.end(), after.begin(), after.end());
+    return all;
+  }();
   return t;
 }
 

@@ -78,6 +78,8 @@ class Repl {
     std::vector<const char*> aliases = {};  // other spellings, not listed (":q")
   };
   static const std::vector<Command>& command_table();
+  // The schedule commands (:kernel, :schedules, :sched, the kernel views): repl_kernel.cpp.
+  static std::vector<Command> kernel_commands();
 
   // The : commands' names, in the table's order.
   static std::vector<std::string> commands();

@@ -150,13 +150,4 @@ std::vector<std::pair<std::string, std::string>> Session::kernel_signatures() co
   return out;
 }
 
-bool Session::schedule_loops(const std::string& block, std::vector<std::string>* out,
-                             std::string* error) const {
-  if (!schedule_) {
-    *error = "no kernel selected";
-    return false;
-  }
-  return tensor::sched::block_loops(schedule_->func(), block, out, error);
-}
-
 }  // namespace descent

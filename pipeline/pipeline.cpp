@@ -1,3 +1,4 @@
+#include "pipeline/open_schedule.h"
 #include "pipeline/pipeline.h"
 
 #include <algorithm>

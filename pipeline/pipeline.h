@@ -38,6 +38,7 @@ namespace tensor {
 class GraphRuntime;
 class Schedule;
 struct IterationOrder;
+struct StepResult;
 }  // namespace tensor
 namespace tir {
 struct PrimFunc;
@@ -305,27 +306,64 @@ class Session {
   // after the run.
   void set_launch_observer(std::function<void(const tensor::LaunchRecord&)> observer);
 
-  // The kernel under the microscope (`descent kernel`, the REPL's :kernel): a kernel of the
-  // module lowered for concrete shapes (named dims from `dims`, others 64), with a schedule
-  // that can be stepped, undone and redone. Its schedule also applies whenever scalar code
-  // calls the kernel.
+  // ---- Schedules as objects (pipeline/schedules.cpp) ----
+  // A schedule object is one kernel of the module lowered for concrete shapes (named dims
+  // from `dims`, others 64) with its own history of steps (undo, redo, trace), its views, and
+  // runs and timings. The Session holds any number of them, side by side, by id (from 1).
+  // Stepping one installs it: the program's calls of its kernel then use it (at other shapes
+  // its steps are applied to those), until another schedule of that kernel is stepped or
+  // installed. The kernel under the microscope (`descent kernel`, the REPL's :kernel, the
+  // visualizer) is the current schedule; every call below without an id means that one.
+  using ScheduleId = int;
+  // Opens a schedule of kernel `name` at `dims` and returns its id (0 with *error naming
+  // the kernel or the bad dim). restore: it starts from the steps installed for the kernel
+  // (when they apply at these dims); otherwise from the nest as lowered.
+  ScheduleId open_schedule(const std::string& name, const std::map<std::string, int64_t>& dims,
+                           bool restore, std::string* error);
+  bool close_schedule(ScheduleId id);  // false when there is no such schedule
+  // Puts schedule `id` under the microscope.
+  bool use_schedule(ScheduleId id, std::string* error);
+  ScheduleId current_schedule() const { return current_; }
+  // Makes the program's calls of its kernel use schedule `id` (its steps as they are now).
+  bool install_schedule(ScheduleId id, std::string* error);
+  struct ScheduleInfo {
+    ScheduleId id = 0;
+    std::string kernel;
+    std::map<std::string, int64_t> dims;
+    size_t steps = 0;
+    bool installed = false;  // the kernel's calls use it
+    bool current = false;    // under the microscope
+  };
+  std::vector<ScheduleInfo> open_schedules() const;
+  // Moves schedule `id` (0: the current one) of another Session, `from` (the one before an
+  // edit of the program, as the visualizer makes a fresh Session per run), into this one,
+  // under the microscope and installed. Where the kernel lowers here to the nest it was
+  // opened on, the object moves as it is, history and redo included (*reapplied false);
+  // where the edit changed the kernel, its steps are applied to the new nest as far as they
+  // go (*reapplied true; *note says where they stopped). 0 with *error when this program
+  // has no such kernel or it does not lower at those dims; `from` keeps it then.
+  ScheduleId adopt_schedule(Session& from, ScheduleId id, bool* reapplied, std::string* note,
+                            std::string* error);
+  // Opens a schedule (restored) and puts it under the microscope: `descent kernel`, :kernel.
   bool select_kernel(const std::string& name, const std::map<std::string, int64_t>& dims,
                      std::string* error);
   // "n=1024" words (the CLI's --dim, the REPL's :kernel arguments) -> dims; false with
   // *error naming the first bad word.
   static bool parse_dims(const std::vector<std::string>& words,
                          std::map<std::string, int64_t>* dims, std::string* error);
-  const std::string& selected_kernel() const { return kernel_name_; }
-  const std::map<std::string, int64_t>& selected_kernel_dims() const { return kernel_dims_; }
-  bool schedule_step(std::string_view step, std::string* error);  // one step
+  const std::string& selected_kernel() const;  // the current schedule's kernel, or ""
+  const std::map<std::string, int64_t>& selected_kernel_dims() const;
+  // One step; *made (may be null) says which loops and blocks it made.
+  bool schedule_step(std::string_view step, std::string* error, tensor::StepResult* made = nullptr,
+                     ScheduleId id = 0);
   bool schedule_text(std::string_view text, std::string* error);  // a whole schedule file
   // What a schedule step's words can be, for completion: the primitives' names, and the
   // loops and blocks of the selected kernel's current loop nest (empty without one).
   static std::vector<std::string> schedule_primitives();
-  std::vector<std::string> schedule_names() const;
-  bool schedule_undo();
-  bool schedule_redo();
-  std::string schedule_trace() const;
+  std::vector<std::string> schedule_names(ScheduleId id = 0) const;
+  bool schedule_undo(ScheduleId id = 0);
+  bool schedule_redo(ScheduleId id = 0);
+  std::string schedule_trace(ScheduleId id = 0) const;
   // Views of the selected kernel: "tir" (scheduled loop nest, TVMScript-like), "tir-original"
   // (as lowered), "c" (the C loop nest), "llvm" / "llvm-opt" (the CPU backend's IR),
   // "opencl" (the OpenCL C and its launch sizes): each device lists its own.
@@ -342,11 +380,12 @@ class Session {
   //   head "stmt"  atom: one statement as the TVMScript printer writes it (a leaf)
   // The list: the Session's own views, then each device's views of its generated code.
   static std::vector<StageInfo> kernel_views();
-  StageResult kernel_view(std::string_view view) const;
+  StageResult kernel_view(std::string_view view, ScheduleId id = 0) const;
   // The order the selected kernel's scheduled loop nest writes its output in, element by
   // element and tile by tile (tensor/iteration_order.h): the loop-nest pane's picture.
   // False with *error without a kernel, or when the nest is too big to walk.
-  bool kernel_iteration_order(tensor::IterationOrder* out, std::string* error) const;
+  bool kernel_iteration_order(tensor::IterationOrder* out, std::string* error,
+                              ScheduleId id = 0) const;
   // Runs the selected kernel on seeded random inputs on a device (a name from devices());
   // with check, also on the reference interpreter, and compares (relative 1e-4).
   struct KernelRun {
@@ -359,7 +398,8 @@ class Session {
     double checksum = 0;   // sum of the output's elements
     std::vector<int64_t> shape;
   };
-  KernelRun run_kernel(std::string_view device, bool check, uint64_t seed = 1, int repeats = 1);
+  KernelRun run_kernel(std::string_view device, bool check, uint64_t seed = 1, int repeats = 1,
+                       ScheduleId id = 0);
   // A kernel of the module lowered for `dims` (as select_kernel) with a whole schedule's
   // text applied, without touching the kernel under the microscope: what a benchmark or a
   // tuner measures. False with *error naming the kernel, or the schedule line that failed.
@@ -481,7 +521,7 @@ class Session {
   // steps name them (tensor::sched::block_loops); false with *error without a kernel or
   // such a block.
   bool schedule_loops(const std::string& block, std::vector<std::string>* out,
-                      std::string* error) const;
+                      std::string* error, ScheduleId id = 0) const;
 
   // The dataflow graph: "pending" (built but not computed yet), or what the last evaluation
   // did: "before" (as built), a graph pass's name (its result), "executed". Also fills
@@ -512,6 +552,9 @@ class Session {
   // A schedule stored for `name` applied to a fresh `sched`; where it does not apply in
   // full it is dropped from the runtime too, and false says so.
   bool restore_schedule(const std::string& name, tensor::Schedule& sched);
+  // Who installed the kernel's schedule in the runtime: a schedule's id, or 0 (a schedule
+  // file, a text set by schedule_text's callers, or nobody).
+  std::map<std::string, ScheduleId> installed_;
 
   Module module_;
   GlobalStore globals_;
@@ -531,10 +574,18 @@ class Session {
   std::unique_ptr<Unit> last_;
   std::atomic<bool> interrupt_{false};
   std::unique_ptr<tensor::GraphRuntime> tensors_;
-  std::string kernel_name_;  // the selected kernel, or ""
-  std::map<std::string, int64_t> kernel_dims_;  // the dims it was selected with
   int threads_ = 0;          // parallel loops of cpu kernels (0: every hardware thread)
-  std::unique_ptr<tensor::Schedule> schedule_;
+  // The schedule objects (schedules.cpp), the current one (0: none) and the next id.
+  struct OpenSchedule;
+  std::map<ScheduleId, std::unique_ptr<OpenSchedule>> schedules_;
+  ScheduleId current_ = 0, next_schedule_id_ = 1;
+  // Schedule `id` (0: the current one), or null with *error ("no kernel selected", "no
+  // schedule #3").
+  OpenSchedule* schedule_or_error(ScheduleId id, std::string* error) const;
+  // Lowers `name` at dims into a fresh tensor::Schedule; false with *error.
+  bool lower_for_schedule(const std::string& name, const std::map<std::string, int64_t>& dims,
+                          std::unique_ptr<OpenSchedule>* out, std::string* error) const;
+  void install(const OpenSchedule& s);  // into the runtime
   // Tuning (tune_session.cpp): the scheduler the runtime asks, and what it knows.
   struct AutoScheduling;
   std::shared_ptr<AutoScheduling> auto_;

@@ -123,15 +123,4 @@ Recording Session::record(std::string_view engine, size_t max_steps) {
   });
 }
 
-std::vector<std::string> Session::schedule_primitives() {
-  return tensor::schedule_primitives();
-}
-
-std::vector<std::string> Session::schedule_names() const {
-  if (!schedule_) return {};
-  std::vector<std::string> names = tensor::sched::loop_names(schedule_->func());
-  for (auto& b : tensor::sched::block_names(schedule_->func())) names.push_back(b);
-  return names;
-}
-
 }  // namespace descent

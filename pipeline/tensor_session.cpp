@@ -1,5 +1,5 @@
-// The Session's tensor half: the device kernels run on, the kernel under the microscope
-// with its schedule, and the dataflow graph views. Every front end (CLI `descent kernel`, the
+// The Session's tensor half: the device kernels run on, the views and runs of a schedule
+// object (schedules.cpp holds the objects), and the dataflow graph views. Every front end (CLI `descent kernel`, the
 // REPL's :kernel/:sched/:graph, the visualizer) goes through these.
 #include <algorithm>
 #include <cerrno>
@@ -8,6 +8,7 @@
 
 #include "lang/text.h"
 #include "pipeline/kernel_lookup.h"
+#include "pipeline/open_schedule.h"
 #include "pipeline/pipeline.h"
 #include "tensor/backend.h"
 #include "tensor/iteration_order.h"
@@ -289,142 +290,12 @@ bool Session::parse_dims(const std::vector<std::string>& words,
   return true;
 }
 
-bool Session::select_kernel(const std::string& name, const std::map<std::string, int64_t>& dims,
-                            std::string* error) {
-  const KernelDecl* found = find_kernel_or_error(module_, name, error);
-  if (!found) return false;
-  const KernelDecl& decl = *found;
-  // A dim the kernel does not have would be ignored silently (and the kernel lowered at 64):
-  // say which dims it has instead.
-  std::vector<std::string> names = tensor::dim_names(decl);
-  for (const auto& [dim, value] : dims) {
-    if (std::find(names.begin(), names.end(), dim) == names.end()) {
-      *error = "kernel '" + name + "' has no dim '" + dim + "' (" +
-               (names.empty() ? "its shapes are all fixed" : "its dims: " + join(names)) + ")";
-      return false;
-    }
-    if (value < 1) {
-      *error = "dim '" + dim + "' must be at least 1";
-      return false;
-    }
-  }
-  tir::PrimFunc f;
-  Diagnostic d;
-  if (!tensor::lower(decl, tensor::shapes_for(decl, dims), &f, &d)) {
-    *error = "cannot lower kernel '" + name + "': " + d.message;
-    return false;
-  }
-  auto sched = std::make_unique<tensor::Schedule>(std::move(f));
-  restore_schedule(name, *sched);
-  schedule_ = std::move(sched);
-  kernel_name_ = name;
-  kernel_dims_ = dims;
-  return true;
-}
-
 bool Session::check_kernel_shapes(const KernelDecl& kernel, Diagnostic* error) {
   for (const auto& p : kernel.params)
     for (const auto& d : p.tensor.dims)
       if (!d.name.empty()) return true;  // the call binds the shapes: checked then
   return tensor::result_shape(kernel, tensor::shapes_for(kernel, {}), nullptr, error);
 }
-
-bool Session::restore_schedule(const std::string& name, tensor::Schedule& sched) {
-  // A schedule given earlier for this kernel (e.g. on other shapes) comes back if it
-  // applies in full. One that does not is dropped everywhere: kept half-applied here it
-  // would differ from what calls run, and kept in the runtime every call would fail on it.
-  auto it = tensors_->schedules().find(name);
-  if (it == tensors_->schedules().end()) return true;
-  tensor::Schedule trial(sched.original());
-  std::string why;
-  if (trial.apply_text(it->second, &why)) {
-    sched = std::move(trial);
-    return true;
-  }
-  tensors_->set_schedule(name, "");
-  return false;
-}
-
-std::vector<std::string> Session::forget_stale_schedules(const std::vector<uint32_t>& versions) {
-  std::vector<std::string> notes;
-  for (size_t k = 0; k < versions.size() && k < module_.kernels.size(); ++k) {
-    const KernelInfo& info = module_.kernels[k];
-    if (info.version == versions[k]) continue;
-    auto it = tensors_->schedules().find(info.name);
-    bool had = it != tensors_->schedules().end();
-    std::string steps = had ? it->second : "";
-    bool selected = info.name == kernel_name_;
-    std::string why;
-    bool applies = true;
-    if (selected) {
-      // The kernel under the microscope is lowered again from the new definition.
-      // The dims it was selected with carry over where the new definition has them.
-      std::string name = kernel_name_;
-      std::map<std::string, int64_t> dims;
-      std::vector<std::string> names = tensor::dim_names(*info.decl);
-      for (const auto& [dim, size] : kernel_dims_)
-        if (std::find(names.begin(), names.end(), dim) != names.end()) dims[dim] = size;
-      if (!select_kernel(name, dims, &why)) {
-        schedule_.reset();
-        kernel_name_.clear();
-        tensors_->set_schedule(name, "");
-        notes.push_back("kernel '" + name + "' was redefined and " + why +
-                        ": it is no longer selected (:kernel " + name + " again)");
-        continue;
-      }
-      applies = tensors_->schedules().count(info.name) > 0 || !had;
-    } else if (had) {
-      tir::PrimFunc f;
-      Diagnostic d;
-      applies = tensor::lower(*info.decl, tensor::shapes_for(*info.decl, {}), &f, &d) &&
-                tensor::Schedule(std::move(f)).apply_text(steps, &why);
-      if (!applies) tensors_->set_schedule(info.name, "");
-    }
-    if (had && !applies) {
-      std::string one_line = steps;
-      while (!one_line.empty() && one_line.back() == '\n') one_line.pop_back();
-      for (auto& c : one_line)
-        if (c == '\n') c = ';';
-      notes.push_back("kernel '" + info.name + "' was redefined: its schedule (" + one_line +
-                      ") no longer applies and was dropped");
-    }
-  }
-  return notes;
-}
-
-bool Session::schedule_step(std::string_view step, std::string* error) {
-  if (!schedule_) {
-    *error = "no kernel selected (use :kernel NAME)";
-    return false;
-  }
-  if (!schedule_->apply(step, error)) return false;
-  tensors_->set_schedule(kernel_name_, schedule_->trace());
-  return true;
-}
-
-bool Session::schedule_text(std::string_view text, std::string* error) {
-  if (!schedule_) {
-    *error = "no kernel selected";
-    return false;
-  }
-  bool ok = schedule_->apply_text(text, error);
-  tensors_->set_schedule(kernel_name_, schedule_->trace());
-  return ok;
-}
-
-bool Session::schedule_undo() {
-  if (!schedule_ || !schedule_->undo()) return false;
-  tensors_->set_schedule(kernel_name_, schedule_->trace());
-  return true;
-}
-
-bool Session::schedule_redo() {
-  if (!schedule_ || !schedule_->redo()) return false;
-  tensors_->set_schedule(kernel_name_, schedule_->trace());
-  return true;
-}
-
-std::string Session::schedule_trace() const { return schedule_ ? schedule_->trace() : ""; }
 
 bool Session::lower_kernel(const std::string& name, const std::map<std::string, int64_t>& dims,
                            std::string_view schedule, tir::PrimFunc* out,
@@ -473,18 +344,20 @@ std::vector<StageInfo> Session::kernel_views() {
   return v;
 }
 
-StageResult Session::kernel_view(std::string_view view) const {
-  if (!schedule_) return fail("no kernel selected");
-  const tir::PrimFunc& f = schedule_->func();
+StageResult Session::kernel_view(std::string_view view, ScheduleId id) const {
+  std::string error;
+  const OpenSchedule* s = schedule_or_error(id, &error);
+  if (!s) return fail(error);
+  const tir::PrimFunc& f = s->schedule.func();
   if (view == "tir" || view == "tir-original") {
-    const tir::PrimFunc& g = view == "tir" ? f : schedule_->original();
+    const tir::PrimFunc& g = view == "tir" ? f : s->schedule.original();
     StageResult r = okay(tir::print_script(g));
     r.tree = loop_nest_tree(g);
     return r;
   }
   if (view == "c") return okay(tir::print_c(f));
-  if (view == "schedule") return okay(schedule_->trace());
-  if (view == "graph") return kernel_graph(kernel_name_, f);
+  if (view == "schedule") return okay(s->schedule.trace());
+  if (view == "graph") return kernel_graph(s->kernel, f);
   // A device's view of the code it generates ("llvm", "opencl", ...).
   for (const auto& name : tensor::backend_names()) {
     tensor::Backend* b = tensor::find_backend(name);
@@ -500,24 +373,20 @@ StageResult Session::kernel_view(std::string_view view) const {
   return fail("unknown kernel view '" + std::string(view) + "' (views: " + join(known) + ")");
 }
 
-bool Session::kernel_iteration_order(tensor::IterationOrder* out, std::string* error) const {
-  if (!schedule_) {
-    *error = "no kernel selected";
-    return false;
-  }
-  return tensor::iteration_order(schedule_->func(), out, error);
+bool Session::kernel_iteration_order(tensor::IterationOrder* out, std::string* error,
+                                     ScheduleId id) const {
+  const OpenSchedule* s = schedule_or_error(id, error);
+  return s && tensor::iteration_order(s->schedule.func(), out, error);
 }
 
 Session::KernelRun Session::run_kernel(std::string_view device, bool check, uint64_t seed,
-                                       int repeats) {
+                                       int repeats, ScheduleId id) {
   KernelRun r;
-  if (!schedule_) {
-    r.error = "no kernel selected";
-    return r;
-  }
+  const OpenSchedule* s = schedule_or_error(id, &r.error);
+  if (!s) return r;
   tensor::Backend* backend = tensor::backend_or_error(device, &r.error);
   if (!backend || !backend->open(&r.error)) return r;
-  const tir::PrimFunc& f = schedule_->func();
+  const tir::PrimFunc& f = s->schedule.func();
   // Inputs: one seeded random tensor per parameter, so a run can be reproduced exactly.
   std::vector<tensor::Tensor> inputs(f.params.size());
   std::vector<const tensor::Tensor*> args;
@@ -549,7 +418,7 @@ Session::KernelRun Session::run_kernel(std::string_view device, bool check, uint
     // The oracle is the reference interpreter on the loop nest as lowered, before any
     // schedule: this checks the schedule and the backend at once.
     tensor::Tensor ref;
-    if (!tir::interpret(schedule_->original(), args, &ref, &r.error, &interrupt_)) {
+    if (!tir::interpret(s->schedule.original(), args, &ref, &r.error, &interrupt_)) {
       r.error = "reference interpreter: " + r.error;
       return r;
     }

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "lang/text.h"
+#include "pipeline/open_schedule.h"
 #include "pipeline/pipeline.h"
 #include "tensor/backend.h"
 #include "tensor/launch.h"
@@ -135,11 +136,9 @@ std::string Session::automatic_schedule(const std::string& kernel, const tir::Pr
 
 bool Session::schedule_automatically(const std::string& device, std::string* source,
                                      std::string* error) {
-  if (!schedule_) {
-    *error = "no kernel selected";
-    return false;
-  }
-  std::string trace = automatic_schedule(kernel_name_, schedule_->original(), device, source);
+  const OpenSchedule* s = schedule_or_error(0, error);
+  if (!s) return false;
+  std::string trace = automatic_schedule(s->kernel, s->schedule.original(), device, source);
   if (trace.empty()) return true;
   return schedule_text(trace, error);
 }

@@ -284,48 +284,6 @@ bool GraphRuntime::call_kernel(const KernelDecl& kernel, const std::vector<int64
   return true;
 }
 
-void GraphRuntime::set_schedule(const std::string& kernel_name, const std::string& text) {
-  if (text.empty()) schedules_.erase(kernel_name);
-  else schedules_[kernel_name] = text;
-}
-
-bool GraphRuntime::lower_node(const Node& n, std::shared_ptr<const tir::PrimFunc>* func,
-                              std::string* error) {
-  std::vector<std::vector<int64_t>> shapes;
-  for (int64_t in : n.inputs) shapes.push_back(nodes_[size_t(in)].shape);
-  tir::PrimFunc f;
-  Diagnostic d;
-  if (!lower(*n.kernel, shapes, &f, &d)) {
-    *error = "kernel '" + n.label + "': " + d.message;
-    return false;
-  }
-  auto it = schedules_.find(n.label);
-  if (it != schedules_.end()) {
-    // Step by step rather than apply_text, so the error quotes the step that failed.
-    Schedule s(std::move(f));
-    size_t start = 0;
-    const std::string& text = it->second;
-    while (start <= text.size()) {
-      size_t end = text.find('\n', start);
-      if (end == std::string::npos) end = text.size();
-      std::string line = text.substr(start, end - start);
-      start = end + 1;
-      std::string step = line.substr(0, line.find('#'));
-      step.erase(0, step.find_first_not_of(" \t\r"));
-      step.erase(step.find_last_not_of(" \t\r") + 1);
-      if (step.empty()) continue;
-      std::string why;
-      if (!s.apply(step, &why)) {
-        *error = "schedule of kernel '" + n.label + "', step '" + step + "': " + why;
-        return false;
-      }
-    }
-    f = s.func();
-  }
-  *func = std::make_shared<const tir::PrimFunc>(std::move(f));
-  return true;
-}
-
 // ---- Evaluation -------------------------------------------------------------------------
 
 bool GraphRuntime::set_device(std::string_view name, std::string* error) {
@@ -657,7 +615,7 @@ std::string GraphRuntime::plan_key(const std::vector<int64_t>& all, int64_t tens
       for (int64_t in : n.inputs) put(pos(in));
       if (!schedules_.empty()) {
         auto sched = schedules_.find(n.label);
-        if (sched != schedules_.end()) key += sched->second;
+        if (sched != schedules_.end()) key += std::to_string(sched->second.version);
         key += '\0';
       }
     }

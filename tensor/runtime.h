@@ -182,9 +182,24 @@ class GraphRuntime : public TensorRuntime {
   void set_threads(int threads) { threads_ = threads; }
   // A schedule (schedule.h text) applied to every lowering of this kernel; "" removes it.
   // Checked when the kernel is evaluated: an illegal step for the shapes of that call is an
-  // evaluation error naming the kernel and the step.
+  // evaluation error naming the kernel and the step. Each call makes a new version: a call
+  // lowers and applies its kernel's schedule once per (kernel, shapes, version), and plans
+  // made with an older version are not reused.
   void set_schedule(const std::string& kernel_name, const std::string& text);
-  const std::map<std::string, std::string>& schedules() const { return schedules_; }
+  // The same from a schedule object (the Session's): `func` is what the steps give for
+  // `kernel` (the declaration) at the input `shapes` it was made at, so a call at those
+  // shapes runs it as it is.
+  void set_schedule(const std::string& kernel_name, const std::string& text,
+                    const KernelDecl* kernel, std::vector<std::vector<int64_t>> shapes,
+                    std::shared_ptr<const tir::PrimFunc> func);
+  struct InstalledSchedule {
+    std::string text;      // the steps, one per line
+    uint64_t version = 0;  // new with every set_schedule
+    const KernelDecl* kernel = nullptr;        // with func: the object's declaration,
+    std::vector<std::vector<int64_t>> shapes;  // its input shapes
+    std::shared_ptr<const tir::PrimFunc> func;  // and its scheduled nest (may be null)
+  };
+  const std::map<std::string, InstalledSchedule>& schedules() const { return schedules_; }
   // The scheduler of the kernels with no user schedule; null: they run as lowered. Setting
   // it (again) forgets the plans made with the one before.
   void set_auto_scheduler(std::shared_ptr<AutoScheduler> s) {
@@ -240,6 +255,7 @@ class GraphRuntime : public TensorRuntime {
     times_ = EvaluationTimes{};
   }
   int compilations() const { return compilations_; }  // kernel cache misses so far
+  int lowerings() const { return lowerings_; }  // kernel nests lowered (and scheduled) so far
   int replays() const { return replays_; }            // evaluations that replayed a plan
 
  private:
@@ -305,7 +321,12 @@ class GraphRuntime : public TensorRuntime {
   int threads_ = 0;
   bool passes_on_ = true;
   const std::atomic<bool>* interrupt_ = nullptr;
-  std::map<std::string, std::string> schedules_;
+  std::map<std::string, InstalledSchedule> schedules_;
+  uint64_t schedule_versions_ = 0;
+  // Lowered (and scheduled) nests by kernel declaration, its version, the input shapes and
+  // the schedule's version: what lower_node made before, shared by every plan that needs it.
+  std::map<std::string, std::shared_ptr<const tir::PrimFunc>> lowered_;
+  std::string lowered_key(const Node& n, const std::vector<std::vector<int64_t>>& shapes) const;
   std::shared_ptr<AutoScheduler> auto_scheduler_;
   int64_t auto_generation_ = 0;  // in plan keys: a new scheduler makes new plans
   std::vector<KernelTask> tasks_;
@@ -315,6 +336,7 @@ class GraphRuntime : public TensorRuntime {
   // kernel) or a changed schedule can never hit a stale entry.
   std::map<std::string, std::unique_ptr<CompiledKernel>> compiled_;
   int compilations_ = 0;
+  int lowerings_ = 0;
   mutable Evaluation last_;
   LaunchObserver observer_;
   std::vector<LaunchRecord> launches_;

@@ -122,6 +122,32 @@ bool block_loops(const tir::PrimFunc& f, const std::string& block, std::vector<s
 void substitute_loop_var(tir::Stmt* s, const std::string& name, const tir::Expr& with);
 }  // namespace sched
 
+// ---- What a step made -----------------------------------------------------------------
+// As TVM's primitives return handles to the loops and blocks they create, a step says what
+// it made: `split i 4` made i_0 and i_1, `rfactor C r_0` made block C_rf. Each name is the
+// one a later step uses (loop_names/block_names), in program order.
+struct StepResult {
+  std::string canonical;            // the step as the trace keeps it ("split i 4")
+  std::vector<std::string> loops;   // loops it made
+  std::vector<std::string> blocks;  // blocks it made
+};
+
+// Where a schedule text stopped: its line (from 1), the step as written and why.
+struct StepFailure {
+  size_t line = 0;
+  std::string step;
+  std::string why;
+};
+
+// The steps of a schedule text, one per line with its line number (from 1); blank lines
+// and '#' comments are skipped. The one reading of schedule text: Schedule::apply_text and
+// the graph runtime both take their steps from it.
+struct StepLine {
+  size_t line;
+  std::string step;
+};
+std::vector<StepLine> schedule_lines(std::string_view text);
+
 // ---- A schedule with history --------------------------------------------------------
 class Schedule {
  public:
@@ -130,11 +156,12 @@ class Schedule {
   const tir::PrimFunc& func() const { return states_[current_]; }
   const tir::PrimFunc& original() const { return states_[0]; }
 
-  // One step ("split i 32"). On error the schedule is unchanged and *error explains.
-  bool apply(std::string_view step, std::string* error);
+  // One step ("split i 32"). On error the schedule is unchanged and *error explains;
+  // *made (may be null) says what the step made.
+  bool apply(std::string_view step, std::string* error, StepResult* made = nullptr);
   // Several lines; stops at the first failing line ("line 3: cannot ...") and keeps the
-  // steps before it.
-  bool apply_text(std::string_view text, std::string* error);
+  // steps before it. *failure (may be null) gets the line, the step and the reason apart.
+  bool apply_text(std::string_view text, std::string* error, StepFailure* failure = nullptr);
   bool undo();  // false when there is nothing to undo
   bool redo();  // false when there is nothing to redo
   // The steps in effect, in canonical form, one per line: applying trace() to original()
@@ -142,6 +169,7 @@ class Schedule {
   std::string trace() const;
   const std::vector<std::string>& steps() const { return steps_; }  // first current_ of them
   size_t num_applied() const { return current_; }
+  bool can_redo() const { return current_ + 1 < states_.size(); }
 
  private:
   std::vector<tir::PrimFunc> states_;  // states_[0] = original; states_[k] after k steps
@@ -153,8 +181,11 @@ class Schedule {
 std::vector<std::string> schedule_primitives();
 
 // Parses and applies one step to f (what Schedule::apply does, without history). On
-// success *canonical is the normalised step text.
+// success *canonical is the normalised step text. apply_step_result also says what the
+// step made (a little dearer: it compares the loops and blocks before and after).
 bool apply_step(tir::PrimFunc& f, std::string_view step, std::string* canonical,
                 std::string* error);
+bool apply_step_result(tir::PrimFunc& f, std::string_view step, StepResult* made,
+                       std::string* error);
 
 }  // namespace descent::tensor

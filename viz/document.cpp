@@ -104,15 +104,16 @@ void Document::start_run() {
 
 void Document::finish_run() {
   worker_.join();
-  // The schedule in effect now (steps taken while the run was in flight included).
-  std::string trace = kernel_.selected ? session_->schedule_trace() : kernel_trace_;
+  // The Session before the run keeps the schedule in effect now (steps taken while the run
+  // was in flight included) until carry_kernel has moved it over.
+  std::unique_ptr<Session> before = std::move(session_);
   session_ = std::move(next_session_);
   outcome_ = std::move(next_outcome_);
   output_ = std::move(next_output_);
   if (output_.size() >= kMaxOutput) output_ += "\n... (output cut at 1 MiB)\n";
   ++generation_;
   current = SourceRange{};
-  carry_kernel(std::move(trace));
+  carry_kernel(*before);
 }
 
 namespace {
@@ -136,12 +137,14 @@ bool Document::choose_kernel(const std::string& name, const std::string& dims,
   return true;
 }
 
-void Document::carry_kernel(std::string trace) {
+void Document::carry_kernel(Session& before) {
   KernelChoice& k = kernel_;
+  bool was_selected = k.selected;
+  std::string trace = was_selected ? before.schedule_trace() : kernel_trace_;
   k.selected = false;
   k.error.clear();
   k.note.clear();
-  k.replayed = k.switched = false;
+  k.carried = k.reapplied = k.switched = false;
   if (k.name.empty()) return;  // no kernel chosen yet
   const Module& m = session_->module();
   if (m.kernels.empty()) {
@@ -174,6 +177,24 @@ void Document::carry_kernel(std::string trace) {
              (outcome_.status == Outcome::CompileError ? "while it does not compile"
                                                        : "any more") +
              ": showing " + k.name + " (" + k.lost + "'s schedule comes back with it)";
+  if (was_selected && !k.switched) {
+    // The same kernel: the Session moves the schedule object over, history and all; it
+    // applies the steps again only where the edit changed the kernel.
+    std::string note;
+    bool reapplied = false;
+    if (!session_->adopt_schedule(before, 0, &reapplied, &note, &k.error)) {
+      kernel_trace_ = std::move(trace);
+      return;
+    }
+    k.selected = true;
+    kernel_trace_.clear();
+    k.carried = !reapplied;
+    k.reapplied = reapplied && note.empty() && !trace.empty();
+    if (!note.empty()) k.note = note;
+    return;
+  }
+  // Another kernel than before, or one that could not be selected then: a new schedule,
+  // with the steps kept for it (a kernel that comes back is a new declaration).
   if (!select_on(*session_, k.name, k.dims, &k.error)) {
     kernel_trace_ = std::move(trace);
     return;
@@ -183,10 +204,10 @@ void Document::carry_kernel(std::string trace) {
   if (trace.empty()) return;
   std::string error;
   if (!session_->schedule_text(trace, &error))
-    k.note = "after the edit the schedule replayed only in part: " + error +
+    k.note = "after the edit the schedule applied only in part: " + error +
              " (the steps before it are kept)";
   else
-    k.replayed = k.note.empty();
+    k.reapplied = k.note.empty();
 }
 
 std::string Document::default_kernel() {

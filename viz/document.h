@@ -54,8 +54,9 @@ struct KernelChoice {
   // brings them back; meanwhile `name` is another kernel.
   std::string lost, lost_dims, lost_trace;
   // What the last re-run did with the schedule, for the pane to say.
-  std::string note;        // the lost kernel, or a replay that stopped at a failing step
-  bool replayed = false;   // a schedule was replayed in full onto the fresh Session
+  std::string note;        // the lost kernel, or steps that stopped applying at one
+  bool carried = false;    // the schedule object moved into the fresh Session as it was
+  bool reapplied = false;  // the edit changed the kernel: its steps all apply to the new nest
   bool switched = false;   // the re-run shows another kernel than the one before it
 };
 
@@ -130,8 +131,9 @@ class Document {
  private:
   void start_run();
   void finish_run();
-  // Selects the carried kernel on the fresh session_ and replays `trace` onto it.
-  void carry_kernel(std::string trace);
+  // Carries the kernel under the microscope from `before` (the Session of the last run) to
+  // the fresh session_: its schedule object moves over (Session::adopt_schedule).
+  void carry_kernel(Session& before);
 
   std::string text_, path_;
   std::string requested_pane_;
@@ -154,7 +156,9 @@ class Document {
 
   SourceRange hover_, hover_next_;
   KernelChoice kernel_;
-  std::string kernel_trace_;  // the schedule, while no Session has the kernel selected
+  // The schedule's steps while no Session has the kernel selected (it did not compile, or
+  // went away with an edit): applied again when it can be selected.
+  std::string kernel_trace_;
 };
 
 }  // namespace descent::viz

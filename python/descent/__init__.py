@@ -112,7 +112,6 @@ class Session(_Session):
 
     def __init__(self, engine="ast", **options):
         super().__init__()
-        self._microscope = None
         self.configure(engine=engine, **options)
 
     def configure(self, **options):

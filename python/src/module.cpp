@@ -26,6 +26,7 @@
 #include "bench/plot.h"
 #include "labs/runner/lab.h"
 #include "pipeline/pipeline.h"
+#include "tensor/schedule.h"
 #include "tensor/tensor.h"
 
 namespace py = pybind11;
@@ -573,27 +574,65 @@ tensor, as torch.from_numpy shares memory.)")
              if (!ps.s.select_kernel(name, dims_of(dims), &error)) raise("ScheduleError", error);
            })
       .def("selected_kernel", [](PySession& ps) { SessionLock lock_(ps); return py::make_tuple(ps.s.selected_kernel(), ps.s.selected_kernel_dims()); })
-      .def("schedule_step", [](PySession& ps, const std::string& step) { SessionLock lock_(ps);
+      // ---- schedule objects (Session::open_schedule); id 0: the one under the microscope ----
+      .def("open_schedule", [](PySession& ps, const std::string& name, const py::dict& dims, bool restore) {
+             SessionLock lock_(ps);
              std::string error;
-             if (!ps.s.schedule_step(step, &error)) raise("ScheduleError", error);
+             int id = ps.s.open_schedule(name, dims_of(dims), restore, &error);
+             if (!id) raise("ScheduleError", error);
+             return id;
+           }, py::arg("name"), py::arg("dims"), py::arg("restore") = false)
+      .def("close_schedule", [](PySession& ps, int id) { SessionLock lock_(ps); return ps.s.close_schedule(id); })
+      .def("use_schedule", [](PySession& ps, int id) { SessionLock lock_(ps);
+             std::string error;
+             if (!ps.s.use_schedule(id, &error)) raise("ScheduleError", error);
            })
-      .def("schedule_undo", [](PySession& ps) { SessionLock lock_(ps); return ps.s.schedule_undo(); })
-      .def("schedule_redo", [](PySession& ps) { SessionLock lock_(ps); return ps.s.schedule_redo(); })
-      .def("schedule_trace", [](PySession& ps) { SessionLock lock_(ps); return ps.s.schedule_trace(); })
-      .def("schedule_names", [](PySession& ps) { SessionLock lock_(ps); return ps.s.schedule_names(); })
-      .def("schedule_loops", [](PySession& ps, const std::string& block) { SessionLock lock_(ps);
-             std::vector<std::string> out;
+      .def("install_schedule", [](PySession& ps, int id) { SessionLock lock_(ps);
              std::string error;
-             if (!ps.s.schedule_loops(block, &out, &error)) raise("ScheduleError", error);
+             if (!ps.s.install_schedule(id, &error)) raise("ScheduleError", error);
+           }, py::arg("id") = 0)
+      .def("open_schedules", [](PySession& ps) { SessionLock lock_(ps);
+             py::list out;
+             for (const auto& i : ps.s.open_schedules()) {
+               py::dict d;
+               d["id"] = i.id;
+               d["kernel"] = i.kernel;
+               d["dims"] = i.dims;
+               d["steps"] = i.steps;
+               d["installed"] = i.installed;
+               d["current"] = i.current;
+               out.append(d);
+             }
              return out;
            })
-      .def("kernel_view", [](PySession& ps, const std::string& view) { SessionLock lock_(ps);
-             return view_or_raise(ps.s.kernel_view(view));
-           })
-      .def("run_kernel", [](PySession& ps, const std::string& device, bool check, uint64_t seed, int repeats) { SessionLock lock_(ps);
-             auto r = guarded(ps, [&] { return ps.s.run_kernel(device, check, seed, repeats); });
+      .def("schedule_step", [](PySession& ps, const std::string& step, int id) { SessionLock lock_(ps);
+             std::string error;
+             tensor::StepResult made;
+             if (!ps.s.schedule_step(step, &error, &made, id)) raise("ScheduleError", error);
+             py::dict d;
+             d["canonical"] = made.canonical;
+             d["loops"] = made.loops;
+             d["blocks"] = made.blocks;
+             return d;
+           }, py::arg("step"), py::arg("id") = 0)
+      .def("schedule_undo", [](PySession& ps, int id) { SessionLock lock_(ps); return ps.s.schedule_undo(id); }, py::arg("id") = 0)
+      .def("schedule_redo", [](PySession& ps, int id) { SessionLock lock_(ps); return ps.s.schedule_redo(id); }, py::arg("id") = 0)
+      .def("schedule_trace", [](PySession& ps, int id) { SessionLock lock_(ps); return ps.s.schedule_trace(id); }, py::arg("id") = 0)
+      .def("schedule_names", [](PySession& ps, int id) { SessionLock lock_(ps); return ps.s.schedule_names(id); }, py::arg("id") = 0)
+      .def("schedule_loops", [](PySession& ps, const std::string& block, int id) { SessionLock lock_(ps);
+             std::vector<std::string> out;
+             std::string error;
+             if (!ps.s.schedule_loops(block, &out, &error, id)) raise("ScheduleError", error);
+             return out;
+           }, py::arg("block"), py::arg("id") = 0)
+      .def("kernel_view", [](PySession& ps, const std::string& view, int id) { SessionLock lock_(ps);
+             return view_or_raise(ps.s.kernel_view(view, id));
+           }, py::arg("view"), py::arg("id") = 0)
+      .def("run_kernel", [](PySession& ps, const std::string& device, bool check, uint64_t seed, int repeats, int id) { SessionLock lock_(ps);
+             auto r = guarded(ps, [&] { return ps.s.run_kernel(device, check, seed, repeats, id); });
              if (!r.ok)
-               raise(r.error == "no kernel selected" ? "ScheduleError"
+               raise(r.error.rfind("no kernel selected", 0) == 0 || r.error.rfind("no schedule ", 0) == 0
+                         ? "ScheduleError"
                      : r.error.find("results differ") != std::string::npos ? "CheckError"
                                                                              : "DeviceError",
                      r.error);
@@ -604,7 +643,8 @@ tensor, as torch.from_numpy shares memory.)")
              d["checksum"] = r.checksum;
              d["shape"] = py::tuple(py::cast(r.shape));
              return d;
-           }, py::arg("device") = "cpu", py::arg("check") = true, py::arg("seed") = 1, py::arg("repeats") = 1)
+           }, py::arg("device") = "cpu", py::arg("check") = true, py::arg("seed") = 1, py::arg("repeats") = 1,
+           py::arg("id") = 0)
       // ---- tuning ----
       .def("tune", [](PySession& ps, const std::string& kernel, const py::dict& dims, const std::string& device,
                       const std::string& strategy, int trials, uint64_t seed, int repeats, double time_limit,

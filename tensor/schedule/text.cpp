@@ -3,6 +3,7 @@
 // replayed. apply_step reads a step through one table (name, usage line, call) of the
 // primitives; Schedule keeps every state, so undo and redo only move an index, and trace()
 // is the canonical text that rebuilds the current state from the original.
+#include <algorithm>
 #include <charconv>
 #include <string>
 #include <string_view>
@@ -232,41 +233,79 @@ bool apply_step(tir::PrimFunc& f, std::string_view step, std::string* canonical,
   return true;
 }
 
+namespace {
+// The names in `after` that `before` does not account for, in order. Loops are matched by
+// variable: a split of Y.i can turn another nest's "C.i" into a bare "i", the same loop
+// under a shorter name, not a new one.
+std::vector<std::string> made_names(std::vector<std::string> before,
+                                    const std::vector<std::string>& after, bool by_variable) {
+  auto key = [by_variable](const std::string& name) {
+    size_t dot = by_variable ? name.rfind('.') : std::string::npos;
+    return dot == std::string::npos ? name : name.substr(dot + 1);
+  };
+  for (auto& b : before) b = key(b);
+  std::vector<std::string> out;
+  for (const auto& a : after) {
+    auto it = std::find(before.begin(), before.end(), key(a));
+    if (it != before.end()) before.erase(it);
+    else out.push_back(a);
+  }
+  return out;
+}
+}  // namespace
+
+bool apply_step_result(tir::PrimFunc& f, std::string_view step, StepResult* made,
+                       std::string* error) {
+  if (!made) return apply_step(f, step, nullptr, error);
+  std::vector<std::string> loops = sched::loop_names(f), blocks = sched::block_names(f);
+  if (!apply_step(f, step, &made->canonical, error)) return false;
+  made->loops = made_names(std::move(loops), sched::loop_names(f), true);
+  made->blocks = made_names(std::move(blocks), sched::block_names(f), false);
+  return true;
+}
+
+std::vector<StepLine> schedule_lines(std::string_view text) {
+  std::vector<StepLine> out;
+  size_t line_no = 0;
+  for (const std::string& line : split_lines(text)) {
+    ++line_no;
+    if (tokenize(line).empty()) continue;
+    std::string step = line.substr(0, line.find('#'));
+    step.erase(0, step.find_first_not_of(" \t\r"));
+    step.erase(step.find_last_not_of(" \t\r") + 1);
+    out.push_back({line_no, std::move(step)});
+  }
+  return out;
+}
+
 // ============================================================================
 // [SECTION] Schedule
 // ============================================================================
 
 Schedule::Schedule(tir::PrimFunc original) { states_.push_back(std::move(original)); }
 
-bool Schedule::apply(std::string_view step, std::string* error) {
+bool Schedule::apply(std::string_view step, std::string* error, StepResult* made) {
   tir::PrimFunc next = states_[current_];
-  std::string canonical;
-  if (!apply_step(next, step, &canonical, error)) return false;
+  StepResult scratch;
+  if (!made) made = &scratch;
+  if (!apply_step_result(next, step, made, error)) return false;
   // A new step after undo forgets the undone ones (the redo tail), as editors do.
   states_.resize(current_ + 1);
   steps_.resize(current_);
   states_.push_back(std::move(next));
-  steps_.push_back(std::move(canonical));
+  steps_.push_back(made->canonical);
   ++current_;
   return true;
 }
 
-bool Schedule::apply_text(std::string_view text, std::string* error) {
-  size_t line_no = 0;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    ++line_no;
-    if (!tokenize(line).empty()) {
-      std::string why;
-      if (!apply(line, &why)) {
-        if (error) *error = "line " + std::to_string(line_no) + ": " + why;
-        return false;
-      }
+bool Schedule::apply_text(std::string_view text, std::string* error, StepFailure* failure) {
+  for (const StepLine& l : schedule_lines(text)) {
+    std::string why;
+    if (!apply(l.step, &why)) {
+      if (error) *error = "line " + std::to_string(l.line) + ": " + why;
+      if (failure) *failure = StepFailure{l.line, l.step, std::move(why)};
+      return false;
     }
-    pos = end + 1;
   }
   return true;
 }

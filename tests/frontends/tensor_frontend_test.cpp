@@ -1,6 +1,7 @@
 // The tensor tier through the front ends: `descent kernel` (dumps, schedules, --check, bad
 // input) on the real binary, and the REPL's :kernel / :sched / :undo / :redo / :run /
 // :graph / :device in-process.
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -518,4 +519,44 @@ TEST_CASE("REPL: :view shows any view of the selected kernel, each device's incl
   CHECK(contains(r.take_out(), "define"));
   r.repl.feed(":view nope");
   CHECK(contains(r.take_err(), "unknown kernel view 'nope'"));
+}
+
+TEST_CASE("REPL: two schedules of one kernel side by side; :schedules lists them, :kernel ID goes back") {
+  R r;
+  r.repl.feed(":schedules");
+  CHECK(r.take_out() == "no schedules open (:kernel NAME opens one)\n");
+  r.repl.feed(":kernel matmul n=64 m=64 k=64");
+  r.repl.feed(":sched split i 4");
+  // A second schedule of matmul, at other dims, starts from the steps the kernel has.
+  r.repl.feed(":kernel matmul n=128 m=16 k=32");
+  CHECK(contains(r.take_out(), "T.grid(32, 4, 16, 32)"));
+  r.repl.feed(":sched split j 8");
+  r.take_out();
+  r.repl.feed(":schedules");
+  CHECK(r.take_out() ==
+        "  1   matmul k=64 m=64 n=64: 1 step\n"
+        "* 2   matmul k=32 m=16 n=128: 2 steps (the kernel's calls use it)\n");
+  r.repl.feed(":kernel 1");
+  std::string back = r.take_out();
+  CHECK_MESSAGE(contains(back, "i_0"), back);
+  CHECK_MESSAGE(!contains(back, "j_0"), back);
+  r.repl.feed(":view schedule");
+  CHECK(r.take_out() == "split i 4\n");
+  r.repl.feed(":kernel");
+  CHECK(r.take_out() == "kernel: matmul (schedule 1)\n");
+  r.repl.feed(":sched unroll i_1");  // editing 1 makes it the one the calls use
+  r.take_out();
+  r.repl.feed(":schedules");
+  CHECK(r.take_out() ==
+        "* 1   matmul k=64 m=64 n=64: 2 steps (the kernel's calls use it)\n"
+        "  2   matmul k=32 m=16 n=128: 2 steps\n");
+  r.repl.feed("print(sum_all(matmul(ones([8, 4]), ones([4, 2]))))");
+  CHECK(r.take_out() == "64.0\n");  // schedule 1's steps, applied at these shapes
+  r.repl.feed(":kernel 7");
+  CHECK(r.take_err() == "error: no schedule 7 (it was closed, or never opened)\n");
+  r.repl.feed(":kernel 2x");
+  CHECK(r.take_err() == "error: no schedule 2x (:schedules lists them)\n");
+  auto words = r.repl.complete(":kernel ", "2");
+  CHECK(std::find(words.begin(), words.end(), "2") != words.end());
+  CHECK(r.take_err() == "");
 }

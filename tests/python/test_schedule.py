@@ -158,3 +158,44 @@ def test_bad_schedule_requests(mm):
         sch.vectorize(3.5)
     with pytest.raises(descent.DeviceError):
         sch.run("abacus")
+
+
+def test_two_schedules_side_by_side_are_objects_not_replays(mm):
+    # Each Schedule is the Session's object: stepping one never touches the other, and no
+    # step is replayed or names compared (the Session says what a step made).
+    a = mm.schedule("mm_relu", n=64, m=64, k=64)
+    b = mm.schedule("mm_relu", n=128, m=16, k=32)
+    assert not hasattr(a, "_activate") and not hasattr(a, "_new_names")
+    ai, aj, ak = a.get_loops("Y")
+    bi, bj, bk = b.get_loops("Y")
+    a0, a1 = a.split(ai, 4)
+    b0, b1 = b.split(bj, 8)
+    assert (a0.name, a1.name, b0.name, b1.name) == ("i_0", "i_1", "j_0", "j_1")
+    a.reorder(a0, aj, a1, ak)
+    assert a.trace() == "split Y.i 4\nreorder i_0 Y.j i_1 k\n"
+    assert b.trace() == "split Y.j 8\n"
+    assert "T.grid(16, 64, 4, 64)" in a.mod.text
+    assert "T.grid(128, 2, 8, 32)" in b.mod.text
+    assert a.run("cpu", check=True)["shape"] == (64, 64)
+    assert b.run("ref", check=True)["shape"] == (128, 16)
+    # The Session lists both; the one stepped last (a) is what the program's calls use.
+    listed = {s["id"]: s for s in mm.open_schedules()}
+    assert listed[a._id]["steps"] == 2 and listed[a._id]["installed"]
+    assert listed[b._id]["steps"] == 1 and not listed[b._id]["installed"]
+    b.install()
+    assert {s["id"]: s["installed"] for s in mm.open_schedules()} == {a._id: False, b._id: True}
+    # Blocks a step made come from the step itself.
+    rf = b.rfactor(b.get_block("Y"), b.get_loops("Y")[-1])
+    assert rf.name == "Y_rf"
+    assert b.undo() and b.trace() == "split Y.j 8\n"
+    assert a.trace() == "split Y.i 4\nreorder i_0 Y.j i_1 k\n"
+    gone = b._id
+    b.close()
+    assert gone not in {s["id"] for s in mm.open_schedules()}
+    with pytest.raises(ScheduleError, match="no schedule %d" % gone):
+        b.split(b0, 2)
+    # A Schedule nobody holds any more (nor any of its handles) frees its object.
+    c = mm.schedule("mm_relu", n=8)
+    freed = c._id
+    del c
+    assert freed not in {s["id"] for s in mm.open_schedules()}

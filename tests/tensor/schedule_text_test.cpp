@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "lang/text.h"
 #include "tensor/lower.h"
 #include "tensor/schedule.h"
 #include "tensor/tensor.h"
@@ -267,4 +268,64 @@ TEST_CASE("block primitives are reachable from the text syntax") {
   Schedule replay(f);
   REQUIRE_MESSAGE(replay.apply_text(s.trace(), &error), error);
   CHECK(script(replay.func()) == script(s.func()));
+}
+
+TEST_CASE("a step says which loops and blocks it made, in program order, as steps name them") {
+  struct Case {
+    std::vector<std::string> before;  // applied first
+    const char* step;
+    std::vector<std::string> loops, blocks;
+  };
+  const Case cases[] = {
+      {{}, "split i 32", {"i_0", "i_1"}, {}},
+      {{}, "split i 32 as io ii", {"io", "ii"}, {}},
+      {{}, "tile i j 8 16", {"i_0", "j_0", "i_1", "j_1"}, {}},
+      {{}, "fuse i j", {"i_j_fused"}, {}},
+      {{"split i 32", "fuse i_1 j"}, "fuse i_0 i_1_j_fused as ij", {"ij"}, {}},
+      {{}, "reorder j i", {}, {}},
+      {{}, "parallel i", {}, {}},
+      // C_rf takes over the nest i, j, k; C sums the partials in a new one.
+      {{}, "rfactor C k", {"C.i", "C.j", "rf"}, {"C_rf"}},
+      {{}, "cache_write C local", {"ax0", "ax1"}, {"C_writeback"}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(std::string(c.step));
+    Schedule s(matmul());
+    std::string error;
+    for (const auto& b : c.before) REQUIRE_MESSAGE(s.apply(b, &error), error);
+    StepResult made;
+    REQUIRE_MESSAGE(s.apply(c.step, &error, &made), error);
+    CHECK(made.canonical == s.steps().back());
+    CHECK(join(made.loops, " ") == join(c.loops, " "));
+    CHECK(join(made.blocks, " ") == join(c.blocks, " "));
+  }
+  // Two nests with a loop `i` each are "Y.i" and "C.i"; splitting Y's leaves C's the only
+  // `i`, now named "i": the same loop under a shorter name, not one the step made.
+  Schedule s(mm_relu());
+  std::string error;
+  StepResult made;
+  REQUIRE_MESSAGE(s.apply("split Y.i 4", &error, &made), error);
+  CHECK(join(made.loops, " ") == "i_0 i_1");
+  CHECK(made.blocks.empty());
+  // A refused step makes nothing and leaves the history as it was.
+  StepResult none;
+  CHECK_FALSE(s.apply("split nope 4", &error, &none));
+  CHECK(none.loops.empty());
+  CHECK(s.num_applied() == 1);
+}
+
+TEST_CASE("schedule_lines: the one reading of schedule text, with line numbers") {
+  auto lines = schedule_lines("# head\nsplit i 4  # why\n\n  reorder i_0, j\r\n#\n");
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].line == 2);
+  CHECK(lines[0].step == "split i 4");
+  CHECK(lines[1].line == 4);
+  CHECK(lines[1].step == "reorder i_0, j");
+  Schedule s(matmul());
+  std::string error;
+  StepFailure failed;
+  CHECK_FALSE(s.apply_text("split i 4\n\nvectorize nope\n", &error, &failed));
+  CHECK(failed.line == 3);
+  CHECK(failed.step == "vectorize nope");
+  CHECK(error == "line 3: " + failed.why);
 }

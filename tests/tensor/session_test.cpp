@@ -7,6 +7,7 @@
 #include "pipeline/pipeline.h"
 #include "session_util.h"
 #include "tensor/runtime.h"
+#include "tensor/schedule.h"
 
 using namespace descent;
 using descent::testing::contains;
@@ -177,4 +178,88 @@ TEST_CASE("the kernel view 'graph' is the selected kernel's call, before and aft
   REQUIRE(dot.ok);
   CHECK(dot.text.rfind("digraph", 0) == 0);
   CHECK(s.graph_view("pending").text == "(no pending tensor computations)\n");
+}
+
+TEST_CASE("schedules are objects: two of one kernel at different dims side by side, each with its own history") {
+  Session s;
+  std::string error;
+  Session::ScheduleId a = s.open_schedule("matmul", {{"n", 64}, {"k", 64}, {"m", 64}}, false, &error);
+  Session::ScheduleId b = s.open_schedule("matmul", {{"n", 128}, {"k", 32}, {"m", 16}}, false, &error);
+  REQUIRE_MESSAGE(a > 0, error);
+  REQUIRE_MESSAGE(b > 0, error);
+  CHECK(a != b);
+  CHECK(s.selected_kernel().empty());  // opening is not selecting
+  tensor::StepResult made;
+  REQUIRE_MESSAGE(s.schedule_step("split i 4", &error, &made, a), error);
+  CHECK(made.loops == std::vector<std::string>{"i_0", "i_1"});
+  REQUIRE_MESSAGE(s.schedule_step("split j 8", &error, &made, b), error);
+  CHECK(made.loops == std::vector<std::string>{"j_0", "j_1"});
+  CHECK(s.schedule_trace(a) == "split i 4\n");
+  CHECK(s.schedule_trace(b) == "split j 8\n");
+  std::string ta = s.kernel_view("tir", a).text, tb = s.kernel_view("tir", b).text;
+  CHECK_MESSAGE((contains(ta, "i_0") && !contains(ta, "j_0") && contains(ta, "64")), ta);
+  CHECK_MESSAGE((contains(tb, "j_0") && !contains(tb, "i_0") && contains(tb, "128")), tb);
+  // Undo and redo move one object's history only.
+  CHECK(s.schedule_undo(a));
+  CHECK(s.schedule_trace(a).empty());
+  CHECK(s.schedule_trace(b) == "split j 8\n");
+  CHECK(s.schedule_redo(a));
+  CHECK(s.schedule_trace(a) == "split i 4\n");
+  // Each runs at its own dims, checked against the reference interpreter.
+  Session::KernelRun rb = s.run_kernel("ref", true, 1, 1, b);
+  CHECK_MESSAGE(rb.ok, rb.error);
+  CHECK(rb.shape == std::vector<int64_t>{128, 16});
+  Session::KernelRun ra = s.run_kernel("cpu", true, 1, 1, a);
+  CHECK_MESSAGE(ra.ok, ra.error);
+  CHECK(ra.shape == std::vector<int64_t>{64, 64});
+  // The one stepped last is the one the program's calls use; install() chooses.
+  CHECK(s.tensors().schedules().at("matmul").text == "split i 4\n");  // a's redo was last
+  REQUIRE(s.install_schedule(b, &error));
+  CHECK(s.tensors().schedules().at("matmul").text == "split j 8\n");
+  auto open = s.open_schedules();
+  REQUIRE(open.size() == 2);
+  CHECK((open[0].id == a && !open[0].installed && open[0].steps == 1));
+  CHECK((open[1].id == b && open[1].installed && open[1].dims.at("n") == 128));
+  CHECK(printed_by(s, "print(sum_all(matmul(ones([16, 32]), ones([32, 8]))))\n") == "4096.0\n");
+  // A closed schedule is gone; what it installed stays installed.
+  CHECK(s.close_schedule(b));
+  CHECK_FALSE(s.close_schedule(b));
+  StageResult gone = s.kernel_view("tir", b);
+  CHECK_FALSE(gone.ok);
+  CHECK(contains(gone.text, "no schedule " + std::to_string(b)));
+  CHECK(s.tensors().schedules().at("matmul").text == "split j 8\n");
+  // select_kernel opens a third, under the microscope, from the installed steps.
+  REQUIRE(s.select_kernel("matmul", {{"n", 32}}, &error));
+  CHECK(s.current_schedule() != a);
+  CHECK(s.schedule_trace() == "split j 8\n");
+  CHECK(s.schedule_trace(a) == "split i 4\n");
+  REQUIRE(s.use_schedule(a, &error));
+  CHECK(s.schedule_trace() == "split i 4\n");
+  CHECK(s.selected_kernel_dims().at("n") == 64);
+  CHECK_FALSE(s.use_schedule(99, &error));
+  CHECK(error == "no schedule 99 (it was closed, or never opened)");
+}
+
+TEST_CASE("a kernel call lowers and schedules its nest once per kernel, shapes and schedule version") {
+  Session s;
+  std::string error;
+  REQUIRE(s.select_kernel("matmul", {{"n", 8}, {"k", 8}, {"m", 8}}, &error));
+  REQUIRE(s.schedule_step("split i 4", &error));
+  s.set_default_schedules(false);
+  // At the schedule's own dims the call runs the schedule's nest: nothing to lower.
+  int before = s.tensors().lowerings();
+  CHECK(printed_by(s, "a = ones([8, 8])\nprint(sum_all(matmul(a, a)))\n") == "512.0\n");
+  CHECK(s.tensors().lowerings() == before);
+  // Elsewhere its steps are applied to those shapes once; another graph that calls matmul
+  // at those shapes reuses the nest (relu is lowered: it is new).
+  CHECK(printed_by(s, "b = ones([16, 8])\nprint(sum_all(matmul(b, a)))\n") == "1024.0\n");
+  CHECK(s.tensors().lowerings() == before + 1);
+  CHECK(printed_by(s, "print(sum_all(relu(matmul(b, a))))\n") == "1024.0\n");
+  CHECK(s.tensors().lowerings() == before + 2);
+  // A new step is a new version: lowered again once.
+  REQUIRE(s.schedule_step("split j 2", &error));
+  CHECK(printed_by(s, "print(sum_all(matmul(b, a)))\n") == "1024.0\n");
+  CHECK(s.tensors().lowerings() == before + 3);
+  CHECK(printed_by(s, "print(sum_all(add(matmul(b, a), ones([16, 8]))))\n") == "1152.0\n");
+  CHECK(s.tensors().lowerings() == before + 4);  // the add: matmul's nest was kept
 }

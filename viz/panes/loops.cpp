@@ -194,8 +194,8 @@ struct LoopsPane : Pane {
 
   // ---- Keeping up with the Document ----
 
-  // A new generation is a new Session, on which the Document selected the kernel again
-  // and replayed its schedule: say what became of them.
+  // A new generation is a new Session, into which the Document moved the schedule (or
+  // applied its steps to a changed kernel): say what became of it.
   void sync(Document& doc) {
     if (doc.generation() == gen_) return;
     gen_ = doc.generation();
@@ -234,7 +234,7 @@ struct LoopsPane : Pane {
     dims_field_ = k.dims;
     have_kernel_ = true;
     why_empty_.clear();
-    if (k.replayed) applied_ = "the program changed: the schedule was replayed on it";
+    if (k.reapplied) applied_ = "the kernel changed: the schedule's steps were applied to its new nest";
   }
 
   bool select(Document& doc, const std::string& kernel, const std::string& dims_text,

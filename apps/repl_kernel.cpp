@@ -1,0 +1,123 @@
+// The REPL's commands for schedules: :kernel opens a schedule object of a kernel (or goes
+// back to one), :schedules lists them, :sched steps the one under the microscope, and :tir,
+// :c, :opencl and :view show it. The Session owns the objects (pipeline/schedules.cpp).
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <map>
+
+#include "apps/repl.h"
+#include "lang/text.h"
+
+namespace descent {
+
+using Words = std::vector<std::string>;
+
+std::vector<Repl::Command> Repl::kernel_commands() {
+  return {
+      {":kernel", "NAME [n=SIZE ...] | ID",
+       "open a schedule of a kernel (named dims default to 64), or go back to schedule ID",
+       [](Repl& r, const Call& c) {
+         const auto& w = c.words;
+         Session& s = r.session_;
+         if (w.size() < 2) {
+           if (s.selected_kernel().empty())
+             r.err_ << "error: usage: :kernel NAME [n=SIZE ...] | ID\n";
+           else
+             r.out_ << "kernel: " << s.selected_kernel() << " (schedule " << s.current_schedule()
+                    << ")\n";
+           return;
+         }
+         std::string error;
+         // A number is a schedule's id (no kernel name starts with a digit).
+         if (std::isdigit(static_cast<unsigned char>(w[1][0]))) {
+           int id = std::atoi(w[1].c_str());
+           if (w.size() > 2)
+             error = "usage: :kernel ID (the dims are the schedule's own)";
+           else if (id <= 0 || w[1].find_first_not_of("0123456789") != std::string::npos)
+             error = "no schedule " + w[1] + " (:schedules lists them)";
+           else if (s.use_schedule(id, &error))
+             r.out_ << s.kernel_view("tir").text;
+           if (!error.empty()) r.err_ << "error: " << error << '\n';
+           return;
+         }
+         std::map<std::string, int64_t> dims;
+         if (!Session::parse_dims({w.begin() + 2, w.end()}, &dims, &error) ||
+             !s.select_kernel(w[1], dims, &error))
+           r.err_ << "error: " << error << '\n';
+         else
+           r.out_ << s.kernel_view("tir").text;
+       },
+       [](const Session& s, const Words& w) {
+         Words v;
+         if (w.size() != 1) return v;
+         for (const auto& k : s.module().kernels) v.push_back(k.name);
+         for (const auto& o : s.open_schedules()) v.push_back(std::to_string(o.id));
+         return v;
+       }},
+      {":schedules", "", "the open schedules: kernel, dims, steps; which one calls use, which one :sched edits",
+       [](Repl& r, const Call&) {
+         auto open = r.session_.open_schedules();
+         if (open.empty()) r.out_ << "no schedules open (:kernel NAME opens one)\n";
+         for (const auto& o : open) {
+           std::string dims;
+           for (const auto& [d, n] : o.dims) dims += fmt::format(" {}={}", d, n);
+           r.out_ << fmt::format("{} {:<3} {}{}: {} step{}{}\n", o.current ? "*" : " ", o.id, o.kernel,
+                                 dims, o.steps, o.steps == 1 ? "" : "s",
+                                 o.installed ? " (the kernel's calls use it)" : "");
+         }
+       }},
+      {":tir", "[original]", "the selected kernel's loop nest (after the schedule)",
+       [](Repl& r, const Call& c) {
+         r.show_kernel(c.words.size() > 1 && c.words[1] == "original" ? "tir-original" : "tir");
+       }},
+      {":c", "", "the selected kernel's loop nest as C",
+       [](Repl& r, const Call&) { r.show_kernel("c"); }},
+      {":opencl", "", "the selected kernel's loop nest as OpenCL C",
+       [](Repl& r, const Call&) { r.show_kernel("opencl"); }},
+      {":view", "VIEW", "any view of the selected kernel, each device's generated code too (:view alone lists them)",
+       [](Repl& r, const Call& c) {
+         if (c.words.size() < 2) {
+           for (const auto& v : Session::kernel_views())
+             r.out_ << fmt::format("  {:<14}{}\n", v.name, v.description);
+           return;
+         }
+         r.show_kernel(c.words[1]);
+       },
+       [](const Session&, const Words& w) {
+         Words v;
+         if (w.size() == 1)
+           for (const auto& k : Session::kernel_views()) v.push_back(k.name);
+         return v;
+       }},
+      {":sched", "STEP ...", "apply a schedule step, e.g. :sched split i 32 (docs/tensor.md lists them)",
+       [](Repl& r, const Call& c) {
+         std::string step = c.line.substr(std::min(c.line.size(), c.line.find(":sched") + 6));
+         std::string error;
+         if (step.find_first_not_of(" \t") == std::string::npos) {
+           r.err_ << "error: usage: :sched STEP (e.g. :sched split i 32), or :sched auto\n";
+         } else if (split_words(step) == std::vector<std::string>{"auto"}) {
+           // The schedule a run would give the kernel: its tuned record, else the defaults.
+           std::string source;
+           std::string device = r.session_.device() == "ref" ? "cpu" : r.session_.device();
+           if (!r.session_.schedule_automatically(device, &source, &error))
+             r.err_ << "error: " << error << '\n';
+           else if (source.empty())
+             r.out_ << "no automatic schedule for this kernel on " << device << '\n';
+           else
+             r.out_ << "# the " << source << " schedule for " << device << ":\n"
+                    << r.session_.schedule_trace() << r.session_.kernel_view("tir").text;
+         }
+         else if (!r.session_.schedule_step(step, &error))
+           r.err_ << "error: " << error << '\n';
+         else
+           r.out_ << r.session_.kernel_view("tir").text;
+       },
+       [](const Session& s, const Words& w) {
+         return w.size() == 1 ? Session::schedule_primitives() : s.schedule_names();
+       }},
+  };
+}
+
+}  // namespace descent
