@@ -224,6 +224,10 @@ const std::vector<Session::StageEntry>& Session::stage_table() {
     llvmbe::Listing listing;
     if (name == "llvm" || name == "llvm-opt")
       listing = llvmbe::ir_code(p, s.module_, s.opt_level_, name == "llvm-opt", &error);
+    else if (name == "passes" && s.last_ && p.script && p.script == s.last_->program.get())
+      // The whole input (code_scope gives a function without its script): the snapshots
+      // :passes and :diff read, computed once per input.
+      listing.text = llvmbe::format_pass_list(s.last_->snapshots(s.module_, s.opt_level_));
     else if (name == "passes")
       listing.text = llvmbe::format_pass_list(llvmbe::dump_passes(p, s.module_, s.opt_level_, &error));
     else
