@@ -143,10 +143,6 @@ std::string friendly(std::string_view name) {
   return s;
 }
 
-std::string op_list() {
-  return "Gemm, MatMul, Add, Relu, Sigmoid, Tanh, Softmax, Flatten, Reshape, Conv, Constant, "
-         "Identity, Dropout";
-}
 
 class Importer {
  public:
@@ -200,6 +196,19 @@ class Importer {
   bool reshape(const onnx::NodeProto& n);
   bool conv(const onnx::NodeProto& n);
   bool constant(const onnx::NodeProto& n);
+  bool passthrough(const onnx::NodeProto& n);  // Identity, Dropout at inference
+
+ public:
+  // The ops the importer reads, one row each, in the order docs/models.md's table lists
+  // them: dispatch, the refusal's list and supported_onnx_ops() all read it.
+  struct OpEntry {
+    const char* op;
+    bool (Importer::*read)(const onnx::NodeProto&);
+    bool extra_outputs = false;  // its other outputs may be there (Dropout's mask): unused
+  };
+  static const std::vector<OpEntry>& op_table();
+
+ private:
 
   std::string source_;
   const ImportOptions& options_;
@@ -713,28 +722,38 @@ bool Importer::node(const onnx::NodeProto& n) {
                                     "domain)", n.domain()));
   if (n.output_size() < 1 || n.output(0).empty()) return node_fail(n, "it has no output");
   const std::string& op = n.op_type();
-  if (op == "Dropout" || op == "Identity") {
-    // Inference: Dropout passes its input through (its optional mask output is unused).
-    Value x;
-    if (!input(n, 0, &x)) return false;
-    values_[n.output(0)] = x;
-    out_->nodes.push_back({node_name(n), op,
-                           "(no code: the same tensor)", shape_str(x.shape)});
-    return true;
-  }
-  if (n.output_size() > 1)
+  const OpEntry* entry = nullptr;
+  for (const OpEntry& e : op_table())
+    if (op == e.op) entry = &e;
+  if (!entry)
+    return node_fail(n, fmt::format("the op is not supported; Descent imports {}",
+                                    join(supported_onnx_ops())));
+  if (!entry->extra_outputs)
     for (int i = 1; i < n.output_size(); ++i)
       if (!n.output(i).empty()) return node_fail(n, "nodes with several outputs are not supported");
-  if (op == "Gemm") return gemm(n);
-  if (op == "MatMul") return matmul(n);
-  if (op == "Add") return add(n);
-  if (op == "Relu" || op == "Sigmoid" || op == "Tanh") return unary(n);
-  if (op == "Softmax") return softmax(n);
-  if (op == "Flatten") return flatten(n);
-  if (op == "Reshape") return reshape(n);
-  if (op == "Conv") return conv(n);
-  if (op == "Constant") return constant(n);
-  return node_fail(n, fmt::format("the op is not supported; Descent imports {}", op_list()));
+  return (this->*entry->read)(n);
+}
+
+bool Importer::passthrough(const onnx::NodeProto& n) {
+  // Inference: Dropout passes its input through (its optional mask output is unused).
+  Value x;
+  if (!input(n, 0, &x)) return false;
+  values_[n.output(0)] = x;
+  out_->nodes.push_back({node_name(n), n.op_type(), "(no code: the same tensor)", shape_str(x.shape)});
+  return true;
+}
+
+const std::vector<Importer::OpEntry>& Importer::op_table() {
+  static const std::vector<OpEntry> t = {
+      {"Gemm", &Importer::gemm},         {"MatMul", &Importer::matmul},
+      {"Add", &Importer::add},           {"Relu", &Importer::unary},
+      {"Sigmoid", &Importer::unary},     {"Tanh", &Importer::unary},
+      {"Softmax", &Importer::softmax},   {"Flatten", &Importer::flatten},
+      {"Reshape", &Importer::reshape},   {"Conv", &Importer::conv},
+      {"Constant", &Importer::constant}, {"Identity", &Importer::passthrough},
+      {"Dropout", &Importer::passthrough, true},
+  };
+  return t;
 }
 
 bool Importer::run(const onnx::ModelProto& model) {
@@ -914,6 +933,12 @@ bool onnx_checker_accepts(const onnx::ModelProto& model, const std::string& sour
 
 }  // namespace
 
+std::vector<std::string> supported_onnx_ops() {
+  std::vector<std::string> out;
+  for (const auto& e : Importer::op_table()) out.push_back(e.op);
+  return out;
+}
+
 bool translate_onnx(const std::string& bytes, const std::string& source_name,
                     const ImportOptions& options, ImportResult* out, std::string* error) {
   std::string scratch;
@@ -1009,84 +1034,6 @@ std::string format_import_summary(const ImportResult& r) {
                    r.files.size(), r.files.size() == 1 ? "" : "s");
   for (const auto& f : r.files) s += "  " + f + "\n";
   return s;
-}
-
-std::string mlp_onnx_bytes(const std::vector<tensor::Tensor>& weights,
-                           const std::vector<tensor::Tensor>& biases, std::string* error) {
-  std::string scratch;
-  if (!error) error = &scratch;
-  if (weights.empty() || weights.size() != biases.size()) {
-    *error = "an MLP needs one bias per weight matrix, and at least one layer";
-    return "";
-  }
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.set_producer_name("descent");
-  auto* opset = m.add_opset_import();
-  opset->set_domain("");
-  opset->set_version(17);
-  auto* g = m.mutable_graph();
-  g->set_name("mlp");
-  auto add_value = [](onnx::ValueInfoProto* v, const std::string& name, int64_t cols) {
-    v->set_name(name);
-    auto* t = v->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    t->mutable_shape()->add_dim()->set_dim_param("batch_size");
-    t->mutable_shape()->add_dim()->set_dim_value(cols);
-  };
-  auto add_init = [&](const std::string& name, const tensor::Tensor& t) {
-    auto* p = g->add_initializer();
-    p->set_name(name);
-    p->set_data_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : t.shape) p->add_dims(d);
-    p->set_raw_data(std::string(reinterpret_cast<const char*>(t.data.data()), t.data.size() * 4));
-  };
-  std::string prev = "input";
-  for (size_t i = 0; i < weights.size(); ++i) {
-    const auto& w = weights[i];
-    const auto& b = biases[i];
-    if (w.shape.size() != 2 || b.shape.size() != 1 || b.shape[0] != w.shape[0] ||
-        (i > 0 && w.shape[1] != weights[i - 1].shape[0])) {
-      *error = fmt::format("layer {}: weight {} and bias {} do not chain", i + 1,
-                           tensor::shape_text(w.shape), tensor::shape_text(b.shape));
-      return "";
-    }
-    if (i == 0) add_value(g->add_input(), "input", w.shape[1]);
-    // torch.onnx.export names Sequential's layers by index: 0, 1 (the ReLU), 2, ...
-    std::string layer = std::to_string(2 * i);
-    add_init(layer + ".weight", w);
-    add_init(layer + ".bias", b);
-    bool last = i + 1 == weights.size();
-    std::string out = last ? "logits" : "/" + layer + "/Gemm_output_0";
-    auto* n = g->add_node();
-    n->set_name("/" + layer + "/Gemm");
-    n->set_op_type("Gemm");
-    n->add_input(prev);
-    n->add_input(layer + ".weight");
-    n->add_input(layer + ".bias");
-    n->add_output(out);
-    auto* a = n->add_attribute();
-    a->set_name("transB");
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(1);
-    prev = out;
-    if (!last) {
-      std::string act = std::to_string(2 * i + 1);
-      auto* r = g->add_node();
-      r->set_name("/" + act + "/Relu");
-      r->set_op_type("Relu");
-      r->add_input(prev);
-      prev = "/" + act + "/Relu_output_0";
-      r->add_output(prev);
-    }
-  }
-  add_value(g->add_output(), "logits", weights.back().shape[0]);
-  std::string bytes;
-  if (!m.SerializeToString(&bytes)) {
-    *error = "could not serialise the ONNX model";
-    return "";
-  }
-  return bytes;
 }
 
 }  // namespace descent::importer

@@ -72,6 +72,10 @@ struct ImportResult {
   std::vector<std::string> files;     // what import_onnx_file wrote, in order
 };
 
+// The ONNX ops the importer reads, in the order docs/models.md's table lists them (the
+// importer's op table: a refusal lists them too).
+std::vector<std::string> supported_onnx_ops();
+
 // Translates an ONNX model held in memory. `source_name` is what messages and the program's
 // header call the model ("mnist.onnx"). Writes nothing. False with *error ("mnist.onnx: node
 // 'pool1' (MaxPool): ...") when the bytes are not an ONNX model or use what is unsupported.

@@ -33,7 +33,7 @@ LAYERS = [
 LIMIT = 800
 # Over the limit today, with their length when listed: shrink them (issue 33, section 4).
 OVERSIZED = {
-    "importer/onnx_import.cpp": 1092,
+    "importer/onnx_import.cpp": 1039,
     "viz/panes/loops.cpp": 1067,
     "analysis/solver.cpp": 993,
     "apps/main.cpp": 983,

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 
@@ -592,4 +593,32 @@ TEST_CASE("descent import: the summary on stdout, exit 1 and the error on stderr
   REQUIRE(read_file((dir / "bad.txt").string(), &out, &error));
   CHECK_CONTAINS(out, "error: ");
   CHECK_CONTAINS(out, "node 'pool1' (MaxPool)");
+}
+
+TEST_CASE("docs/models.md's op table lists exactly the importer's ops, in its order") {
+  // The importer's op table drives dispatch and the refusal's list; the page's table is
+  // written by hand, so this keeps the two the same.
+  std::ifstream in(std::string(DESCENT_SOURCE_DIR) + "/docs/models.md");
+  std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t at = page.find("| ONNX op | Descent | limits |");
+  REQUIRE(at != std::string::npos);
+  std::vector<std::string> listed;
+  for (const std::string& line : split_lines(page.substr(at))) {
+    if (line.empty() || line[0] != '|') break;
+    std::string first = line.substr(1, line.find('|', 1) - 1);
+    for (size_t i = first.find('`'); i != std::string::npos; i = first.find('`', i)) {
+      size_t end = first.find('`', i + 1);
+      if (end == std::string::npos) break;
+      listed.push_back(first.substr(i + 1, end - i - 1));
+      i = end + 1;
+    }
+  }
+  CHECK(join(listed) == join(importer::supported_onnx_ops()));
+  // The refusal of an op it does not read lists them all.
+  importer::ImportOptions o;
+  o.out_dir = scratch("ops").string();
+  importer::ImportResult r;
+  std::string error;
+  CHECK_FALSE(importer::import_onnx_file(kBad + "unsupported_op.onnx", o, &r, &error));
+  CHECK_MESSAGE(contains(error, "Descent imports " + join(importer::supported_onnx_ops())), error);
 }
