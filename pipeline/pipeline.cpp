@@ -1,4 +1,3 @@
-#include "pipeline/open_schedule.h"
 #include "pipeline/pipeline.h"
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include "llvm_backend/target.h"
 #include "llvm_backend/views.h"
 #include "native/native.h"
+#include "pipeline/open_schedule.h"  // ~Session destroys the schedule objects
 #include "tensor/runtime.h"
 #include "tensor/schedule.h"
 #include "vm/reg_disasm.h"

@@ -100,12 +100,19 @@ class Schedule:
         except Exception:
             pass
 
+    def _live(self):
+        # The Session answers a closed id with "" or False for the trace, undo and redo:
+        # a closed Schedule says so instead.
+        if getattr(self, "_closed", False):
+            raise ScheduleError("this schedule of %s was closed" % self.kernel)
+        return self._id
+
     def _step(self, text):
         """Applies one step; returns what it made ({"canonical", "loops", "blocks"})."""
-        return self._sess.schedule_step(text, self._id)
+        return self._sess.schedule_step(text, self._live())
 
     def _loops(self, block):
-        return self._sess.schedule_loops(block, self._id)
+        return self._sess.schedule_loops(block, self._live())
 
     def _made_loops(self, made, block):
         # Handles on the loops a step made. From a loop that belonged to a block, they belong
@@ -217,20 +224,20 @@ class Schedule:
     # ---- history and views --------------------------------------------------------------
     def trace(self):
         """The steps in effect, one per line: replaying them on the kernel gives this nest."""
-        return self._sess.schedule_trace(self._id)
+        return self._sess.schedule_trace(self._live())
 
     def undo(self):
         """Takes the last step back; False when there is none."""
-        return self._sess.schedule_undo(self._id)
+        return self._sess.schedule_undo(self._live())
 
     def redo(self):
         """Applies the step undo() last took back; False when there is none. Each Schedule
         has its own history: another Schedule of the same kernel does not touch it."""
-        return self._sess.schedule_redo(self._id)
+        return self._sess.schedule_redo(self._live())
 
     def install(self):
         """Makes the program's calls of this kernel use this schedule (stepping does too)."""
-        self._sess.install_schedule(self._id)
+        self._sess.install_schedule(self._live())
 
     @property
     def mod(self):
@@ -240,20 +247,22 @@ class Schedule:
     def show(self, view="tir"):
         """A view of the scheduled kernel: tir, tir-original, c, llvm, llvm-opt, opencl, ...
         (Session.kernel_views() lists them)."""
-        return View(view, self._sess.kernel_view(view, self._id))
+        return View(view, self._sess.kernel_view(view, self._live()))
 
     def run(self, device="cpu", check=True, seed=1):
         """Runs the kernel on seeded random inputs; with check, also on the reference
         interpreter, raising CheckError where they differ. Returns the run's facts."""
-        return self._sess.run_kernel(device, check, seed, 1, self._id)
+        return self._sess.run_kernel(device, check, seed, 1, self._live())
 
     def time(self, device="cpu", repeats=5):
         """The kernel's median time in seconds over `repeats` runs (compilation excluded)."""
         if operator.index(repeats) < 1:
             raise ValueError("repeats must be at least 1")
-        return self._sess.run_kernel(device, False, 1, repeats, self._id)["seconds"]
+        return self._sess.run_kernel(device, False, 1, repeats, self._live())["seconds"]
 
     def __repr__(self):
         dims = ", ".join("%s=%d" % kv for kv in sorted(self.dims.items()))
+        if getattr(self, "_closed", False):
+            return "<Schedule %s(%s): closed>" % (self.kernel, dims)
         steps = len(self.trace().splitlines())
         return "<Schedule %s(%s): %d steps>" % (self.kernel, dims, steps)

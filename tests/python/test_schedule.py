@@ -192,8 +192,11 @@ def test_two_schedules_side_by_side_are_objects_not_replays(mm):
     gone = b._id
     b.close()
     assert gone not in {s["id"] for s in mm.open_schedules()}
-    with pytest.raises(ScheduleError, match="no schedule %d" % gone):
+    with pytest.raises(ScheduleError, match="was closed"):
         b.split(b0, 2)
+    with pytest.raises(ScheduleError, match="was closed"):
+        b.trace()
+    assert repr(b) == "<Schedule mm_relu(k=32, m=16, n=128): closed>"
     # A Schedule nobody holds any more (nor any of its handles) frees its object.
     c = mm.schedule("mm_relu", n=8)
     freed = c._id
