@@ -1,5 +1,5 @@
 // This machine as an LLVM target, set up once for the three places that compile for it: the
-// scalar JIT (jit.cpp), the tensor CPU kernels (tensor/cpu.cpp) and the machine-code views
+// scalar JIT (jit.cpp), the tensor CPU kernels (cpu/cpu.cpp) and the machine-code views
 // (target.cpp, which shares the -O level table and the diagnostics sink).
 //
 //   std::string err;

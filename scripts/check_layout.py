@@ -24,7 +24,7 @@ LAYERS = [
     ["lang", "proc"],                    # the language; running a process under limits
     ["vm", "llvm_backend", "analysis"],  # scalar engines and the abstract interpreter
     ["native", "tensor"],                # native (on vm's bytecode); tensor IR, schedules, runtime
-    ["gpu", "tune", "importer"],         # OpenCL device, auto-tuner, ONNX import (on tensor)
+    ["cpu", "gpu", "tune", "importer"],  # CPU and OpenCL devices, auto-tuner, ONNX import (on tensor)
     ["pipeline"],                        # the Session: the one place that sees every stage
     ["bench", "labs"],                   # on the Session
     ["apps", "viz", "python"],           # front ends

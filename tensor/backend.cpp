@@ -8,8 +8,6 @@
 
 namespace descent::tensor {
 
-std::unique_ptr<Backend> make_cpu_backend();  // cpu_backend.cpp
-
 namespace {
 using Clock = std::chrono::steady_clock;
 
@@ -74,7 +72,6 @@ struct Registry {
   std::vector<std::unique_ptr<Backend>> backends;
   Registry() {
     backends.push_back(std::make_unique<RefBackend>());
-    backends.push_back(make_cpu_backend());
   }
 };
 

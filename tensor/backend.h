@@ -13,12 +13,14 @@
 //
 // Backends register by name in one registry; everything above tensor/ (the graph runtime,
 // the Session, the CLI, the REPL, the visualizer, the benchmark) takes device names and lists
-// from it and never names a backend's own headers. tensor/ registers the two it owns:
+// from it and never names a backend's own headers. tensor/ registers only the one it owns:
 //   ref     the reference interpreter (tir::interpret): slow, obviously right, the oracle
-//   cpu     LLVM-compiled machine code (tensor/cpu.h)
-// and gpu/ registers "opencl" from above (gpu/opencl_backend.cpp), so tensor/ never includes
-// gpu/. A new device is one file implementing Backend plus one register_backend() line
-// (pipeline/backends.cpp: the registration point every front end shares).
+// and every device is a sibling folder above it that registers from there, so tensor/ never
+// includes them (nor links LLVM or OpenCL):
+//   cpu     LLVM-compiled machine code on this machine's cores (cpu/cpu.h)
+//   opencl  OpenCL C through the platform's driver (gpu/opencl_backend.h)
+// A new device is one folder implementing Backend plus one line in pipeline/backends.cpp
+// (register_tensor_backends: the registration point every front end and test shares).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -146,7 +148,7 @@ class Backend {
 };
 
 // ---- The registry -----------------------------------------------------------------------
-// In registration order: ref, cpu, then what was registered from above (opencl). Backends
+// In registration order: ref, then the devices pipeline/backends.cpp registers (cpu, opencl). Backends
 // live as long as the process.
 
 // Adds a backend; a second one with the same name replaces the first.

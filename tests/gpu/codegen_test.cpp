@@ -20,7 +20,7 @@
 #include "lang/module.h"
 #include "lang/parser.h"
 #include "lang/sema.h"
-#include "tensor/cpu.h"
+#include "cpu/cpu.h"
 #include "tensor/lower.h"
 #include "tests/tensor/kernel_util.h"
 #include "tensor/schedule.h"
@@ -621,8 +621,8 @@ TEST_CASE("one process: LLVM JIT, an OpenCL build, LLVM JIT again") {
   std::string why;
   for (int round = 0; round < 2; ++round) {
     CAPTURE(round);
-    std::unique_ptr<tensor::CpuKernel> k;
-    REQUIRE_MESSAGE(tensor::compile_cpu(f, {}, &k, &error), error);
+    std::unique_ptr<cpu::CpuKernel> k;
+    REQUIRE_MESSAGE(cpu::compile_cpu(f, {}, &k, &error), error);
     REQUIRE_MESSAGE(k->run({&a, &b}, &got, &error), error);
     CHECK_MESSAGE(tensor::allclose(want, got, 1e-4, &why), why);
     // A source unique to this round, so PoCL really compiles it.
@@ -633,8 +633,8 @@ TEST_CASE("one process: LLVM JIT, an OpenCL build, LLVM JIT again") {
     CHECK(t.build_s > 0.0);
     CHECK_MESSAGE(tensor::allclose(want, got, 1e-4, &why), why);
   }
-  std::unique_ptr<tensor::CpuKernel> k;
-  REQUIRE_MESSAGE(tensor::compile_cpu(f, {}, &k, &error), error);
+  std::unique_ptr<cpu::CpuKernel> k;
+  REQUIRE_MESSAGE(cpu::compile_cpu(f, {}, &k, &error), error);
   REQUIRE_MESSAGE(k->run({&a, &b}, &got, &error), error);
   CHECK_MESSAGE(tensor::allclose(want, got, 1e-4, &why), why);
 }

@@ -10,16 +10,17 @@
 #include <limits>
 #include <sstream>
 
-#include "tensor/cpu.h"
+#include "cpu/cpu.h"
 #include "tensor/lower.h"
 #include "tensor/schedule.h"
 #include "tensor/tensor.h"
-#include "tensor/thread_pool.h"
+#include "cpu/thread_pool.h"
 #include "tensor/tir.h"
 
 // The lang AST has its own ExprPtr/Stmt, so only the tir names are brought in.
 using namespace descent::tir;
 namespace tensor = descent::tensor;
+namespace cpu = descent::cpu;
 using descent::tensor::Tensor;
 
 namespace {
@@ -107,10 +108,10 @@ std::string check_against_interpreter(const PrimFunc& f, int threads = 1,
   std::string error;
   Tensor want;
   REQUIRE_MESSAGE(interpret(f, args, &want, &error), error);
-  tensor::CpuOptions options;
+  cpu::CpuOptions options;
   options.threads = threads;
-  std::unique_ptr<tensor::CpuKernel> kernel;
-  REQUIRE_MESSAGE(tensor::compile_cpu(f, options, &kernel, &error), error);
+  std::unique_ptr<cpu::CpuKernel> kernel;
+  REQUIRE_MESSAGE(cpu::compile_cpu(f, options, &kernel, &error), error);
   Tensor got;
   REQUIRE_MESSAGE(kernel->run(args, &got, &error), error);
   std::string why;
@@ -167,7 +168,7 @@ TEST_CASE("a vectorized contiguous loop becomes <16 x float> loads and FMAs") {
   // A[i, k] is the same in every lane: one scalar load, splatted.
   std::string before;
   std::string error;
-  REQUIRE(tensor::emit_cpu_llvm(f, tensor::CpuOptions{}, false, &before, &error));
+  REQUIRE(cpu::emit_cpu_llvm(f, cpu::CpuOptions{}, false, &before, &error));
   CHECK(before.find("load <16 x float>") != std::string::npos);
   CHECK(before.find("store <16 x float>") != std::string::npos);
   CHECK(before.find("load float, ptr") != std::string::npos);
@@ -276,11 +277,11 @@ TEST_CASE("the thread pool covers every iteration once") {
     auto* h = static_cast<std::vector<int>*>(ctx);
     for (int64_t k = lo; k < hi; ++k) (*h)[static_cast<size_t>(k)] += 1;
   };
-  for (int threads : {1, 2, 3, 7}) tensor::parallel_for(body, &hits, 1000, threads);
+  for (int threads : {1, 2, 3, 7}) cpu::parallel_for(body, &hits, 1000, threads);
   for (int h : hits) REQUIRE(h == 4);
-  tensor::parallel_for(body, &hits, 0, 2);  // nothing to do
+  cpu::parallel_for(body, &hits, 0, 2);  // nothing to do
   CHECK(hits[0] == 4);
-  CHECK(tensor::hardware_threads() >= 1);
+  CHECK(cpu::hardware_threads() >= 1);
 }
 
 TEST_CASE("local buffers inside an Allocate, and the init of a split reduction") {
@@ -398,8 +399,8 @@ TEST_CASE("max, min, exp, log, sqrt, abs, select and nan") {
     {
       PrimFunc f = elementwise(2, 16, binary(Op::Max, X(), Y()), ins, kind);
       check_against_interpreter(f, 1, {x, y});
-      std::unique_ptr<tensor::CpuKernel> k;
-      REQUIRE(tensor::compile_cpu(f, {}, &k, &error));
+      std::unique_ptr<cpu::CpuKernel> k;
+      REQUIRE(cpu::compile_cpu(f, {}, &k, &error));
       REQUIRE(k->run({&x, &y}, &got_max, &error));
       CHECK(std::isnan(got_max.data[0]));  // max(nan, y) = (y > nan) ? y : nan = nan
       CHECK(got_max.data[1] == x.data[1]);  // max(x, nan) = (nan > x) ? nan : x = x
@@ -419,9 +420,9 @@ TEST_CASE("max, min, exp, log, sqrt, abs, select and nan") {
 
 TEST_CASE("errors: shapes at run time, malformed loop nests at compile time") {
   PrimFunc f = matmul(4, 4, 4);
-  std::unique_ptr<tensor::CpuKernel> kernel;
+  std::unique_ptr<cpu::CpuKernel> kernel;
   std::string error;
-  REQUIRE(tensor::compile_cpu(f, {}, &kernel, &error));
+  REQUIRE(cpu::compile_cpu(f, {}, &kernel, &error));
   Tensor a, b, out;
   REQUIRE(tensor::rand({4, 4}, 1, &a, &error));
   REQUIRE(tensor::rand({4, 5}, 1, &b, &error));
@@ -432,17 +433,17 @@ TEST_CASE("errors: shapes at run time, malformed loop nests at compile time") {
 
   PrimFunc bad = matmul(4, 4, 4);
   find_block(bad, "Y")->iters[0].binding = var("nowhere");
-  CHECK_FALSE(tensor::compile_cpu(bad, {}, &kernel, &error));
+  CHECK_FALSE(cpu::compile_cpu(bad, {}, &kernel, &error));
   CHECK(error.rfind("cpu: the loop nest of 'mm' is malformed: ", 0) == 0);
   std::string ir;
-  CHECK_FALSE(tensor::emit_cpu_llvm(bad, {}, false, &ir, &error));
+  CHECK_FALSE(cpu::emit_cpu_llvm(bad, {}, false, &ir, &error));
 }
 
 TEST_CASE("emit_cpu_llvm: the IR before and after optimisation") {
   PrimFunc f = matmul(4, 4, 4);
   std::string before, after, error;
-  REQUIRE(tensor::emit_cpu_llvm(f, {}, false, &before, &error));
-  REQUIRE(tensor::emit_cpu_llvm(f, {}, true, &after, &error));
+  REQUIRE(cpu::emit_cpu_llvm(f, {}, false, &before, &error));
+  REQUIRE(cpu::emit_cpu_llvm(f, {}, true, &after, &error));
   CHECK(before.find("define void @mm(ptr %args)") != std::string::npos);
   CHECK(before.find("i.loop:") != std::string::npos);
   CHECK(before.find("Y.init.then:") != std::string::npos);

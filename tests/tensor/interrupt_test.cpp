@@ -16,7 +16,7 @@
 
 #include "pipeline/pipeline.h"
 #include "tensor/backend.h"
-#include "tensor/cpu.h"
+#include "cpu/cpu.h"
 #include "tensor/tensor.h"
 #include "tests/tensor/kernel_util.h"
 #include "tensor/tir.h"
@@ -64,12 +64,12 @@ TEST_CASE("a CPU kernel stops when the interrupt flag is set, and publishes noth
     std::vector<Tensor> in = inputs_for(f);
     std::vector<const Tensor*> args = testing::pointers(in);
     std::atomic<bool> stop{false};
-    tensor::CpuOptions options;
+    cpu::CpuOptions options;
     options.threads = c.threads;
     options.interrupt = &stop;
-    std::unique_ptr<tensor::CpuKernel> k;
+    std::unique_ptr<cpu::CpuKernel> k;
     std::string error;
-    REQUIRE_MESSAGE(tensor::compile_cpu(f, options, &k, &error), error);
+    REQUIRE_MESSAGE(cpu::compile_cpu(f, options, &k, &error), error);
     // The polls are there: in the entry, and in the worker for the parallel schedule.
     CHECK(k->llvm_ir().find("load atomic i8") != std::string::npos);
 
@@ -126,10 +126,10 @@ TEST_CASE("without a flag the polls read one that is never set: results are unch
   std::vector<const Tensor*> args = testing::pointers(in);
   Tensor want;
   REQUIRE_MESSAGE(tir::interpret(f, args, &want, &error), error);
-  tensor::CpuOptions options;
+  cpu::CpuOptions options;
   options.threads = 2;
-  std::unique_ptr<tensor::CpuKernel> k;
-  REQUIRE_MESSAGE(tensor::compile_cpu(f, options, &k, &error), error);
+  std::unique_ptr<cpu::CpuKernel> k;
+  REQUIRE_MESSAGE(cpu::compile_cpu(f, options, &k, &error), error);
   Tensor got;
   REQUIRE_MESSAGE(k->run(args, &got, &error), error);
   std::string why;

@@ -27,7 +27,7 @@
 #include "gpu/opencl_codegen.h"
 #include "gpu/opencl_run.h"
 #include "gpu/runtime.h"
-#include "tensor/cpu.h"
+#include "cpu/cpu.h"
 #include "tensor/lower.h"
 #include "tensor/schedule.h"
 #include "tensor/schedule_random.h"
@@ -36,6 +36,7 @@
 
 using namespace descent;
 using namespace descent::tensor;
+using namespace descent::cpu;
 using descent::testing::lower_kernel_text;
 
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor/cpu.h"
+#include "cpu/cpu.h"
 #include "tensor/lower.h"
 #include "tensor/schedule.h"
 #include "tensor/tensor.h"
@@ -18,6 +18,7 @@
 
 using namespace descent;
 using namespace descent::tensor;
+using namespace descent::cpu;
 using descent::testing::lower_kernel_text;
 
 namespace {

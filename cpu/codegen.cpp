@@ -1,5 +1,5 @@
 // Loop-nest IR -> LLVM IR for the CPU. This file: the overview, the entry function, and
-// statements; the other parts are listed in cpu_codegen_internal.h.
+// statements; the other parts are listed in codegen_internal.h.
 //
 // The translation is direct (one LLVM loop per For, one branch per
 // predicate); the only cleverness is in Vectorized loops, which are emitted ONCE on
@@ -17,15 +17,15 @@
 // Anything the vector form cannot express (a lane-varying predicate or init condition, a
 // store every lane makes to one address) abandons the attempt: its blocks are erased and
 // the loop is emitted again as scalar code, with a note in the module's !descent.notes.
-#include "tensor/cpu_codegen.h"
+#include "cpu/codegen.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
-#include "tensor/cpu_codegen_internal.h"
+#include "cpu/codegen_internal.h"
 
-namespace descent::tensor::cpu_codegen_internal {
+namespace descent::cpu::codegen_internal {
 
 bool Codegen::generate(std::string* entry, std::vector<int>* temps, std::string* error) {
   const std::string name = f_.name.empty() ? "kernel" : f_.name;
@@ -55,7 +55,7 @@ bool Codegen::generate(std::string* entry, std::vector<int>* temps, std::string*
     buffer_ptr_[static_cast<size_t>(order[a])] =
         b_.CreateLoad(ptr_, slot, f_.buffers[static_cast<size_t>(order[a])].name);
   }
-  // The last slot: the interrupt flag the coarse loops poll (cpu_codegen_loops.cpp).
+  // The last slot: the interrupt flag the coarse loops poll (codegen_loops.cpp).
   fs_.interrupt = b_.CreateLoad(ptr_, b_.CreateConstInBoundsGEP1_64(ptr_, fn->getArg(0), order.size()),
                                 "interrupt");
   if (f_.body) emit(*f_.body);
@@ -176,9 +176,9 @@ void Codegen::emit_block(const Stmt& s) {
   env_ = std::move(saved);
 }
 
-}  // namespace descent::tensor::cpu_codegen_internal
+}  // namespace descent::cpu::codegen_internal
 
-namespace descent::tensor {
+namespace descent::cpu {
 
 bool generate_cpu_module(const tir::PrimFunc& f, const CpuCodegenOptions& options,
                          llvm::LLVMContext& context, std::unique_ptr<llvm::Module>* module,
@@ -186,14 +186,14 @@ bool generate_cpu_module(const tir::PrimFunc& f, const CpuCodegenOptions& option
   auto m = std::make_unique<llvm::Module>(f.name.empty() ? "kernel" : f.name, context);
   if (!options.target.triple.empty()) m->setTargetTriple(options.target.triple);
   if (!options.target.data_layout.empty()) m->setDataLayout(options.target.data_layout);
-  cpu_codegen_internal::Codegen gen(f, options, context, *m);
+  codegen_internal::Codegen gen(f, options, context, *m);
   temps->clear();
   if (!gen.generate(entry, temps, error)) return false;
   *module = std::move(m);
   return true;
 }
 
-}  // namespace descent::tensor
+}  // namespace descent::cpu
 
 extern "C" void* descent_alloc(int64_t bytes) {
   size_t size = (static_cast<size_t>(bytes) + 63) / 64 * 64;

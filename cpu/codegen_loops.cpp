@@ -9,9 +9,9 @@
 
 #include <llvm/IR/MDBuilder.h>
 
-#include "tensor/cpu_codegen_internal.h"
+#include "cpu/codegen_internal.h"
 
-namespace descent::tensor::cpu_codegen_internal {
+namespace descent::cpu::codegen_internal {
 
 // Copies made by unrolling (nested unrolls multiply) before a loop is kept as a loop.
 constexpr int64_t kMaxUnrolledCopies = 1024;
@@ -290,4 +290,4 @@ void Codegen::emit_parallel(const Stmt& s) {
   b_.CreateCall(runtime, {body_fn, ctx, b_.getInt64(s.extent), b_.getInt64(options_.threads)});
 }
 
-}  // namespace descent::tensor::cpu_codegen_internal
+}  // namespace descent::cpu::codegen_internal

@@ -1,4 +1,4 @@
-// Internal to the CPU backend: loop-nest IR -> one LLVM module (cpu_codegen*.cpp). cpu.cpp
+// Internal to the CPU backend: loop-nest IR -> one LLVM module (codegen*.cpp). cpu.cpp
 // optimises it, JIT-compiles it and wraps it as a CpuKernel.
 #pragma once
 #include <memory>
@@ -12,7 +12,7 @@ class LLVMContext;
 class Module;
 }  // namespace llvm
 
-namespace descent::tensor {
+namespace descent::cpu {
 
 struct CpuTarget {
   std::string triple, data_layout, cpu, features;
@@ -35,7 +35,7 @@ bool generate_cpu_module(const tir::PrimFunc& f, const CpuCodegenOptions& option
                          llvm::LLVMContext& context, std::unique_ptr<llvm::Module>* module,
                          std::string* entry, std::vector<int>* temps, std::string* error);
 
-}  // namespace descent::tensor
+}  // namespace descent::cpu
 
 // Aligned, zero-filled heap memory for generated code (Local buffers over the stack limit).
 extern "C" void* descent_alloc(int64_t bytes);

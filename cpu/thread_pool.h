@@ -9,7 +9,7 @@
 #pragma once
 #include <cstdint>
 
-namespace descent::tensor {
+namespace descent::cpu {
 
 using ParallelBody = void (*)(void* ctx, int64_t lo, int64_t hi);
 
@@ -18,8 +18,8 @@ using ParallelBody = void (*)(void* ctx, int64_t lo, int64_t hi);
 // workers); a call from inside a parallel body runs inline instead of deadlocking.
 void parallel_for(ParallelBody body, void* ctx, int64_t extent, int threads);
 
-}  // namespace descent::tensor
+}  // namespace descent::cpu
 
 // The symbol generated code calls (registered in each kernel's JIT as an absolute address).
-extern "C" void descent_parallel_for(descent::tensor::ParallelBody body, void* ctx,
+extern "C" void descent_parallel_for(descent::cpu::ParallelBody body, void* ctx,
                                      int64_t extent, int64_t threads);

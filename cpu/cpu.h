@@ -15,7 +15,7 @@
 #include "tensor/tensor.h"
 #include "tensor/tir.h"
 
-namespace descent::tensor {
+namespace descent::cpu {
 
 struct CpuOptions {
   int threads = 0;      // parallel loops: 0 = every hardware thread; 1 = serial
@@ -37,7 +37,7 @@ class CpuKernel {
   // when CpuOptions::interrupt was set before or during the run. *kernel_seconds (may be
   // null) gets the time of the generated code alone, *setup_seconds that of allocating the
   // output and zeroing scratch buffers, which a benchmark does not count.
-  virtual bool run(const std::vector<const Tensor*>& args, Tensor* out, std::string* error,
+  virtual bool run(const std::vector<const tensor::Tensor*>& args, tensor::Tensor* out, std::string* error,
                    double* kernel_seconds = nullptr, double* setup_seconds = nullptr) = 0;
   // Same, into caller-provided raw buffers (benchmarks: no allocation in the timed loop).
   virtual void run_raw(const std::vector<const float*>& args, float* out) = 0;
@@ -57,4 +57,8 @@ int hardware_threads();
 // Floats per vector register of this CPU: 16 with AVX-512, 8 with AVX (and AVX2), else 4.
 int host_vector_lanes();
 
-}  // namespace descent::tensor
+// Adds "cpu" to the tensor backend registry (tensor/backend.h); pipeline/backends.cpp calls
+// it, the one place devices are registered. Safe to call again.
+void register_cpu_backend();
+
+}  // namespace descent::cpu

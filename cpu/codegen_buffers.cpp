@@ -8,9 +8,9 @@
 // affine, store lane by lane (a scatter).
 #include <llvm/IR/MDBuilder.h>
 
-#include "tensor/cpu_codegen_internal.h"
+#include "cpu/codegen_internal.h"
 
-namespace descent::tensor::cpu_codegen_internal {
+namespace descent::cpu::codegen_internal {
 
 // Local buffers larger than this live on the heap, not in the stack frame.
 constexpr int64_t kMaxStackBytes = 256 * 1024;
@@ -199,4 +199,4 @@ void Codegen::emit_store(int buffer, const std::vector<tir::ExprPtr>& indices, c
              lane(idx, l));
 }
 
-}  // namespace descent::tensor::cpu_codegen_internal
+}  // namespace descent::cpu::codegen_internal

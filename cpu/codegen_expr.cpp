@@ -6,9 +6,9 @@
 // <W x T> vector. Float semantics (min, max, comparisons with nan) match every other backend.
 #include <llvm/IR/Intrinsics.h>
 
-#include "tensor/cpu_codegen_internal.h"
+#include "cpu/codegen_internal.h"
 
-namespace descent::tensor::cpu_codegen_internal {
+namespace descent::cpu::codegen_internal {
 
 llvm::Type* Codegen::vec(llvm::Type* t) {
   return llvm::FixedVectorType::get(t, static_cast<unsigned>(lanes_));
@@ -221,4 +221,4 @@ Val Codegen::unary(Op op, Val a) {
   return Val{r, a.shape, 0};
 }
 
-}  // namespace descent::tensor::cpu_codegen_internal
+}  // namespace descent::cpu::codegen_internal

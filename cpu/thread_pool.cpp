@@ -1,4 +1,4 @@
-#include "tensor/thread_pool.h"
+#include "cpu/thread_pool.h"
 
 #include <algorithm>
 #include <atomic>
@@ -8,9 +8,9 @@
 #include <thread>
 #include <vector>
 
-#include "tensor/cpu.h"
+#include "cpu/cpu.h"
 
-namespace descent::tensor {
+namespace descent::cpu {
 
 namespace {
 
@@ -148,9 +148,9 @@ void parallel_for(ParallelBody body, void* ctx, int64_t extent, int threads) {
   pool().run(body, ctx, extent, threads);
 }
 
-}  // namespace descent::tensor
+}  // namespace descent::cpu
 
-extern "C" void descent_parallel_for(descent::tensor::ParallelBody body, void* ctx,
+extern "C" void descent_parallel_for(descent::cpu::ParallelBody body, void* ctx,
                                      int64_t extent, int64_t threads) {
-  descent::tensor::parallel_for(body, ctx, extent, static_cast<int>(threads));
+  descent::cpu::parallel_for(body, ctx, extent, static_cast<int>(threads));
 }

@@ -1,10 +1,10 @@
 // [SECTION] index: the host target | optimisation | the JIT | CpuKernel | public API.
 //
-// cpu_codegen.cpp turns a PrimFunc into an LLVM module; this file optimises it for the host
+// codegen.cpp turns a PrimFunc into an LLVM module; this file optimises it for the host
 // CPU with LLVM's own -O pipeline (the same one the scalar JIT uses, llvm_backend/passes.h),
 // JIT-compiles it with an LLJIT of its own (one per kernel, so a kernel's machine code lives
 // exactly as long as its CpuKernel), and checks the shapes of every call.
-#include "tensor/cpu.h"
+#include "cpu/cpu.h"
 
 #include <algorithm>
 #include <chrono>
@@ -19,12 +19,17 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "cpu/codegen.h"
+#include "cpu/thread_pool.h"
 #include "llvm_backend/host.h"
 #include "llvm_backend/passes.h"
-#include "tensor/cpu_codegen.h"
-#include "tensor/thread_pool.h"
 
-namespace descent::tensor {
+namespace descent::cpu {
+
+using tensor::AlignedFloats;
+using tensor::check_shape;
+using tensor::shape_text;
+using tensor::Tensor;
 
 namespace {
 
@@ -310,4 +315,4 @@ int host_vector_lanes() {
   return lanes;
 }
 
-}  // namespace descent::tensor
+}  // namespace descent::cpu

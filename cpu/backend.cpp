@@ -2,12 +2,20 @@
 // cores, parallel loops on the thread pool.
 #include <chrono>
 
+#include "cpu/cpu.h"
 #include "tensor/backend.h"
-#include "tensor/cpu.h"
 
-namespace descent::tensor {
+namespace descent::cpu {
 
 namespace {
+
+using tensor::Backend;
+using tensor::BackendOptions;
+using tensor::BackendView;
+using tensor::CompiledKernel;
+using tensor::DeviceSummary;
+using tensor::KernelTiming;
+using tensor::Tensor;
 
 class CpuCompiled : public CompiledKernel {
  public:
@@ -68,6 +76,6 @@ class CpuBackend : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+void register_cpu_backend() { tensor::register_backend(std::make_unique<CpuBackend>()); }
 
-}  // namespace descent::tensor
+}  // namespace descent::cpu

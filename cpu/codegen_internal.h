@@ -1,11 +1,11 @@
-// Private to the CPU code generator (tensor/cpu_codegen*.cpp): nothing else includes this.
+// Private to the CPU code generator (cpu/codegen*.cpp): nothing else includes this.
 //
-// Code generation is one Codegen object per PrimFunc; read cpu_codegen.cpp's opening comment
+// Code generation is one Codegen object per PrimFunc; read codegen.cpp's opening comment
 // first. Its methods are spread over files by what they translate:
-//   cpu_codegen.cpp          the entry function; statements and blocks
-//   cpu_codegen_loops.cpp    For loops by kind: serial, unrolled, vectorized, parallel
-//   cpu_codegen_expr.cpp     values (Val) and expressions
-//   cpu_codegen_buffers.cpp  functions and their frames, buffer storage, loads and stores
+//   codegen.cpp          the entry function; statements and blocks
+//   codegen_loops.cpp    For loops by kind: serial, unrolled, vectorized, parallel
+//   codegen_expr.cpp     values (Val) and expressions
+//   codegen_buffers.cpp  functions and their frames, buffer storage, loads and stores
 #pragma once
 #include <functional>
 #include <map>
@@ -17,9 +17,9 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
-#include "tensor/cpu_codegen.h"
+#include "cpu/codegen.h"
 
-namespace descent::tensor::cpu_codegen_internal {
+namespace descent::cpu::codegen_internal {
 
 using tir::Expr;
 using tir::ExprKind;
@@ -67,7 +67,7 @@ class Codegen {
   bool generate(std::string* entry, std::vector<int>* temps, std::string* error);
 
  private:
-  // cpu_codegen.cpp: the entry, statements and blocks
+  // codegen.cpp: the entry, statements and blocks
   void fail(const std::string& msg);
   void give_up_vector(const std::string& why);
   void note(const std::string& n);
@@ -75,7 +75,7 @@ class Codegen {
   void emit_guarded(const Val& cond, const std::string& what, const std::function<void()>& body);
   void emit_block(const Stmt& s);
 
-  // cpu_codegen_loops.cpp: loops by kind
+  // codegen_loops.cpp: loops by kind
   void emit_for(const Stmt& s);
   void emit_loop(const std::string& var, llvm::Value* lo, llvm::Value* hi, bool may_be_empty,
                  const std::function<void(llvm::Value*)>& body, bool poll = false);
@@ -86,7 +86,7 @@ class Codegen {
   void emit_vectorized(const Stmt& s);
   void emit_parallel(const Stmt& s);
 
-  // cpu_codegen_expr.cpp: values and expressions
+  // codegen_expr.cpp: values and expressions
   llvm::Type* vec(llvm::Type* t);
   llvm::Value* widen(const Val& x);
   llvm::Value* lane(const Val& x, int64_t l);
@@ -101,7 +101,7 @@ class Codegen {
   llvm::Value* float_op(Op op, llvm::Value* x, llvm::Value* y);
   Val unary(Op op, Val a);
 
-  // cpu_codegen_buffers.cpp: functions, storage, loads and stores
+  // codegen_buffers.cpp: functions, storage, loads and stores
   void set_attributes(llvm::Function* fn);
   void begin_function(llvm::Function* fn);
   void end_function();
@@ -140,4 +140,4 @@ class Codegen {
   std::string error_;
 };
 
-}  // namespace descent::tensor::cpu_codegen_internal
+}  // namespace descent::cpu::codegen_internal
