@@ -3,11 +3,11 @@
 //   RegFunction (virtual registers)                                   vm/reg_code.h
 //     │ build_dags        one selection DAG per basic block            dag.cpp
 //     │ legalize          operations x86-64 cannot do as they stand    legalize.cpp
-//     │ combine           constant folding, algebraic identities       legalize.cpp
+//     │ combine           constant folding, algebraic identities       combine.cpp
 //     │ select            tree covering with the pattern table          isel.cpp
 //     │ schedule          list scheduling inside each block             sched.cpp
 //     │ allocate          linear scan onto rax..r15 / xmm0..xmm15       regalloc.cpp
-//     ▼ emit             prologue, epilogue, stubs, the bytes          emit.cpp
+//     ▼ emit             prologue, epilogue, stubs, the bytes          emit.cpp, frame.cpp
 //   executable code                                                   engine.cpp
 //
 // Why the virtual register bytecode as input (and not the AST or a new SSA IR): it is already
@@ -350,7 +350,7 @@ constexpr int kCtxGlobals = 0, kCtxDefined = 8, kCtxPoll = 16, kCtxDepth = 24, k
 // (frames below top-level code; each function adds one on entry and takes it off on return).
 constexpr int kCtxReg = 15, kDepthReg = 14;
 
-// The save-everything trampoline the slow paths call (emit.cpp): pushes every caller-saved
+// The save-everything trampoline the slow paths call (frame.cpp): pushes every caller-saved
 // register, calls `helper`(r11) (a C function of one int64 argument), restores, returns.
 std::vector<X86Inst> slow_trampoline();
 

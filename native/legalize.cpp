@@ -1,4 +1,4 @@
-// Stages 2 and 3: legalisation and the DAG combine.
+// Stage 2: legalisation.
 //
 // Legalisation rewrites what x86-64 cannot do as the DAG says it: there are no float
 // immediates (a float constant is loaded through a GPR), an immediate operand has 32 bits
@@ -8,93 +8,20 @@
 // at all: two shifts and an add round toward zero as the language requires; by any other
 // constant, a multiplication by its magic number.
 //
-// The combine then folds what legalisation and the bytecode left foldable: constant operands
-// (with the language's wrap-around), x + 0, x * 1, x * 2^k -> x << k, double negations,
-// branches on constants. There are no float identities, on purpose: x + 0.0 is not x when x
-// is -0.0, and x * 0.0 is not 0.0 when x is inf or nan.
+// The DAG combine (combine.cpp) then folds what this leaves foldable; the rewriting
+// machinery both use (the use index, add_node, replace_uses) is rewrite_internal.h.
 #include <cstdint>
 #include <string>
 
 #include "lang/value.h"
 #include "native/backend.h"
+#include "native/rewrite_internal.h"
 
 namespace descent::native {
 
+using namespace rewrite_internal;
+
 namespace {
-
-bool fits_imm32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
-
-std::string ref(const Block& b, int id) {
-  const Node& n = b.nodes[static_cast<size_t>(id)];
-  std::string s = "n" + std::to_string(id) + " " + nk_name(n.kind);
-  if (n.kind == NK::Const || n.kind == NK::Imm64) s += " " + std::to_string(n.imm);
-  return s;
-}
-
-// Who uses each node, so a rewrite touches only the users of what it replaces: a block may
-// hold tens of thousands of nodes (a 45,000-term sum), and scanning them all per fold would
-// be quadratic. Built per block by index_block; add_node and the rewrites keep it current.
-struct UseIndex {
-  std::vector<std::vector<int>> users;  // per node: the nodes with it among their operands
-  std::vector<int> chain_user;          // per node + 1 (0: the block's start): who chains to it
-};
-thread_local UseIndex uses;
-
-void index_block(const Block& b) {
-  uses.users.assign(b.nodes.size(), {});
-  uses.chain_user.assign(b.nodes.size() + 1, -1);
-  for (size_t i = 0; i < b.nodes.size(); ++i) {
-    const Node& n = b.nodes[i];
-    if (n.dead) continue;
-    for (int o : n.ops) uses.users[static_cast<size_t>(o)].push_back(static_cast<int>(i));
-    if (is_chained(n.kind)) uses.chain_user[static_cast<size_t>(n.chain + 1)] = static_cast<int>(i);
-  }
-}
-
-// Replaces every use of `from` (as a value operand or a chain) by `to`.
-void replace_uses(Block& b, int from, int to) {
-  for (int u : uses.users[static_cast<size_t>(from)]) {
-    Node& n = b.nodes[static_cast<size_t>(u)];
-    if (n.dead) continue;
-    for (int& o : n.ops)
-      if (o == from) o = to;
-    if (to >= 0) uses.users[static_cast<size_t>(to)].push_back(u);
-  }
-  uses.users[static_cast<size_t>(from)].clear();
-  int next = uses.chain_user[static_cast<size_t>(from + 1)];
-  if (next >= 0 && is_chained(b.nodes[static_cast<size_t>(from)].kind)) {
-    b.nodes[static_cast<size_t>(next)].chain = to;
-    uses.chain_user[static_cast<size_t>(to + 1)] = next;
-    uses.chain_user[static_cast<size_t>(from + 1)] = -1;
-  }
-  if (b.last_chain == from) b.last_chain = to;
-  b.nodes[static_cast<size_t>(from)].dead = true;
-}
-
-int add_node(Block& b, NK k, std::vector<int> ops, int64_t imm = 0) {
-  Node n;
-  n.kind = k;
-  n.ops = std::move(ops);
-  n.imm = imm;
-  n.type = k == NK::FLoadConst ? VT::F64 : VT::I64;
-  int id = static_cast<int>(b.nodes.size());
-  for (int o : n.ops) uses.users[static_cast<size_t>(o)].push_back(id);
-  b.nodes.push_back(std::move(n));
-  uses.users.emplace_back();
-  uses.chain_user.push_back(-1);
-  return id;
-}
-
-// Puts chained node `id` into the chain right after `after` (-1: at the block's start).
-void insert_after(Block& b, int id, int after) {
-  int next = uses.chain_user[static_cast<size_t>(after + 1)];
-  if (next >= 0 && next != id) {
-    b.nodes[static_cast<size_t>(next)].chain = id;
-    uses.chain_user[static_cast<size_t>(id + 1)] = next;
-  }
-  b.nodes[static_cast<size_t>(id)].chain = after;
-  uses.chain_user[static_cast<size_t>(after + 1)] = id;
-}
 
 // The magic number of a signed division by the constant d (|d| >= 2): q = hi(n * M) (+/- n),
 // shifted right by s, plus one when negative (Granlund & Montgomery 1994; Hacker's Delight
@@ -121,13 +48,6 @@ void magic(int64_t d, int64_t* m, int* s) {
   uint64_t mm = q2 + 1;
   *m = static_cast<int64_t>(d < 0 ? 0 - mm : mm);
   *s = p - 64;
-}
-
-int log2_exact(int64_t v) {
-  if (v <= 0 || (v & (v - 1)) != 0) return -1;
-  int k = 0;
-  while ((int64_t{1} << k) != v) ++k;
-  return k;
 }
 
 }  // namespace
@@ -241,156 +161,6 @@ void legalize(Function& f) {
           break;
         }
         default: break;
-      }
-    }
-  }
-}
-
-namespace {
-
-bool is_const(const Block& b, int id, int64_t* v) {
-  const Node& n = b.nodes[static_cast<size_t>(id)];
-  if (n.kind != NK::Const && n.kind != NK::Imm64) return false;
-  *v = n.imm;
-  return true;
-}
-
-bool holds(CC c, int64_t a, int64_t b) {
-  switch (c) {
-    case CC::eq: return a == b;
-    case CC::ne: return a != b;
-    case CC::lt: return a < b;
-    case CC::le: return a <= b;
-    case CC::gt: return a > b;
-    case CC::ge: return a >= b;
-    default: return false;
-  }
-}
-
-}  // namespace
-
-void combine(Function& f) {
-  for (size_t bi = 0; bi < f.blocks.size(); ++bi) {
-    Block& b = f.blocks[bi];
-    index_block(b);
-    std::string where = "b" + std::to_string(bi) + ": ";
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (size_t i = 0; i < b.nodes.size(); ++i) {
-        Node n = b.nodes[i];
-        if (n.dead) continue;
-        int id = static_cast<int>(i);
-        int64_t x = 0, y = 0;
-        bool cx = !n.ops.empty() && is_const(b, n.ops[0], &x);
-        bool cy = n.ops.size() > 1 && is_const(b, n.ops[1], &y);
-        auto fold = [&](int64_t v, const char* why) {
-          int r = add_node(b, fits_imm32(v) ? NK::Const : NK::Imm64, {}, v);
-          f.log.push_back(where + ref(b, id) + " -> " + std::to_string(v) + " (" + why + ")");
-          replace_uses(b, id, r);
-          changed = true;
-        };
-        auto same = [&](int to, const char* why) {
-          f.log.push_back(where + ref(b, id) + " -> n" + std::to_string(to) + " (" + why + ")");
-          replace_uses(b, id, to);
-          changed = true;
-        };
-        switch (n.kind) {
-          case NK::Add:
-            if (cx && cy) fold(wrap_add(x, y), "constant");
-            else if (cy && y == 0) same(n.ops[0], "x + 0");
-            else if (cx && x == 0) same(n.ops[1], "0 + x");
-            break;
-          case NK::Sub:
-            if (cx && cy) fold(wrap_sub(x, y), "constant");
-            else if (cy && y == 0) same(n.ops[0], "x - 0");
-            else if (n.ops[0] == n.ops[1]) fold(0, "x - x");
-            break;
-          case NK::Mul:
-            if (cx && cy) {
-              fold(wrap_mul(x, y), "constant");
-            } else if ((cy && y == 1) || (cx && x == 1)) {
-              same(cy ? n.ops[0] : n.ops[1], "x * 1");
-            } else if ((cy && y == 0) || (cx && x == 0)) {
-              fold(0, "x * 0");
-            } else if (cy || cx) {
-              int64_t c = cy ? y : x;
-              int k = log2_exact(c);
-              if (k > 0) {
-                int r = add_node(b, NK::Shl, {cy ? n.ops[0] : n.ops[1], add_node(b, NK::Const, {}, k)});
-                same(r, "x * 2^k -> x << k");
-              }
-            }
-            break;
-          case NK::Neg:
-            if (cx) fold(wrap_neg(x), "constant");
-            else if (b.nodes[static_cast<size_t>(n.ops[0])].kind == NK::Neg)
-              same(b.nodes[static_cast<size_t>(n.ops[0])].ops[0], "-(-x)");
-            break;
-          case NK::Not:
-            if (cx) fold(x ? 0 : 1, "constant");
-            else if (b.nodes[static_cast<size_t>(n.ops[0])].kind == NK::Not)
-              same(b.nodes[static_cast<size_t>(n.ops[0])].ops[0], "!!x");
-            break;
-          case NK::SetCC:
-            if (cx && cy) fold(holds(static_cast<CC>(n.aux), x, y) ? 1 : 0, "constant");
-            break;
-          case NK::Shl:
-            if (cx && cy) fold(static_cast<int64_t>(static_cast<uint64_t>(x) << (y & 63)), "constant");
-            break;
-          case NK::Sra:
-            if (cx && cy) fold(x >> (y & 63), "constant");
-            break;
-          case NK::Srl:
-            if (cx && cy) fold(static_cast<int64_t>(static_cast<uint64_t>(x) >> (y & 63)), "constant");
-            break;
-          case NK::SMin:
-            if (cx && cy) fold(y < x ? y : x, "constant");
-            break;
-          case NK::SMax:
-            if (cx && cy) fold(y > x ? y : x, "constant");
-            break;
-          case NK::Abs:
-            if (cx) fold(x < 0 ? wrap_neg(x) : x, "constant");
-            break;
-          case NK::Select:
-            if (cx) same(x ? n.ops[1] : n.ops[2], "select on a constant");
-            break;
-          case NK::DivCheck:
-            if (cx && x != 0) {
-              f.log.push_back(where + "n" + std::to_string(id) + " divcheck of " + std::to_string(x) +
-                              " -> removed (never zero)");
-              replace_uses(b, id, n.chain);
-              changed = true;
-            }
-            break;
-          case NK::SDivSafe:
-          case NK::SRemSafe:
-            if (cy && y != 0 && y != -1) {
-              int r = add_node(b, n.kind == NK::SDivSafe ? NK::X86Div : NK::X86Rem, {n.ops[0], n.ops[1]});
-              same(r, "divisor now a constant neither 0 nor -1: idiv");
-            } else if (cy && y == -1) {
-              same(n.kind == NK::SDivSafe ? add_node(b, NK::Neg, {n.ops[0]}) : add_node(b, NK::Const, {}, 0),
-                   "divisor now -1");
-            }
-            break;
-          case NK::BrCond:
-            if (cx) {
-              if (x) {
-                // Always taken: an unconditional branch; the fall-through branch after it
-                // becomes unreachable code, which emission drops.
-                b.nodes[i].kind = NK::Br;
-                b.nodes[i].ops.clear();
-                f.log.push_back(where + "n" + std::to_string(id) + " brcond on true -> br");
-              } else {
-                // Never taken: leave the chain.
-                f.log.push_back(where + "n" + std::to_string(id) + " brcond on false -> removed");
-                replace_uses(b, id, n.chain);
-              }
-              changed = true;
-            }
-            break;
-          default: break;
-        }
       }
     }
   }
