@@ -3,6 +3,7 @@
 // it and its inferred shape; each node appends one line to the model's body. Weights are
 // loaded as globals the first time a node uses them, after any folding the node needs
 // (Gemm's alpha and beta, a [1, N] bias seen as [N]), so the program only holds what runs.
+// The ops themselves are onnx_ops_*.cpp, one family per file; onnx_internal.h lists them.
 #include "importer/onnx_import.h"
 
 #include <fmt/format.h>
@@ -16,54 +17,13 @@
 #include <map>
 #include <set>
 
+#include "importer/onnx_internal.h"
 #include "lang/ast.h"
 #include "lang/text.h"
 #include "lang/token.h"
 
-namespace descent::importer {
+namespace descent::importer::onnx_internal {
 namespace {
-
-// A dim of an inferred shape: a number, or the model's one symbolic dim (the batch), which
-// the program calls `n`.
-struct Dim {
-  int64_t value = 0;
-  bool symbolic = false;
-  bool operator==(const Dim& o) const { return symbolic == o.symbolic && (symbolic || value == o.value); }
-};
-using Shape = std::vector<Dim>;
-
-std::string dim_text(const Dim& d) { return d.symbolic ? "n" : std::to_string(d.value); }
-std::string shape_str(const Shape& s) {
-  std::vector<std::string> parts;
-  for (const Dim& d : s) parts.push_back(dim_text(d));
-  return "[" + join(parts) + "]";
-}
-bool concrete(const Shape& s) {
-  return std::none_of(s.begin(), s.end(), [](const Dim& d) { return d.symbolic; });
-}
-Shape concrete_shape(const std::vector<int64_t>& dims) {
-  Shape s;
-  for (int64_t d : dims) s.push_back({d, false});
-  return s;
-}
-
-// A constant of the file: an initializer or a Constant node's value.
-struct Constant {
-  std::string onnx_name;
-  bool is_float = true;          // float32 data (a weight); else int64 (a shape)
-  tensor::Tensor data;           // float32: shape and values (a scalar has shape [1])
-  bool scalar = false;           // rank 0 in the file
-  std::vector<int64_t> ints;     // int64 values
-  std::vector<int64_t> dims;     // int64 constants' dims
-};
-
-// An ONNX value during the import.
-struct Value {
-  std::string var;               // the Descent variable that holds it ("" for a constant
-                                 // not yet loaded)
-  Shape shape;
-  const Constant* constant = nullptr;  // set for initializers and Constant outputs
-};
 
 // A name from the model as it may appear in the program's comments and in messages: valid
 // UTF-8 without control characters (a damaged file's bytes would stop the program from
@@ -98,39 +58,6 @@ const std::vector<std::string>& reserved_names() {
   return names;
 }
 
-// Identifiers from ONNX names ("/fc1/Gemm_output_0", "0.weight", "input.1"): every run of
-// characters an identifier cannot hold becomes one '_', a leading digit gets a letter, and a
-// name already taken or reserved gets a number.
-class Names {
- public:
-  // `global`: the name is a top-level variable, which must not be the run section's x or y
-  // (a local may: inside `model` it hides nothing the model reads).
-  std::string make(std::string_view hint, std::string_view fallback, bool global = false) {
-    std::string s;
-    for (char c : hint) {
-      bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-      if (ok) s += c;
-      else if (!s.empty() && s.back() != '_') s += '_';
-    }
-    while (!s.empty() && s.back() == '_') s.pop_back();
-    if (s.empty()) s = fallback;
-    if (s[0] >= '0' && s[0] <= '9') s = std::string(fallback.substr(0, 1)) + s;
-    const auto& r = reserved_names();
-    std::string name = s;
-    auto clash = [&](const std::string& v) {
-      return taken_.count(v) || std::find(r.begin(), r.end(), v) != r.end() ||
-             (global && (v == "x" || v == "y"));
-    };
-    for (int k = 2; clash(name); ++k)
-      name = s + "_" + std::to_string(k);
-    taken_.insert(name);
-    return name;
-  }
-
- private:
-  std::set<std::string> taken_;
-};
-
 // A variable name for a node's output: the graph's output keeps its ONNX name ("logits");
 // others are named after the node, whose name exporters make from the module path
 // ("/fc1/Gemm" -> fc1_gemm; nn.Sequential's "/0/Gemm" -> layer0_gemm).
@@ -141,114 +68,6 @@ std::string friendly(std::string_view name) {
   if (start < name.size() && std::isdigit(static_cast<unsigned char>(name[start]))) s = "layer";
   for (size_t i = start; i < name.size(); ++i) s += static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
   return s;
-}
-
-
-class Importer {
- public:
-  Importer(const std::string& source, const ImportOptions& o, ImportResult* out, std::string* error)
-      : source_(source), options_(o), out_(out), error_(error) {}
-
-  bool run(const onnx::ModelProto& model);
-
- private:
-  // ---- errors -------------------------------------------------------------------------------
-  bool fail(const std::string& message) {
-    *error_ = source_ + ": " + message;
-    return false;
-  }
-  // A node's name, or "#3" (its position) for an unnamed one.
-  std::string node_name(const onnx::NodeProto& node) const {
-    return node.name().empty() ? "#" + std::to_string(node_index_ + 1) : node.name();
-  }
-  std::string label(const onnx::NodeProto& node) const {
-    return fmt::format("node '{}' ({})", printable(node_name(node)), printable(node.op_type()));
-  }
-  bool node_fail(const onnx::NodeProto& node, const std::string& message) {
-    return fail(label(node) + ": " + message);
-  }
-
-  // ---- constants ----------------------------------------------------------------------------
-  bool read_tensor(const onnx::TensorProto& t, const std::string& what, Constant* c);
-  const Constant* add_constant(Constant c) {
-    constants_.push_back(std::make_unique<Constant>(std::move(c)));
-    return constants_.back().get();
-  }
-  // The Descent global holding a float constant (loaded on first use); `data` replaces the
-  // file's values when the node folded something into them, under a new variable.
-  // `suffix` names the folded variant ("_scaled"), `note` says what was folded.
-  std::string weight(const Constant& c, const tensor::Tensor* folded = nullptr,
-                     std::string_view suffix = "", std::string_view note = "");
-
-  // ---- nodes --------------------------------------------------------------------------------
-  bool node(const onnx::NodeProto& n);
-  bool input(const onnx::NodeProto& n, int i, Value* v);
-  // The Descent expression of a value: its variable, or a constant's global.
-  std::string expr(const Value& v) { return v.constant ? weight(*v.constant) : v.var; }
-  void emit(const onnx::NodeProto& n, const Shape& shape, const std::string& code);
-  std::string elementwise_kernel(const std::string& op, size_t rank);
-  bool gemm(const onnx::NodeProto& n);
-  bool matmul(const onnx::NodeProto& n);
-  bool add(const onnx::NodeProto& n);
-  bool unary(const onnx::NodeProto& n);
-  bool softmax(const onnx::NodeProto& n);
-  bool flatten(const onnx::NodeProto& n);
-  bool reshape(const onnx::NodeProto& n);
-  bool conv(const onnx::NodeProto& n);
-  bool constant(const onnx::NodeProto& n);
-  bool passthrough(const onnx::NodeProto& n);  // Identity, Dropout at inference
-
- public:
-  // The ops the importer reads, one row each, in the order docs/models.md's table lists
-  // them: dispatch, the refusal's list and supported_onnx_ops() all read it.
-  struct OpEntry {
-    const char* op;
-    bool (Importer::*read)(const onnx::NodeProto&);
-    bool extra_outputs = false;  // its other outputs may be there (Dropout's mask): unused
-  };
-  static const std::vector<OpEntry>& op_table();
-
- private:
-
-  std::string source_;
-  const ImportOptions& options_;
-  ImportResult* out_;
-  std::string* error_;
-  int node_index_ = 0;
-  int64_t opset_ = 0;
-  Names names_;
-  std::map<std::string, Value> values_;           // ONNX value name -> what holds it
-  std::vector<std::unique_ptr<Constant>> constants_;
-  std::map<std::string, std::string> loaded_;     // constant name + suffix -> global variable
-  std::vector<std::string> kernels_;              // generated kernel definitions, in order
-  std::set<std::string> kernel_names_;
-  std::vector<std::string> globals_;              // load lines
-  std::vector<std::string> body_;                 // the model's lines
-  size_t symbol_index_ = 0;                       // which of the input's dims is the batch
-  bool body_uses_batch_ = false;
-  int conv_count_ = 0;
-  const onnx::GraphProto* graph_ = nullptr;
-};
-
-// ---- attributes ----------------------------------------------------------------------------
-
-const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, std::string_view name) {
-  for (const auto& a : n.attribute())
-    if (a.name() == name) return &a;
-  return nullptr;
-}
-int64_t attr_int(const onnx::NodeProto& n, std::string_view name, int64_t fallback) {
-  const auto* a = find_attr(n, name);
-  return a ? a->i() : fallback;
-}
-float attr_float(const onnx::NodeProto& n, std::string_view name, float fallback) {
-  const auto* a = find_attr(n, name);
-  return a ? a->f() : fallback;
-}
-std::vector<int64_t> attr_ints(const onnx::NodeProto& n, std::string_view name) {
-  const auto* a = find_attr(n, name);
-  if (!a) return {};
-  return {a->ints().begin(), a->ints().end()};
 }
 
 const char* type_name(int t) {
@@ -266,6 +85,39 @@ const char* type_name(int t) {
     default: return "an unknown type";
   }
 }
+
+}  // namespace
+
+std::string Names::make(std::string_view hint, std::string_view fallback, bool global) {
+  std::string s;
+  for (char c : hint) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (ok) s += c;
+    else if (!s.empty() && s.back() != '_') s += '_';
+  }
+  while (!s.empty() && s.back() == '_') s.pop_back();
+  if (s.empty()) s = fallback;
+  if (s[0] >= '0' && s[0] <= '9') s = std::string(fallback.substr(0, 1)) + s;
+  const auto& r = reserved_names();
+  std::string name = s;
+  auto clash = [&](const std::string& v) {
+    return taken_.count(v) || std::find(r.begin(), r.end(), v) != r.end() ||
+           (global && (v == "x" || v == "y"));
+  };
+  for (int k = 2; clash(name); ++k)
+    name = s + "_" + std::to_string(k);
+  taken_.insert(name);
+  return name;
+}
+
+std::string Importer::node_name(const onnx::NodeProto& node) const {
+  return node.name().empty() ? "#" + std::to_string(node_index_ + 1) : node.name();
+}
+std::string Importer::label(const onnx::NodeProto& node) const {
+  return fmt::format("node '{}' ({})", printable(node_name(node)), printable(node.op_type()));
+}
+
+// ---- constants -----------------------------------------------------------------------------
 
 bool Importer::read_tensor(const onnx::TensorProto& t, const std::string& what, Constant* c) {
   c->onnx_name = t.name();
@@ -365,331 +217,6 @@ void Importer::emit(const onnx::NodeProto& n, const Shape& shape, const std::str
   values_[n.output(0)] = Value{var, shape, nullptr};
   out_->nodes.push_back({node_name(n),
                          n.op_type(), code, shape_str(shape)});
-}
-
-// A kernel for an elementwise op at a rank the prelude does not cover (the prelude's are
-// for matrices), generated once per (op, rank).
-std::string Importer::elementwise_kernel(const std::string& op, size_t rank) {
-  std::string name = fmt::format("{}_{}d", op, rank);
-  if (kernel_names_.count(name)) return name;
-  kernel_names_.insert(name);
-  std::vector<std::string> dims, idx;
-  for (size_t i = 0; i < rank; ++i) {
-    dims.push_back("d" + std::to_string(i));
-    idx.push_back("i" + std::to_string(i));
-  }
-  std::string d = join(dims), ix = "[" + join(idx) + "]";
-  std::string doc, params = fmt::format("x: f32[{}]", d), body;
-  if (op == "relu") {
-    doc = "relu(x) = max(x, 0), element by element";
-    body = fmt::format("max(x{}, 0.0)", ix);
-  } else if (op == "sigmoid") {
-    doc = "sigmoid(x) = 1 / (1 + exp(-x)), element by element (ONNX Sigmoid). For x below\n"
-          "# about -88, exp(-x) is inf in f32 and the result is 0, as it should be";
-    body = fmt::format("1.0 / (1.0 + exp(-x{}))", ix);
-  } else if (op == "tanh") {
-    doc = "tanh(x) = 1 - 2 / (exp(2x) + 1), element by element (ONNX Tanh). Written this way\n"
-          "# rather than (e^2x - 1) / (e^2x + 1), which is inf / inf = nan for x above about 44";
-    body = fmt::format("1.0 - 2.0 / (exp(2.0 * x{}) + 1.0)", ix);
-  } else {  // add
-    doc = "a + b, element by element; both must have the same shape";
-    params = fmt::format("a: f32[{0}], b: f32[{0}]", d);
-    body = fmt::format("a{0} + b{0}", ix);
-  }
-  kernels_.push_back(fmt::format("# {}.\nkernel {}({}) -> f32[{}] {{\n  out{} = {}\n  return out\n}}\n",
-                                 doc, name, params, d, ix, body));
-  return name;
-}
-
-bool Importer::unary(const onnx::NodeProto& n) {
-  Value x;
-  if (!input(n, 0, &x)) return false;
-  std::string op = n.op_type() == "Relu" ? "relu" : n.op_type() == "Sigmoid" ? "sigmoid" : "tanh";
-  std::string k = (op == "relu" && x.shape.size() == 2) ? "relu" : elementwise_kernel(op, x.shape.size());
-  emit(n, x.shape, fmt::format("{}({})", k, expr(x)));
-  return true;
-}
-
-bool Importer::gemm(const onnx::NodeProto& n) {
-  // Y = alpha * A' B' + beta * C, where A' is A or its transpose (transA), B' likewise.
-  Value a, b;
-  if (!input(n, 0, &a) || !input(n, 1, &b)) return false;
-  if (a.shape.size() != 2 || b.shape.size() != 2)
-    return node_fail(n, fmt::format("A and B must be matrices; they are {} and {}",
-                                    shape_str(a.shape), shape_str(b.shape)));
-  bool trans_a = attr_int(n, "transA", 0) != 0, trans_b = attr_int(n, "transB", 0) != 0;
-  float alpha = attr_float(n, "alpha", 1.0f), beta = attr_float(n, "beta", 1.0f);
-  Dim m = trans_a ? a.shape[1] : a.shape[0], ka = trans_a ? a.shape[0] : a.shape[1];
-  Dim kb = trans_b ? b.shape[1] : b.shape[0], nn = trans_b ? b.shape[0] : b.shape[1];
-  if (!(ka == kb))
-    return node_fail(n, fmt::format("A' is [{}, {}] and B' is [{}, {}]: the inner dims differ",
-                                    dim_text(m), dim_text(ka), dim_text(kb), dim_text(nn)));
-  std::string ea = expr(a);
-  if (trans_a) ea = fmt::format("transpose({})", ea);
-  std::string eb;
-  if (alpha != 1.0f) {
-    // alpha folds into B's values at import time when B is a weight: the kernels stay plain.
-    if (!b.constant)
-      return node_fail(n, fmt::format("alpha = {} needs B to be a weight (an initializer); here "
-                                      "B is computed", alpha));
-    tensor::Tensor scaled = b.constant->data;
-    for (size_t i = 0; i < scaled.data.size(); ++i) scaled.data[i] *= alpha;
-    eb = weight(*b.constant, &scaled, "_scaled", fmt::format("times alpha = {}", tensor::format_f32(alpha)));
-  } else {
-    eb = expr(b);
-  }
-  // nn.Linear's layout (B is [out, in], transB = 1) is the prelude's linear; otherwise matmul.
-  std::string code = trans_b ? fmt::format("linear({}, {})", ea, eb) : fmt::format("matmul({}, {})", ea, eb);
-  Shape y = {m, nn};
-  if (n.input_size() > 2 && !n.input(2).empty()) {
-    Value c;
-    if (!input(n, 2, &c)) return false;
-    if (c.constant) {
-      // beta folds into C, and C broadcasts the ONNX way: a scalar, [N] or [1, N] is one
-      // bias per column (bias_add), [M, N] a whole matrix (add).
-      tensor::Tensor cv = c.constant->data;
-      for (size_t i = 0; i < cv.data.size(); ++i) cv.data[i] *= beta;
-      std::string suffix = beta != 1.0f ? "_scaled" : "";
-      std::string note = beta != 1.0f ? fmt::format("times beta = {}", tensor::format_f32(beta)) : "";
-      const std::vector<int64_t> cs = cv.shape;  // a copy: cv.shape changes below
-      bool row = (cs.size() == 1 && !nn.symbolic && cs[0] == nn.value) ||
-                 (cs.size() == 2 && cs[0] == 1 && !nn.symbolic && cs[1] == nn.value);
-      bool one = cv.data.size() == 1 && !nn.symbolic;
-      if (one && !row) {
-        // A scalar bias: the same value for every column.
-        tensor::Tensor full;
-        std::string why;
-        if (!tensor::full({nn.value}, cv.data[0], &full, &why)) return node_fail(n, why);
-        code = fmt::format("bias_add({}, {})", code,
-                           weight(*c.constant, &full, suffix + "_row", note + (note.empty() ? "" : ", ") + "one per column"));
-      } else if (row) {
-        cv.shape = {nn.value};
-        code = fmt::format("bias_add({}, {})", code,
-                           weight(*c.constant, &cv, cs.size() == 2 ? suffix + "_row" : suffix,
-                                  note + (cs.size() == 2 ? std::string(note.empty() ? "" : ", ") + "as [N]" : "")));
-      } else if (concrete_shape(cs) == y) {
-        code = fmt::format("add({}, {})", code, weight(*c.constant, &cv, suffix, note));
-      } else {
-        return node_fail(n, fmt::format("C of shape {} does not broadcast to Y {} the ways "
-                                        "Descent imports (a scalar, [N], [1, N] or [M, N])",
-                                        tensor::shape_text(cs), shape_str(y)));
-      }
-    } else {
-      if (beta != 1.0f)
-        return node_fail(n, fmt::format("beta = {} needs C to be a weight (an initializer)", beta));
-      if (c.shape.size() == 1 && c.shape[0] == nn) code = fmt::format("bias_add({}, {})", code, c.var);
-      else if (c.shape == y) code = fmt::format("add({}, {})", code, c.var);
-      else
-        return node_fail(n, fmt::format("a computed C must be [N] or [M, N] ({} or {}); it is {}",
-                                        shape_str({nn}), shape_str(y), shape_str(c.shape)));
-    }
-  }
-  emit(n, y, code);
-  return true;
-}
-
-bool Importer::matmul(const onnx::NodeProto& n) {
-  Value a, b;
-  if (!input(n, 0, &a) || !input(n, 1, &b)) return false;
-  if (a.shape.size() != 2 || b.shape.size() != 2)
-    return node_fail(n, fmt::format("only matrices (2-D) are supported; the inputs are {} and {} "
-                                    "(a batched MatMul has no Descent kernel yet)",
-                                    shape_str(a.shape), shape_str(b.shape)));
-  if (!(a.shape[1] == b.shape[0]))
-    return node_fail(n, fmt::format("{} times {}: the inner dims differ", shape_str(a.shape),
-                                    shape_str(b.shape)));
-  emit(n, {a.shape[0], b.shape[1]}, fmt::format("matmul({}, {})", expr(a), expr(b)));
-  return true;
-}
-
-bool Importer::add(const onnx::NodeProto& n) {
-  Value a, b;
-  if (!input(n, 0, &a) || !input(n, 1, &b)) return false;
-  if (a.shape == b.shape) {
-    std::string k = a.shape.size() == 2 ? "add" : elementwise_kernel("add", a.shape.size());
-    emit(n, a.shape, fmt::format("{}({}, {})", k, expr(a), expr(b)));
-    return true;
-  }
-  // A row vector added to every row of a matrix (a bias), in either order.
-  if (b.shape.size() == 2 && a.shape.size() != 2) std::swap(a, b);
-  if (a.shape.size() == 2) {
-    Dim cols = a.shape[1];
-    bool vec = b.shape.size() == 1 && b.shape[0] == cols;
-    bool row = b.shape.size() == 2 && b.shape[0] == Dim{1, false} && b.shape[1] == cols;
-    if (vec || (row && !cols.symbolic)) {
-      std::string eb;
-      if (vec) {
-        eb = expr(b);
-      } else if (b.constant) {
-        tensor::Tensor v = b.constant->data;
-        v.shape = {cols.value};
-        eb = weight(*b.constant, &v, "_row", "as [N]");
-      } else {
-        eb = fmt::format("reshape({}, [{}])", b.var, cols.value);
-      }
-      emit(n, a.shape, fmt::format("bias_add({}, {})", expr(a), eb));
-      return true;
-    }
-  }
-  return node_fail(n, fmt::format("adding {} and {} needs broadcasting Descent does not import "
-                                  "(same shapes, or a row vector [N] or [1, N] added to every "
-                                  "row of an [M, N] matrix)", shape_str(a.shape), shape_str(b.shape)));
-}
-
-bool Importer::softmax(const onnx::NodeProto& n) {
-  Value x;
-  if (!input(n, 0, &x)) return false;
-  // Before opset 13 the default axis was 1 and the input was seen as 2-D around it; from 13
-  // the default is -1. For a matrix and the rows' axis both mean the prelude's softmax.
-  int64_t axis = attr_int(n, "axis", opset_ < 13 ? 1 : -1);
-  int64_t rank = static_cast<int64_t>(x.shape.size());
-  if (rank != 2 || (axis != 1 && axis != -1))
-    return node_fail(n, fmt::format("only a softmax along the rows of a matrix is supported "
-                                    "(input {}, axis {})", shape_str(x.shape), axis));
-  emit(n, x.shape, fmt::format("softmax({})", expr(x)));
-  return true;
-}
-
-bool Importer::flatten(const onnx::NodeProto& n) {
-  Value x;
-  if (!input(n, 0, &x)) return false;
-  int64_t rank = static_cast<int64_t>(x.shape.size());
-  int64_t axis = attr_int(n, "axis", 1);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis > rank)
-    return node_fail(n, fmt::format("axis {} is out of range for {}", attr_int(n, "axis", 1), shape_str(x.shape)));
-  Shape outer(x.shape.begin(), x.shape.begin() + axis), inner(x.shape.begin() + axis, x.shape.end());
-  if (!concrete(inner))
-    return node_fail(n, "the batch dim must stay first (it cannot be flattened into the rows)");
-  int64_t cols = 1;
-  for (const Dim& d : inner) cols *= d.value;
-  if (axis == 1) {
-    // Keep the first dim (the batch), merge the rest: the flatten builtin, which needs no
-    // sizes, so a symbolic batch stays symbolic.
-    Shape y = {x.shape[0], {cols, false}};
-    emit(n, y, rank == 2 ? expr(x) : fmt::format("flatten({})", expr(x)));
-    return true;
-  }
-  if (!concrete(outer))
-    return node_fail(n, "flattening the batch dim together with others needs a fixed batch size");
-  int64_t rows = 1;
-  for (const Dim& d : outer) rows *= d.value;
-  emit(n, {{rows, false}, {cols, false}}, fmt::format("reshape({}, [{}, {}])", expr(x), rows, cols));
-  return true;
-}
-
-bool Importer::reshape(const onnx::NodeProto& n) {
-  Value x, s;
-  if (!input(n, 0, &x) || !input(n, 1, &s)) return false;
-  if (!s.constant || s.constant->is_float || s.constant->dims.size() != 1)
-    return node_fail(n, fmt::format("the shape '{}' must be a constant 1-D int64 tensor (an "
-                                    "initializer or a Constant node)", n.input(1)));
-  const std::vector<int64_t>& want = s.constant->ints;
-  bool allow_zero = attr_int(n, "allowzero", 0) != 0;
-  // numel(x) = (n or 1) * known; the result's dims are filled in below, -1 last.
-  bool x_symbolic = !concrete(x.shape);
-  int64_t known = 1;
-  for (const Dim& d : x.shape)
-    if (!d.symbolic) known *= d.value;
-  Shape y;
-  int infer = -1;
-  bool y_symbolic = false;
-  int64_t y_known = 1;
-  for (size_t i = 0; i < want.size(); ++i) {
-    int64_t w = want[i];
-    if (w == 0 && !allow_zero) {
-      if (i >= x.shape.size())
-        return node_fail(n, fmt::format("shape entry {} is 0 (copy the input's dim) but the "
-                                        "input {} has no dim {}", i, shape_str(x.shape), i));
-      y.push_back(x.shape[i]);
-    } else if (w == -1) {
-      if (infer >= 0) return node_fail(n, "the shape has more than one -1");
-      infer = static_cast<int>(i);
-      y.push_back({0, false});
-      continue;
-    } else if (w <= 0) {
-      return node_fail(n, fmt::format("shape entry {} is {}", i, w));
-    } else {
-      y.push_back({w, false});
-    }
-    if (y.back().symbolic) y_symbolic = true;
-    else y_known *= y.back().value;
-  }
-  if (infer >= 0) {
-    if (known % y_known != 0)
-      return node_fail(n, fmt::format("cannot reshape {} into {}", shape_str(x.shape),
-                                      tensor::shape_text(want)));
-    int64_t v = known / y_known;
-    if (x_symbolic && !y_symbolic) {
-      if (v != 1)
-        return node_fail(n, fmt::format("the -1 would be n * {}: Descent keeps the batch as a "
-                                        "dim of its own", v));
-      y[infer] = {0, true};
-      y_symbolic = true;
-    } else {
-      y[infer] = {v, false};
-      y_known *= v;
-    }
-  }
-  if (x_symbolic != y_symbolic || y_known != known)
-    return node_fail(n, fmt::format("cannot reshape {} into {}", shape_str(x.shape), shape_str(y)));
-  std::vector<std::string> dims;
-  for (const Dim& d : y) dims.push_back(d.symbolic ? "batch" : std::to_string(d.value));
-  if (y_symbolic) body_uses_batch_ = true;
-  emit(n, y, fmt::format("reshape({}, [{}])", expr(x), join(dims)));
-  return true;
-}
-
-bool Importer::conv(const onnx::NodeProto& n) {
-  Value x, w;
-  if (!input(n, 0, &x) || !input(n, 1, &w)) return false;
-  if (x.shape.size() != 4 || w.shape.size() != 4)
-    return node_fail(n, fmt::format("only 2-D convolutions are supported (X [N, C, H, W], W [M, "
-                                    "C, kH, kW]); here X is {} and W is {}",
-                                    shape_str(x.shape), shape_str(w.shape)));
-  if (attr_int(n, "group", 1) != 1) return node_fail(n, "grouped convolutions (group > 1) are not supported");
-  for (const char* a : {"strides", "dilations"})
-    for (int64_t v : attr_ints(n, a))
-      if (v != 1) return node_fail(n, fmt::format("{} other than 1 are not supported ({} = {})", a, a,
-                                                  tensor::shape_text(attr_ints(n, a))));
-  for (int64_t v : attr_ints(n, "pads"))
-    if (v != 0) return node_fail(n, fmt::format("padding is not supported (pads = {}); only 'valid' "
-                                                "convolutions", tensor::shape_text(attr_ints(n, "pads"))));
-  if (const auto* ap = find_attr(n, "auto_pad"); ap && ap->s() != "NOTSET" && ap->s() != "VALID")
-    return node_fail(n, fmt::format("auto_pad = {} pads the input, which is not supported", ap->s()));
-  if (!concrete(w.shape) || !concrete({x.shape[1], x.shape[2], x.shape[3]}))
-    return node_fail(n, "only the batch dim may be symbolic");
-  if (!(x.shape[1] == w.shape[1]))
-    return node_fail(n, fmt::format("X has {} channels but W expects {}", dim_text(x.shape[1]),
-                                    dim_text(w.shape[1])));
-  int64_t oh = x.shape[2].value - w.shape[2].value + 1, ow = x.shape[3].value - w.shape[3].value + 1;
-  if (oh < 1 || ow < 1)
-    return node_fail(n, fmt::format("the kernel {} is larger than the image {}", shape_str(w.shape),
-                                    shape_str(x.shape)));
-  Shape y = {x.shape[0], w.shape[0], {oh, false}, {ow, false}};
-  bool bias = n.input_size() > 2 && !n.input(2).empty();
-  Value b;
-  if (bias) {
-    if (!input(n, 2, &b)) return false;
-    if (b.shape.size() != 1 || !(b.shape[0] == w.shape[0]))
-      return node_fail(n, fmt::format("the bias is {}; it must be {}", shape_str(b.shape), shape_str({w.shape[0]})));
-  }
-  // One kernel per convolution: its shapes are fixed by the weights (the output size is
-  // H - kH + 1, which a kernel's signature cannot compute), the batch stays a named dim.
-  std::string name = fmt::format("conv2d_{}", ++conv_count_);
-  kernel_names_.insert(name);
-  std::string body = "sum(c, r, s) x[b, c, i + r, j + s] * k[m, c, r, s]";
-  kernels_.push_back(fmt::format(
-      "# ONNX Conv {}: output channel m at (i, j) is the sum over the input channels c\n"
-      "# and the {}x{} window (r, s) of x times the filter{}.\n"
-      "# No padding, stride 1: only the 'valid' positions, where the window fits.\n"
-      "kernel {}(x: f32{}, k: f32{}{}) -> f32{} {{\n  out[b, m, i, j] = {}{}\n  return out\n}}\n",
-      label(n).substr(5), w.shape[2].value, w.shape[3].value, bias ? ", plus the channel's bias" : "",
-      name, shape_str(x.shape), shape_str(w.shape), bias ? fmt::format(", bias: f32{}", shape_str(b.shape)) : "",
-      shape_str(y), bias ? "bias[m] + " : "", body));
-  emit(n, y, bias ? fmt::format("{}({}, {}, {})", name, expr(x), expr(w), expr(b))
-                  : fmt::format("{}({}, {})", name, expr(x), expr(w)));
-  return true;
 }
 
 bool Importer::constant(const onnx::NodeProto& n) {
@@ -894,8 +421,9 @@ bool Importer::run(const onnx::ModelProto& model) {
   return true;
 }
 
-}  // namespace
+}  // namespace descent::importer::onnx_internal
 
+namespace descent::importer {
 namespace {
 
 // "MSG\n\n==> Context: Bad node spec for node. Name: NAME OpType: OP" -> "node 'NAME' (OP): MSG"
@@ -932,6 +460,8 @@ bool onnx_checker_accepts(const onnx::ModelProto& model, const std::string& sour
 }
 
 }  // namespace
+
+using onnx_internal::Importer;
 
 std::vector<std::string> supported_onnx_ops() {
   std::vector<std::string> out;

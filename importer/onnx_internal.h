@@ -1,0 +1,195 @@
+// Private to the ONNX importer (importer/onnx_*.cpp): nothing else includes this.
+//
+// translate_onnx() (onnx_import.h) is one Importer object walking a model. Its methods are
+// spread over files by concern, one file per family of ops:
+//   onnx_import.cpp           the walk: the model, its initializers and its one input, each
+//                             node in order (dispatched through op_table()), the ops that make
+//                             no code (Constant, Identity, Dropout), the program's text; and
+//                             the entry points of onnx_import.h
+//   onnx_ops_elementwise.cpp  Add, Relu, Sigmoid, Tanh, and kernels for ranks the prelude lacks
+//   onnx_ops_matmul.cpp       Gemm and MatMul
+//   onnx_ops_normalize.cpp    Softmax
+//   onnx_ops_shape.cpp        Flatten and Reshape
+//   onnx_ops_conv.cpp         Conv
+// Writing ONNX (onnx_write.cpp) needs none of this. A new op is a reader declared below with
+// its family, its body in that family's file, and a row in op_table() and in docs/models.md's
+// table (a test keeps the two equal).
+#pragma once
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "importer/onnx_import.h"
+#include "lang/text.h"
+#include "tensor/tensor.h"
+
+namespace descent::importer::onnx_internal {
+
+// A dim of an inferred shape: a number, or the model's one symbolic dim (the batch), which
+// the program calls `n`.
+struct Dim {
+  int64_t value = 0;
+  bool symbolic = false;
+  bool operator==(const Dim& o) const { return symbolic == o.symbolic && (symbolic || value == o.value); }
+};
+using Shape = std::vector<Dim>;
+
+inline std::string dim_text(const Dim& d) { return d.symbolic ? "n" : std::to_string(d.value); }
+inline std::string shape_str(const Shape& s) {
+  std::vector<std::string> parts;
+  for (const Dim& d : s) parts.push_back(dim_text(d));
+  return "[" + join(parts) + "]";
+}
+inline bool concrete(const Shape& s) {
+  return std::none_of(s.begin(), s.end(), [](const Dim& d) { return d.symbolic; });
+}
+inline Shape concrete_shape(const std::vector<int64_t>& dims) {
+  Shape s;
+  for (int64_t d : dims) s.push_back({d, false});
+  return s;
+}
+
+// A constant of the file: an initializer or a Constant node's value.
+struct Constant {
+  std::string onnx_name;
+  bool is_float = true;          // float32 data (a weight); else int64 (a shape)
+  tensor::Tensor data;           // float32: shape and values (a scalar has shape [1])
+  bool scalar = false;           // rank 0 in the file
+  std::vector<int64_t> ints;     // int64 values
+  std::vector<int64_t> dims;     // int64 constants' dims
+};
+
+// An ONNX value during the import.
+struct Value {
+  std::string var;               // the Descent variable that holds it ("" for a constant
+                                 // not yet loaded)
+  Shape shape;
+  const Constant* constant = nullptr;  // set for initializers and Constant outputs
+};
+
+// Identifiers from ONNX names ("/fc1/Gemm_output_0", "0.weight", "input.1"): every run of
+// characters an identifier cannot hold becomes one '_', a leading digit gets a letter, and a
+// name already taken or reserved gets a number.
+class Names {
+ public:
+  // `global`: the name is a top-level variable, which must not be the run section's x or y
+  // (a local may: inside `model` it hides nothing the model reads).
+  std::string make(std::string_view hint, std::string_view fallback, bool global = false);
+
+ private:
+  std::set<std::string> taken_;
+};
+
+// One import: the state of the walk over one model's graph, and one reader per op.
+class Importer {
+ public:
+  Importer(const std::string& source, const ImportOptions& o, ImportResult* out, std::string* error)
+      : source_(source), options_(o), out_(out), error_(error) {}
+
+  bool run(const onnx::ModelProto& model);
+
+ private:
+  // ---- errors -------------------------------------------------------------------------------
+  bool fail(const std::string& message) {
+    *error_ = source_ + ": " + message;
+    return false;
+  }
+  // A node's name, or "#3" (its position) for an unnamed one.
+  std::string node_name(const onnx::NodeProto& node) const;
+  std::string label(const onnx::NodeProto& node) const;  // "node 'fc1' (Gemm)"
+  bool node_fail(const onnx::NodeProto& node, const std::string& message) {
+    return fail(label(node) + ": " + message);
+  }
+
+  // ---- constants ----------------------------------------------------------------------------
+  bool read_tensor(const onnx::TensorProto& t, const std::string& what, Constant* c);
+  const Constant* add_constant(Constant c) {
+    constants_.push_back(std::make_unique<Constant>(std::move(c)));
+    return constants_.back().get();
+  }
+  // The Descent global holding a float constant (loaded on first use); `data` replaces the
+  // file's values when the node folded something into them, under a new variable.
+  // `suffix` names the folded variant ("_scaled"), `note` says what was folded.
+  std::string weight(const Constant& c, const tensor::Tensor* folded = nullptr,
+                     std::string_view suffix = "", std::string_view note = "");
+
+  // ---- the walk (onnx_import.cpp) -----------------------------------------------------------
+  bool node(const onnx::NodeProto& n);
+  bool input(const onnx::NodeProto& n, int i, Value* v);
+  // The Descent expression of a value: its variable, or a constant's global.
+  std::string expr(const Value& v) { return v.constant ? weight(*v.constant) : v.var; }
+  void emit(const onnx::NodeProto& n, const Shape& shape, const std::string& code);
+  bool constant(const onnx::NodeProto& n);
+  bool passthrough(const onnx::NodeProto& n);  // Identity, Dropout at inference
+
+  // ---- the ops, one family per file (onnx_ops_*.cpp) ----------------------------------------
+  std::string elementwise_kernel(const std::string& op, size_t rank);  // elementwise
+  bool add(const onnx::NodeProto& n);
+  bool unary(const onnx::NodeProto& n);
+  bool gemm(const onnx::NodeProto& n);                                 // matmul
+  bool matmul(const onnx::NodeProto& n);
+  bool softmax(const onnx::NodeProto& n);                              // normalize
+  bool flatten(const onnx::NodeProto& n);                              // shape
+  bool reshape(const onnx::NodeProto& n);
+  bool conv(const onnx::NodeProto& n);                                 // conv
+
+ public:
+  // The ops the importer reads, one row each, in the order docs/models.md's table lists
+  // them: dispatch, the refusal's list and supported_onnx_ops() all read it.
+  struct OpEntry {
+    const char* op;
+    bool (Importer::*read)(const onnx::NodeProto&);
+    bool extra_outputs = false;  // its other outputs may be there (Dropout's mask): unused
+  };
+  static const std::vector<OpEntry>& op_table();
+
+ private:
+  std::string source_;
+  const ImportOptions& options_;
+  ImportResult* out_;
+  std::string* error_;
+  int node_index_ = 0;
+  int64_t opset_ = 0;
+  Names names_;
+  std::map<std::string, Value> values_;           // ONNX value name -> what holds it
+  std::vector<std::unique_ptr<Constant>> constants_;
+  std::map<std::string, std::string> loaded_;     // constant name + suffix -> global variable
+  std::vector<std::string> kernels_;              // generated kernel definitions, in order
+  std::set<std::string> kernel_names_;
+  std::vector<std::string> globals_;              // load lines
+  std::vector<std::string> body_;                 // the model's lines
+  size_t symbol_index_ = 0;                       // which of the input's dims is the batch
+  bool body_uses_batch_ = false;
+  int conv_count_ = 0;
+  const onnx::GraphProto* graph_ = nullptr;
+};
+
+// ---- attributes ----------------------------------------------------------------------------
+
+inline const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, std::string_view name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+inline int64_t attr_int(const onnx::NodeProto& n, std::string_view name, int64_t fallback) {
+  const auto* a = find_attr(n, name);
+  return a ? a->i() : fallback;
+}
+inline float attr_float(const onnx::NodeProto& n, std::string_view name, float fallback) {
+  const auto* a = find_attr(n, name);
+  return a ? a->f() : fallback;
+}
+inline std::vector<int64_t> attr_ints(const onnx::NodeProto& n, std::string_view name) {
+  const auto* a = find_attr(n, name);
+  if (!a) return {};
+  return {a->ints().begin(), a->ints().end()};
+}
+
+}  // namespace descent::importer::onnx_internal

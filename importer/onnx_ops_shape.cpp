@@ -1,0 +1,103 @@
+// ONNX ops that change a tensor's shape and not its values: Flatten and Reshape. Shapes are
+// inferred here at import time, and the symbolic batch must stay a dim of its own, so one
+// import runs at any batch size.
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "importer/onnx_internal.h"
+
+namespace descent::importer::onnx_internal {
+
+bool Importer::flatten(const onnx::NodeProto& n) {
+  Value x;
+  if (!input(n, 0, &x)) return false;
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  int64_t axis = attr_int(n, "axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank)
+    return node_fail(n, fmt::format("axis {} is out of range for {}", attr_int(n, "axis", 1), shape_str(x.shape)));
+  Shape outer(x.shape.begin(), x.shape.begin() + axis), inner(x.shape.begin() + axis, x.shape.end());
+  if (!concrete(inner))
+    return node_fail(n, "the batch dim must stay first (it cannot be flattened into the rows)");
+  int64_t cols = 1;
+  for (const Dim& d : inner) cols *= d.value;
+  if (axis == 1) {
+    // Keep the first dim (the batch), merge the rest: the flatten builtin, which needs no
+    // sizes, so a symbolic batch stays symbolic.
+    Shape y = {x.shape[0], {cols, false}};
+    emit(n, y, rank == 2 ? expr(x) : fmt::format("flatten({})", expr(x)));
+    return true;
+  }
+  if (!concrete(outer))
+    return node_fail(n, "flattening the batch dim together with others needs a fixed batch size");
+  int64_t rows = 1;
+  for (const Dim& d : outer) rows *= d.value;
+  emit(n, {{rows, false}, {cols, false}}, fmt::format("reshape({}, [{}, {}])", expr(x), rows, cols));
+  return true;
+}
+
+bool Importer::reshape(const onnx::NodeProto& n) {
+  Value x, s;
+  if (!input(n, 0, &x) || !input(n, 1, &s)) return false;
+  if (!s.constant || s.constant->is_float || s.constant->dims.size() != 1)
+    return node_fail(n, fmt::format("the shape '{}' must be a constant 1-D int64 tensor (an "
+                                    "initializer or a Constant node)", n.input(1)));
+  const std::vector<int64_t>& want = s.constant->ints;
+  bool allow_zero = attr_int(n, "allowzero", 0) != 0;
+  // numel(x) = (n or 1) * known; the result's dims are filled in below, -1 last.
+  bool x_symbolic = !concrete(x.shape);
+  int64_t known = 1;
+  for (const Dim& d : x.shape)
+    if (!d.symbolic) known *= d.value;
+  Shape y;
+  int infer = -1;
+  bool y_symbolic = false;
+  int64_t y_known = 1;
+  for (size_t i = 0; i < want.size(); ++i) {
+    int64_t w = want[i];
+    if (w == 0 && !allow_zero) {
+      if (i >= x.shape.size())
+        return node_fail(n, fmt::format("shape entry {} is 0 (copy the input's dim) but the "
+                                        "input {} has no dim {}", i, shape_str(x.shape), i));
+      y.push_back(x.shape[i]);
+    } else if (w == -1) {
+      if (infer >= 0) return node_fail(n, "the shape has more than one -1");
+      infer = static_cast<int>(i);
+      y.push_back({0, false});
+      continue;
+    } else if (w <= 0) {
+      return node_fail(n, fmt::format("shape entry {} is {}", i, w));
+    } else {
+      y.push_back({w, false});
+    }
+    if (y.back().symbolic) y_symbolic = true;
+    else y_known *= y.back().value;
+  }
+  if (infer >= 0) {
+    if (known % y_known != 0)
+      return node_fail(n, fmt::format("cannot reshape {} into {}", shape_str(x.shape),
+                                      tensor::shape_text(want)));
+    int64_t v = known / y_known;
+    if (x_symbolic && !y_symbolic) {
+      if (v != 1)
+        return node_fail(n, fmt::format("the -1 would be n * {}: Descent keeps the batch as a "
+                                        "dim of its own", v));
+      y[infer] = {0, true};
+      y_symbolic = true;
+    } else {
+      y[infer] = {v, false};
+      y_known *= v;
+    }
+  }
+  if (x_symbolic != y_symbolic || y_known != known)
+    return node_fail(n, fmt::format("cannot reshape {} into {}", shape_str(x.shape), shape_str(y)));
+  std::vector<std::string> dims;
+  for (const Dim& d : y) dims.push_back(d.symbolic ? "batch" : std::to_string(d.value));
+  if (y_symbolic) body_uses_batch_ = true;
+  emit(n, y, fmt::format("reshape({}, [{}])", expr(x), join(dims)));
+  return true;
+}
+
+}  // namespace descent::importer::onnx_internal
