@@ -6,6 +6,7 @@
 //   grade.cpp            a class: the grade CSV, shards, merging
 //   validate.cpp         lab.json's fields, their kinds and ranges
 //   lab.cpp              loading, starting, checking one lab, hints, status, the list
+//   watch.cpp            watch mode: when a lab's files changed (its own header, watch.h)
 #pragma once
 #include <fmt/format.h>
 

@@ -1,0 +1,240 @@
+// `descent run`, `descent dump` and `descent build`: one program given to the pipeline, and
+// run, shown stage by stage, or compiled to an object file. Apart from main.cpp so that each
+// subcommand's options sit beside what is done with them (cli_internal.h lists the others).
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "apps/cli_internal.h"
+#include "apps/repl.h"
+#include "lang/text.h"
+
+namespace descent::cli {
+namespace {
+
+// -O and --target, as the command line gave them: a bad one is a usage error.
+int apply_opt_and_target(Session& session, int opt, const std::string& target) {
+  if (!session.set_opt_level(opt)) {
+    fmt::print(stderr, "error: -O takes 0, 1, 2 or 3\n");
+    return kUsageError;
+  }
+  if (std::string error; !target.empty() && !session.set_target(target, &error)) {
+    fmt::print(stderr, "error: {}\n", error);
+    return kUsageError;
+  }
+  return 0;
+}
+
+int apply_registers(Session& session, int registers) {
+  if (!session.set_num_registers(registers)) {
+    fmt::print(stderr, "error: --registers must be 3 to 250\n");
+    return kUsageError;
+  }
+  return 0;
+}
+
+// ---- descent run FILE ----
+struct RunArgs {
+  std::string file, engine = "ast", debug_level = "0", device = "ref", tensor_limit;
+  bool time = false, trace = false;
+  int registers = 16, threads = 0, opt = 2;
+  CLI::Option* registers_option = nullptr;  // given or not: a note when the engine ignores it
+  TunedOptions tuned;
+};
+
+int run_program(Session& session, const RunArgs& a) {
+  if (int rc = apply_opt_and_target(session, a.opt, "")) return rc;
+  if (int rc = apply_registers(session, a.registers)) return rc;
+  if (!session.set_engine(a.engine)) {
+    fmt::print(stderr, "error: unknown engine '{}' (engines: {})\n", a.engine, join(Session::engines()));
+    return kUsageError;
+  }
+  std::string error;
+  if (!session.set_device(a.device, &error)) {
+    fmt::print(stderr, "error: --device: {}\n", error);
+    return kUsageError;
+  }
+  session.set_threads(a.threads);
+  apply_tuned_options(session, a.tuned);
+  if (!a.tensor_limit.empty() && !session.set_tensor_limit(a.tensor_limit, &error)) {
+    fmt::print(stderr, "error: --tensor-limit: {}\n", error);
+    return kUsageError;
+  }
+  std::string text;
+  if (!read_or_say(a.file, &text)) return 2;
+  RunOptions opts;
+  int debug = 0;
+  std::string debug_error;
+  if (!parse_debug_level(a.debug_level, &debug, &debug_error)) {
+    fmt::print(stderr, "error: --debug: {}\n", debug_error);
+    return kUsageError;
+  }
+  // Launch lines on stderr, after the program output before them (flushed first).
+  LaunchLog log(debug, [](std::string_view s) {
+    std::fflush(stdout);
+    std::fwrite(s.data(), 1, s.size(), stderr);
+  });
+  bool trace = a.trace;
+  opts.out = [&log, trace](std::string_view s) {
+    std::fwrite(s.data(), 1, s.size(), stdout);
+    // Trace lines go to stderr unbuffered; flushed, the output keeps its place among them
+    // when both are piped into one stream.
+    if (trace) std::fflush(stdout);
+    log.output(s);
+  };
+  if (debug >= 2) session.set_launch_observer([&log](const tensor::LaunchRecord& r) { log.launch(r); });
+  if (trace) opts.trace = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stderr); };
+  // Options the chosen engine would ignore: say so rather than print nothing.
+  if (trace && !Session::engine_traces(a.engine))
+    fmt::print(stderr, "note: the {} engine does not trace; --trace needs --engine stack or --engine reg\n", a.engine);
+  if (a.registers_option->count() && a.engine != "reg")
+    fmt::print(stderr, "note: --registers sizes the register VM's file; it has no effect without --engine reg\n");
+  Outcome o = session.submit(std::move(text), a.file, opts);
+  std::fflush(stdout);
+  log.finish(o);
+  if (!o.note.empty()) fmt::print(stderr, "note: {}\n", o.note);
+  for (const auto& n : o.notes) fmt::print(stderr, "note: {}\n", n);
+  if (o.status != Outcome::Ok) fmt::print(stderr, "{}", o.message);
+  if (a.time) fmt::print(stderr, "{}", timing_report(o, session.engine()));
+  return o.exit_code();
+}
+
+// ---- descent dump FILE --stage S ----
+struct DumpArgs {
+  std::string file, stage, format = "text", target, function, domain = "intervals";
+  std::string stage_help;                 // "one of: tokens ast ...", for an unknown stage
+  std::vector<std::string> domain_names;  // the abstract domains, for an unknown one
+  std::vector<std::string> diff_pair;
+  int registers = 16, opt = 2;
+  bool no_encodings = false, directives = false;
+};
+
+int dump_stage(Session& session, const DumpArgs& a) {
+  if (int rc = apply_opt_and_target(session, a.opt, a.target)) return rc;
+  if (int rc = apply_registers(session, a.registers)) return rc;
+  Format f;
+  if (a.format == "text") f = Format::Text;
+  else if (a.format == "sexpr") f = Format::Sexpr;
+  else if (a.format == "dot") f = Format::Dot;
+  else {
+    fmt::print(stderr, "error: unknown format '{}' (formats: text, sexpr, dot)\n", a.format);
+    return kUsageError;
+  }
+  bool known = false;
+  for (auto& s : Session::stages()) known |= a.stage == s.name;
+  if (!known) {
+    fmt::print(stderr, "error: unknown stage '{}' ({})\n", a.stage, a.stage_help);
+    return kUsageError;
+  }
+  analysis::Domain d;
+  if (!analysis::parse_domain(a.domain, &d)) {
+    fmt::print(stderr, "error: unknown domain '{}' (domains: {})\n", a.domain, join(a.domain_names));
+    return kUsageError;
+  }
+  session.set_analysis_domain(d);
+  std::string text;
+  if (!read_or_say(a.file, &text)) return 2;
+  Outcome o = session.compile(std::move(text), a.file);
+  // Tokens exist even for a program that does not compile; other stages need a clean one.
+  if (o.status != Outcome::Ok && a.stage != "tokens") {
+    fmt::print(stderr, "{}", o.message);
+    return o.exit_code();
+  }
+  // The tensor graph exists once the program's code has run (kernel calls build it
+  // lazily, printing evaluates it): run it, its output unwanted in a dump.
+  if (a.stage == "graph") {
+    RunOptions quiet;
+    quiet.out = [](std::string_view) {};
+    o = session.run(quiet);
+    if (o.status != Outcome::Ok) {
+      fmt::print(stderr, "{}", o.message);
+      return o.exit_code();
+    }
+  }
+  session.set_asm_options({!a.no_encodings, a.directives});
+  StageResult r = a.diff_pair.size() == 2 ? session.diff_passes(a.diff_pair[0], a.diff_pair[1])
+                                          : session.stage(a.stage, f, a.function);
+  if (!r.ok) {
+    fmt::print(stderr, "error: {}\n", r.text);
+    return 2;
+  }
+  fmt::print("{}", r.text);
+  return 0;
+}
+
+// ---- descent build FILE -o F.o ----
+struct BuildArgs {
+  std::string file, output, target;
+  int opt = 2;
+};
+
+int build_object(Session& session, const BuildArgs& a) {
+  if (int rc = apply_opt_and_target(session, a.opt, a.target)) return rc;
+  std::string text;
+  if (!read_or_say(a.file, &text)) return 2;
+  Outcome o = session.compile(std::move(text), a.file);
+  if (o.status != Outcome::Ok) {
+    fmt::print(stderr, "{}", o.message);
+    return o.exit_code();
+  }
+  std::string error;
+  if (!session.build_object(a.output, &error)) {
+    fmt::print(stderr, "error: {}\n", error);
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Subcommand add_run(CLI::App& app) {
+  auto a = std::make_shared<RunArgs>();
+  auto* run = app.add_subcommand("run", "compile and run a .ds program");
+  run->add_option("FILE", a->file, "the program")->required();
+  run->add_option("--engine", a->engine, "which engine runs it: " + join(Session::engines()) + " (default ast)");
+  run->add_flag("--time", a->time, "report compile and run time on stderr, stage by stage and kernel by kernel");
+  run->add_option("--debug", a->debug_level,
+                  "kernel launch log on stderr: 1 a summary, 2 a line per launch (name, device, "
+                  "time, GFLOP/s, GB/s); 0 off (default)");
+  run->add_flag("--trace", a->trace, "print every instruction the VM executes (stack, reg) on stderr");
+  a->registers_option = run->add_option("--registers", a->registers, "register file size for --engine reg (3..250)");
+  run->add_option("--device", a->device, "where tensor kernels run: " + join(Session::devices()) + " (default ref), as :device");
+  run->add_option("--threads", a->threads, "threads for the cpu device's parallel loops (default: all)");
+  run->add_option("--tensor-limit", a->tensor_limit, "the largest one tensor may be, e.g. 512M, 2G (default: half the memory)");
+  run->add_option("-O", a->opt, "optimisation level 0..3 for --engine jit (default 2)");
+  add_tuned_options(run, &a->tuned);
+  return {run, [a](Session& s) { return run_program(s, *a); }};
+}
+
+Subcommand add_dump(CLI::App& app) {
+  auto a = std::make_shared<DumpArgs>();
+  a->stage_help = "one of:";
+  for (auto& s : Session::stages()) a->stage_help += std::string(" ") + s.name;
+  auto* dump = app.add_subcommand("dump", "show one stage of a program (tokens, AST, ...)");
+  dump->add_option("FILE", a->file, "the program")->required();
+  dump->add_option("--stage", a->stage, a->stage_help)->required();
+  dump->add_option("--format", a->format, "text (default), sexpr or dot (tree stages)");
+  dump->add_option("--registers", a->registers, "register file size for reg-alloc and live (3..250)");
+  dump->add_option("-O", a->opt, "optimisation level 0..3 of the LLVM stages (default 2)");
+  dump->add_option("--diff", a->diff_pair, "with --stage passes: the IR diff between two passes (names from the list)")
+      ->expected(2);
+  dump->add_option("--target", a->target, "triple or alias for asm/mir: x86-64, aarch64, riscv64, wasm32");
+  dump->add_option("--function", a->function, "code stages: only this function's code (like dis.dis(fib))");
+  dump->add_flag("--no-encodings", a->no_encodings, "asm: without each instruction's encoded bytes");
+  dump->add_flag("--directives", a->directives, "asm: keep the assembler directives (.text, .p2align, .cfi_*, .loc, ...)");
+  for (auto d : analysis::all_domains()) a->domain_names.push_back(analysis::domain_name(d));
+  dump->add_option("--domain", a->domain, "analysis: the abstract domain, " + join(a->domain_names) + " (default intervals)");
+  return {dump, [a](Session& s) { return dump_stage(s, *a); }};
+}
+
+Subcommand add_build(CLI::App& app) {
+  auto a = std::make_shared<BuildArgs>();
+  auto* build = app.add_subcommand("build", "compile a program to an object file (link: cc F.o -lm)");
+  build->add_option("FILE", a->file, "the program")->required();
+  build->add_option("-o", a->output, "the object file to write")->required();
+  build->add_option("-O", a->opt, "optimisation level 0..3 (default 2)");
+  build->add_option("--target", a->target, "triple or alias: x86-64, aarch64, riscv64, wasm32 (default: this machine)");
+  return {build, [a](Session& s) { return build_object(s, *a); }};
+}
+
+}  // namespace descent::cli
