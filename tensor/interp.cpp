@@ -20,6 +20,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "tensor/index_eval.h"
 #include "tensor/tensor.h"
 #include "tensor/tir.h"
 
@@ -283,24 +284,13 @@ struct Machine {
       case ExprKind::Binary: {
         if (e.type == ScalarType::Bool) return eval_bool(e);
         if (e.type == ScalarType::F32) return int64_t(eval_f32(e));
-        int64_t a = eval_int(e.args[0]), b = eval_int(e.args[1]);
-        switch (e.op) {
-          case Op::Add: return a + b;
-          case Op::Sub: return a - b;
-          case Op::Mul: return a * b;
-          case Op::Div:
-          case Op::Mod:
-            if (b == 0) {
-              fail("integer division by zero" + where());
-              return 0;
-            }
-            return e.op == Op::Div ? a / b : a % b;
-          case Op::Min: return b < a ? b : a;
-          case Op::Max: return b > a ? b : a;
-          default:
-            fail(std::string("'") + op_name(e.op) + "' on integers" + where());
-            return 0;
-        }
+        int64_t a = eval_int(e.args[0]), b = eval_int(e.args[1]), r = 0;
+        if (tir::int_arith(e.op, a, b, &r)) return r;
+        if (e.op == Op::Div || e.op == Op::Mod)
+          fail("integer division by zero" + where());
+        else
+          fail(std::string("'") + op_name(e.op) + "' on integers" + where());
+        return 0;
       }
     }
     return 0;
@@ -327,15 +317,9 @@ struct Machine {
         default: return a != b;
       }
     }
-    int64_t a = eval_int(e.args[0]), b = eval_int(e.args[1]);
-    switch (e.op) {
-      case Op::Lt: return a < b;
-      case Op::Le: return a <= b;
-      case Op::Gt: return a > b;
-      case Op::Ge: return a >= b;
-      case Op::Eq: return a == b;
-      default: return a != b;
-    }
+    int64_t a = eval_int(e.args[0]), b = eval_int(e.args[1]), r = 0;
+    tir::int_compare(e.op, a, b, &r);  // And and Or returned above: a comparison
+    return r != 0;
   }
 
   float eval_f32(const PExpr& e) {

@@ -7,6 +7,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "tensor/index_eval.h"
+
 namespace descent::tensor {
 
 using tir::Expr;
@@ -67,58 +69,30 @@ struct Walker {
 
   bool failed() const { return !error.empty(); }
 
-  int64_t lookup(const std::string& name) {
-    for (size_t i = env.size(); i-- > 0;)
-      if (*env[i].first == name) return env[i].second;
-    error = "variable '" + name + "' is not bound where it is used";
-    return 0;
-  }
-
+  // Index arithmetic through the shared evaluator (tensor/index_eval.h); loop variables
+  // from the innermost binding outwards.
   int64_t eval(const Expr& e) {
     if (failed()) return 0;
-    auto arg = [&](size_t i) { return eval(*e.args[i]); };
-    switch (e.kind) {
-      case ExprKind::IntImm: return e.ival;
-      case ExprKind::Var: return lookup(e.name);
-      case ExprKind::Select: return arg(0) ? arg(1) : arg(2);
-      case ExprKind::Unary:
-        if (e.op == Op::Neg) return -arg(0);
-        if (e.op == Op::Abs) return std::abs(arg(0));
+    auto lookup = [&](const std::string& name, int64_t* v) {
+      for (size_t i = env.size(); i-- > 0;)
+        if (*env[i].first == name) return *v = env[i].second, true;
+      return false;
+    };
+    tir::IndexFault fault = tir::IndexFault::None;
+    const Expr* at = nullptr;
+    int64_t v = tir::eval_index(e, lookup, &fault, &at);
+    switch (fault) {
+      case tir::IndexFault::None: return v;
+      case tir::IndexFault::Unbound:
+        error = "variable '" + at->name + "' is not bound where it is used";
         break;
-      case ExprKind::Binary: {
-        int64_t a = arg(0), b = arg(1);
-        switch (e.op) {
-          case Op::Add: return a + b;
-          case Op::Sub: return a - b;
-          case Op::Mul: return a * b;
-          case Op::Div:
-          case Op::Mod:
-            if (b == 0) {
-              error = "an index divides by zero";
-              return 0;
-            }
-            return e.op == Op::Div ? a / b : a % b;
-          case Op::Min: return std::min(a, b);
-          case Op::Max: return std::max(a, b);
-          case Op::Lt: return a < b;
-          case Op::Le: return a <= b;
-          case Op::Gt: return a > b;
-          case Op::Ge: return a >= b;
-          case Op::Eq: return a == b;
-          case Op::Ne: return a != b;
-          case Op::And: return a && b;
-          case Op::Or: return a || b;
-          default: break;
-        }
+      case tir::IndexFault::DivByZero: error = "an index divides by zero"; break;
+      case tir::IndexFault::NeedsData:
+        // Only index arithmetic is walked: anything else would need the tensor's values.
+        error = "an index or predicate of '" + f.name + "' depends on tensor data (" +
+                tir::print_expr(f, *at) + "): its visit order is not known without running it";
         break;
-      }
-      case ExprKind::Load:
-      case ExprKind::Fma:
-      case ExprKind::FloatImm: break;
     }
-    // Only index arithmetic is walked: anything else would need the tensor's values.
-    error = "an index or predicate of '" + f.name + "' depends on tensor data (" +
-            tir::print_expr(f, e) + "): its visit order is not known without running it";
     return 0;
   }
 

@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include "tensor/index_eval.h"
+
 namespace descent::tir {
 
 // ---- names ----------------------------------------------------------------------------
@@ -338,25 +340,6 @@ static bool is_float(const Expr& e, double v) {
   return e.kind == ExprKind::FloatImm && e.fval == v;
 }
 
-static bool fold_int(Op op, int64_t a, int64_t b, int64_t* r) {
-  switch (op) {
-    case Op::Add: *r = a + b; return true;
-    case Op::Sub: *r = a - b; return true;
-    case Op::Mul: *r = a * b; return true;
-    case Op::Div:
-      if (b == 0) return false;
-      *r = a / b;
-      return true;
-    case Op::Mod:
-      if (b == 0) return false;
-      *r = a % b;
-      return true;
-    case Op::Min: *r = b < a ? b : a; return true;
-    case Op::Max: *r = b > a ? b : a; return true;
-    default: return false;
-  }
-}
-
 static bool fold_f32(Op op, float a, float b, float* r) {
   switch (op) {
     case Op::Add: *r = a + b; return true;
@@ -372,7 +355,7 @@ static bool fold_f32(Op op, float a, float b, float* r) {
 static ExprPtr simplify_binary(Op op, ExprPtr a, ExprPtr b, ScalarType type) {
   if (type == ScalarType::Int && is_int_const(*a) && is_int_const(*b)) {
     int64_t r;
-    if (fold_int(op, a->ival, b->ival, &r)) return int_imm(r);
+    if (int_arith(op, a->ival, b->ival, &r)) return int_imm(r);
   }
   if (type == ScalarType::F32 && a->kind == ExprKind::FloatImm &&
       b->kind == ExprKind::FloatImm) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "tensor/index_eval.h"
 #include "tensor/launch.h"
 
 namespace descent::tune {
@@ -18,30 +19,11 @@ using tir::StmtKind;
 
 float lg(double x) { return float(std::log2(1.0 + std::max(0.0, x))); }
 
-// The value of an integer index expression with loop variables set (others 0); affine index
-// math is all schedules make, so value(v = 1) - value(v = 0) is v's stride.
+// The value of an integer index expression with loop variables set, others 0, and 0 on a
+// fault (tensor/index_eval.h): affine index math is all schedules make, so
+// value(v = 1) - value(v = 0) is v's stride.
 int64_t eval(const Expr& e, const std::map<std::string, int64_t>& at) {
-  switch (e.kind) {
-    case ExprKind::IntImm: return e.ival;
-    case ExprKind::Var: {
-      auto it = at.find(e.name);
-      return it == at.end() ? 0 : it->second;
-    }
-    case ExprKind::Binary: {
-      int64_t a = eval(*e.args[0], at), b = eval(*e.args[1], at);
-      switch (e.op) {
-        case tir::Op::Add: return a + b;
-        case tir::Op::Sub: return a - b;
-        case tir::Op::Mul: return a * b;
-        case tir::Op::Div: return b ? a / b : 0;
-        case tir::Op::Mod: return b ? a % b : 0;
-        case tir::Op::Min: return std::min(a, b);
-        case tir::Op::Max: return std::max(a, b);
-        default: return 0;
-      }
-    }
-    default: return 0;
-  }
+  return tir::eval_index_at(e, at);
 }
 
 struct Access {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tensor/index_eval.h"
 #include "tensor/tir.h"
 
 // What a cost model reads instead of running the kernel (a part of tune/features.h's list).
@@ -62,31 +63,10 @@ inline void loads(const descent::tir::Expr& e, std::vector<Access>* out) {
   for (const auto& a : e.args) loads(*a, out);
 }
 
-// An integer index expression with the variables in `at` set (others 0).
+// An integer index expression with the variables in `at` set (others 0): the project's one
+// index evaluator (tensor/index_eval.h), as tune::features uses it; 0 on a fault.
 inline int64_t eval(const descent::tir::Expr& e, const std::map<std::string, int64_t>& at) {
-  using descent::tir::ExprKind;
-  using descent::tir::Op;
-  switch (e.kind) {
-    case ExprKind::IntImm: return e.ival;
-    case ExprKind::Var: {
-      auto it = at.find(e.name);
-      return it == at.end() ? 0 : it->second;
-    }
-    case ExprKind::Binary: {
-      int64_t a = eval(*e.args[0], at), b = eval(*e.args[1], at);
-      switch (e.op) {
-        case Op::Add: return a + b;
-        case Op::Sub: return a - b;
-        case Op::Mul: return a * b;
-        case Op::Div: return b ? a / b : 0;
-        case Op::Mod: return b ? a % b : 0;
-        case Op::Min: return a < b ? a : b;
-        case Op::Max: return a > b ? a : b;
-        default: return 0;
-      }
-    }
-    default: return 0;
-  }
+  return descent::tir::eval_index_at(e, at);
 }
 }  // namespace cost_lab_detail
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "tensor/index_eval.h"
 #include "tensor/lower.h"
 #include "tensor/tensor.h"
 #include "tensor/tir.h"
@@ -407,4 +408,60 @@ TEST_CASE("simplify folds constants and index identities exactly") {
   CHECK_FALSE(uses_var(*binary(Op::Add, int_imm(1), var("k")), "j"));
   auto sub = substitute(*binary(Op::Add, var("k"), var("j")), "k", *int_imm(5));
   CHECK(print_expr(f, *sub) == "5 + j");
+}
+
+// The one index evaluator (tensor/index_eval.h) that the interpreter's arithmetic, the
+// iteration-order walk, the cost features and the cost_features lab share.
+TEST_CASE("index_eval: C's truncating / and %, min/max, select, and each fault with its place") {
+  std::map<std::string, int64_t> env = {{"i", 7}, {"j", 3}};
+  auto lookup = [&](const std::string& name, int64_t* v) {
+    auto it = env.find(name);
+    if (it == env.end()) return false;
+    *v = it->second;
+    return true;
+  };
+  auto eval = [&](const tir::Expr& e, IndexFault* fault, const tir::Expr** at) {
+    *fault = IndexFault::None;
+    return eval_index(e, lookup, fault, at);
+  };
+  IndexFault fault;
+  const tir::Expr* at = nullptr;
+  // i * 4 + j / 2 - i % j = 28 + 1 - 1
+  auto e = binary(Op::Sub, binary(Op::Add, binary(Op::Mul, var("i"), int_imm(4)),
+                                  binary(Op::Div, var("j"), int_imm(2))),
+                  binary(Op::Mod, var("i"), var("j")));
+  CHECK(eval(*e, &fault, &at) == 28);
+  CHECK(fault == IndexFault::None);
+  CHECK(eval(*binary(Op::Div, int_imm(-7), int_imm(2)), &fault, &at) == -3);  // truncates
+  CHECK(eval(*binary(Op::Min, var("i"), var("j")), &fault, &at) == 3);
+  CHECK(eval(*binary(Op::Max, var("i"), var("j")), &fault, &at) == 7);
+  CHECK(eval(*select(binary(Op::Lt, var("j"), var("i")), int_imm(1), int_imm(2)), &fault, &at) == 1);
+  CHECK(eval(*unary(Op::Abs, unary(Op::Neg, var("i"))), &fault, &at) == 7);
+
+  auto by_zero = binary(Op::Add, int_imm(1), binary(Op::Mod, var("i"), binary(Op::Sub, var("j"), int_imm(3))));
+  CHECK(eval(*by_zero, &fault, &at) == 0);
+  CHECK(fault == IndexFault::DivByZero);
+  CHECK(at == by_zero->args[1].get());  // the % itself, not the whole expression
+
+  auto unbound = binary(Op::Add, var("i"), var("k"));
+  eval(*unbound, &fault, &at);
+  CHECK(fault == IndexFault::Unbound);
+  CHECK(at->name == "k");
+
+  std::vector<tir::ExprPtr> idx;
+  idx.push_back(var("i"));
+  auto data = binary(Op::Add, var("i"), load(0, std::move(idx)));
+  eval(*data, &fault, &at);
+  CHECK(fault == IndexFault::NeedsData);
+  CHECK(at->kind == tir::ExprKind::Load);
+  eval(*unary(Op::Exp, var("i")), &fault, &at);
+  CHECK(fault == IndexFault::NeedsData);
+
+  // The cost features' form: unknown variables are 0, a fault makes the whole value 0.
+  CHECK(eval_index_at(*e, {{"i", 1}, {"j", 5}, {"unused", 9}}) == 5);  // 4 + 2 - 1
+  CHECK(eval_index_at(*binary(Op::Add, var("i"), var("k")), {{"i", 2}}) == 2);  // k is 0
+  CHECK(eval_index_at(*by_zero, env) == 0);
+  // And simplify folds with the same arithmetic: a division by zero is left unfolded.
+  CHECK(simplify(*binary(Op::Div, int_imm(7), int_imm(0)))->kind == tir::ExprKind::Binary);
+  CHECK(simplify(*binary(Op::Mod, int_imm(-7), int_imm(2)))->ival == -1);
 }
