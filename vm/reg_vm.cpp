@@ -1,15 +1,14 @@
 #include "vm/reg_vm.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 
 #include "lang/runtime_errors.h"
 #include "lang/tensor_api.h"
 #include "lang/tensor_ops.h"
 #include "vm/reg_compiler.h"
-#include "vm/reg_disasm.h"
 #include "vm/reg_fuse.h"
+#include "vm/reg_vm_internal.h"
 
 // Align every label (so every handler of the dispatch loop) to 16 bytes. Without it the
 // handlers' placement, and with it the indirect-branch prediction, shifts with unrelated
@@ -34,18 +33,8 @@
 namespace descent {
 namespace {
 
-// What the dispatch loop needs of a function, as raw pointers (one load each on a call).
-struct FnRt {
-  const Instr* code = nullptr;
-  const Value* k = nullptr;
-  const uint16_t* lists = nullptr;
-  const uint16_t* param_locs = nullptr;
-  uint32_t nparams = 0;
-  uint32_t frame_size = 0;
-  uint32_t param0 = 0;  // param_locs[0]: one load less for CALL1 and its fused forms
-  bool uses_tensors = false;
-  const RegFunction* src = nullptr;
-};
+using reg_vm_internal::FnRt;
+using reg_vm_internal::Tracer;
 
 FnRt runtime_of(const RegFunction& f) {
   FnRt r;
@@ -166,16 +155,6 @@ class RegVM final : public Engine {
   RunResult execute(const FnRt& top, const Module& module, GlobalStore& globals,
                     const RunOptions& options);
 
-  // ---- trace (only the traced instantiation calls these) ----
-  void trace_reset_frame(const FnRt& f, Value* base);
-  void trace_step(const FnRt& ran_in, const Instr* ran, const FnRt& now, Value* base,
-                  const Instr* pc, const Module& module, const RunOptions& options, int depth);
-  void trace_fail(const FnRt& f, const Instr* ran, Value* base, const Module& module,
-                  const RunOptions& options, int depth, const char* error);
-  std::vector<std::pair<std::string, std::string>> trace_registers(const FnRt& f, Value* base);
-  static std::string trace_head(const RegFunction& f, int at, const Module& module);
-  void release_output(const RunOptions& options);
-
   int num_registers_;
   RegisterAssigner assign_;  // null: allocate_registers' own linear scan
   std::vector<Cached> cache_;
@@ -186,10 +165,7 @@ class RegVM final : public Engine {
   // The named dims each active call of a function returning a tensor bound (TCHECK's
   // "check args"), for its "check result".
   std::vector<DimBindings> bounds_;
-  std::vector<Type> shadow_;  // trace: the type of the value in each stack slot
-  // Trace: what the running instruction printed, held until its trace line is out so that
-  // the output never comes ahead of the line that explains it.
-  std::string held_;
+  Tracer tracer_;  // only the traced instantiation of execute uses it (reg_trace.cpp)
 };
 
 // A safe point: roots are the tensor globals and the tensor locals of the current frame.
@@ -247,9 +223,8 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
   [[maybe_unused]] const Instr* ran = nullptr;
   [[maybe_unused]] const FnRt* ran_in = fn;
   if constexpr (kTrace) {
-    held_.clear();
-    shadow_.assign(stack_cap_, Type::Unknown);
-    trace_reset_frame(*fn, base);
+    tracer_.start(stack_, stack_cap_);
+    tracer_.reset_frame(*fn, base);
   }
 
 #define R(x) base[x]
@@ -257,8 +232,8 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
   do {                                                                   \
     if constexpr (kTrace) {                                              \
       if (ran)                                                           \
-        trace_step(*ran_in, ran, *fn, base, pc, module, options,         \
-                   static_cast<int>(cf - frames_.data()));               \
+        tracer_.step(*ran_in, ran, *fn, base, pc, module, options,       \
+                     static_cast<int>(cf - frames_.data()));             \
       ran = pc;                                                          \
       ran_in = fn;                                                       \
     }                                                                    \
@@ -593,7 +568,7 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
   ++cf;                                                      \
   base = callee_base;                                        \
   vmenter(callee);                                           \
-  if constexpr (kTrace) trace_reset_frame(*fn, base);
+  if constexpr (kTrace) tracer_.reset_frame(*fn, base);
       vmcase(CALL) {
         vmcall({
           const uint16_t* args = fn->lists + ARG_C + 1;
@@ -670,8 +645,8 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
         // holds now is garbage, whichever input made it.
         if (trt) collect(*trt, module, globals, nullptr, base, 0);
         if constexpr (kTrace)
-          trace_step(*ran_in, ran, *fn, base, pc, module, options,
-                     static_cast<int>(cf - frames_.data()));
+          tracer_.step(*ran_in, ran, *fn, base, pc, module, options,
+                       static_cast<int>(cf - frames_.data()));
         goto done;
       }
       // The bodies that need objects with destructors (strings, vectors) run in a lambda:
@@ -698,7 +673,7 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
           return true;
         }();
         if (!shown) vmfail(tfail);
-        if constexpr (kTrace) held_ += line;  // written after the instruction's trace line
+        if constexpr (kTrace) tracer_.hold(line);  // written after the instruction's trace line
         else if (options.out) options.out(line);
         vmbreak;
       }
@@ -707,7 +682,7 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
                         fn->src->locs[static_cast<size_t>(pc - 1 - fn->code)], &line, &tfail))
           vmfail(tfail);
         line += '\n';
-        if constexpr (kTrace) held_ += line;
+        if constexpr (kTrace) tracer_.hold(line);
         else if (options.out) options.out(line);
         vmbreak;
       }
@@ -775,7 +750,7 @@ fail : {
   size_t at = static_cast<size_t>(pc - 1 - fn->code);
   // Both traces end with the failing instruction, before the caller reports the error.
   if constexpr (kTrace)
-    trace_fail(*fn, pc - 1, base, module, options, static_cast<int>(cf - frames_.data()), error);
+    tracer_.fail(*fn, pc - 1, base, module, options, static_cast<int>(cf - frames_.data()), error);
   r.error =
       Diagnostic{Severity::Error, ErrorKind::Runtime, located ? error_loc : fn->src->locs[at], error};
   r.steps = steps;
@@ -802,116 +777,6 @@ done : {
 #undef COMPAREK
 #undef BRANCH
 #undef BRANCHK
-}
-
-// ---- trace ----
-
-void RegVM::trace_reset_frame(const FnRt& f, Value* base) {
-  size_t at = static_cast<size_t>(base - stack_);
-  for (size_t k = 0; k < f.frame_size && at + k < shadow_.size(); ++k)
-    shadow_[at + k] = Type::Unknown;
-  for (uint32_t p = 0; p < f.nparams; ++p) shadow_[at + f.param_locs[p]] = f.src->param_types[p];
-}
-
-// After `ran` (an instruction of ran_in) executed: update the shadow types of what it wrote,
-// then print it with the frame now current (the callee's after a CALL, the caller's after
-// a RETURN).
-void RegVM::trace_step(const FnRt& ran_in, const Instr* ran, const FnRt& now, Value* base,
-                       const Instr* pc, const Module& module, const RunOptions& options,
-                       int depth) {
-  const Instr& in = *ran;
-  const OpInfo& info = op_info(in.op);
-  Type* types = shadow_.data() + (base - stack_);
-  if (returns_value(in.op) && pc != ran + 1) {  // it returned (a RET*K_INT may fall through)
-    types[pc[-1].a] = ran_in.src->ret;
-  } else if (info.res != Res::Ret && in.op != Op::RETURN0) {
-    switch (info.res) {
-      case Res::Int: types[in.a] = Type::Int; break;
-      case Res::Float: types[in.a] = Type::Float; break;
-      case Res::Bool: types[in.a] = Type::Bool; break;
-      case Res::CopyB: types[in.a] = types[in.b]; break;
-      case Res::KType: types[in.a] = ran_in.src->k_types[in.b]; break;
-      case Res::GType: types[in.a] = module.globals[in.b].type; break;
-      case Res::Spill: types[in.b] = types[in.a]; break;
-      case Res::Site: {  // handles show as the numbers they are
-        Type t = ran_in.src->tensor_sites[in.b].expr->type;
-        types[in.a] = t == Type::Float ? t : Type::Int;
-        break;
-      }
-      default: break;
-    }
-  }
-  const RegFunction& f = *ran_in.src;
-  int at = static_cast<int>(ran - ran_in.code);
-  // The text line, then the instruction's output, then the step as data: a step's
-  // output_size (Session::record) counts what the instruction printed.
-  if (options.trace) {
-    std::string text = trace_head(f, at, module);
-    for (uint32_t k = 0; k < now.frame_size; ++k) {
-      if (types[k] == Type::Unknown) continue;
-      text += " " + location_name(*now.src, static_cast<int>(k)) + "=" +
-              format_value(base[k], types[k]);
-    }
-    options.trace(text + "\n");
-  }
-  release_output(options);
-  if (options.trace_steps) {
-    TraceStep t;
-    t.function = f.name;
-    t.pc = at;
-    t.instruction = disassemble_instr(f, at, &module);
-    t.loc = f.locs[static_cast<size_t>(at)];
-    t.depth = depth;
-    t.registers = trace_registers(now, base);
-    options.trace_steps(t);
-  }
-}
-
-// A text trace line up to its registers: "inc      0000     2  return_addk_int r0, k0 ... |".
-std::string RegVM::trace_head(const RegFunction& f, int at, const Module& module) {
-  char head[64];
-  std::snprintf(head, sizeof head, "%-8s %04d %5u  ", f.name.c_str(), at,
-                f.locs[static_cast<size_t>(at)].line);
-  std::string text = head + disassemble_instr(f, at, &module);
-  if (text.size() < 64) text.append(64 - text.size(), ' ');
-  return text + " |";
-}
-
-void RegVM::release_output(const RunOptions& options) {
-  if (!held_.empty() && options.out) options.out(held_);
-  held_.clear();
-}
-
-// The frame's locations that hold a value of known type, as the text trace prints them.
-std::vector<std::pair<std::string, std::string>> RegVM::trace_registers(const FnRt& f,
-                                                                        Value* base) {
-  std::vector<std::pair<std::string, std::string>> out;
-  const Type* types = shadow_.data() + (base - stack_);
-  for (uint32_t k = 0; k < f.frame_size; ++k) {
-    if (types[k] == Type::Unknown) continue;
-    out.emplace_back(location_name(*f.src, static_cast<int>(k)), format_value(base[k], types[k]));
-  }
-  return out;
-}
-
-// The instruction `ran` of f stopped the run: a last step with the error and the frame as
-// the instruction found it.
-void RegVM::trace_fail(const FnRt& f, const Instr* ran, Value* base, const Module& module,
-                       const RunOptions& options, int depth, const char* error) {
-  int at = static_cast<int>(ran - f.code);
-  if (options.trace) options.trace(trace_head(*f.src, at, module) + " error: " +
-                                   (error ? error : "") + "\n");
-  release_output(options);
-  if (!options.trace_steps) return;
-  TraceStep t;
-  t.function = f.src->name;
-  t.pc = at;
-  t.instruction = disassemble_instr(*f.src, at, &module);
-  t.loc = f.src->locs[static_cast<size_t>(at)];
-  t.depth = depth;
-  t.registers = trace_registers(f, base);
-  t.error = error ? error : "";
-  options.trace_steps(t);
 }
 
 }  // namespace
