@@ -1,3 +1,7 @@
+// The REPL (repl.h): the one table of : commands, dispatch and completion through it, input
+// gathered until it is whole and submitted to the Session, and the launch log and reports
+// that `descent run` prints too. The commands' longer handlers are in repl_scalar.cpp,
+// repl_session.cpp and repl_kernel.cpp.
 #include "apps/repl.h"
 
 #include <fmt/format.h>
@@ -15,22 +19,6 @@
 namespace descent {
 
 namespace {
-bool parse_format(const std::string& s, Format* f) {
-  if (s == "text") *f = Format::Text;
-  else if (s == "sexpr") *f = Format::Sexpr;
-  else if (s == "dot") *f = Format::Dot;
-  else return false;
-  return true;
-}
-
-// Word i of a command, if there is one, as a format; false (and says why) if it is none.
-bool format_arg(std::ostream& err, const std::vector<std::string>& w, size_t i, Format* f) {
-  if (w.size() <= i) return true;
-  if (parse_format(w[i], f)) return true;
-  err << "error: unknown format '" << w[i] << "' (formats: text, sexpr, dot)\n";
-  return false;
-}
-
 // ---- completion: what each command's next word can be --------------------------------
 // Each takes the words before the one being completed (w[0]: the command).
 using Words = std::vector<std::string>;
@@ -224,32 +212,19 @@ void LaunchLog::finish(const Outcome& o) {
 }
 
 const std::vector<Repl::Command>& Repl::command_table() {
-  // The handlers are lambdas here so that they may use the Repl's private parts.
+  // A handler is a one-line lambda here (in a member, a lambda may use the Repl's private
+  // parts) or a member function, handled_by<&Repl::NAME_command>, in the file of its concern:
+  // repl_scalar.cpp (views of the last input), repl_session.cpp (settings and runs),
+  // repl_kernel.cpp (kernels, schedules, the graph, tuning).
   static const std::vector<Command> before = {
-      {":help", "", "this list",
-       [](Repl& r, const Call&) {
-         r.out_ << "Type Descent statements; an expression's value is echoed. Commands:\n";
-         size_t name_w = 0, args_w = 0;
-         for (const auto& k : command_table()) {
-           name_w = std::max(name_w, std::strlen(k.name));
-           args_w = std::max(args_w, std::min<size_t>(std::strlen(k.args), 30));
-         }
-         for (const auto& k : command_table())
-           r.out_ << fmt::format("  {:<{}} {:<{}} {}\n", k.name, name_w, k.args, args_w, k.help);
-       }},
+      {":help", "", "this list", handled_by<&Repl::help_command>},
       {":tokens", "", "the tokens of the last input",
        [](Repl& r, const Call&) { r.show_stage("tokens", Format::Text); }},
       {":ast", "[sexpr|dot]", "the checked syntax tree of the last input",
-       [](Repl& r, const Call& c) {
-         Format f = Format::Text;
-         if (format_arg(r.err_, c.words, 1, &f)) r.show_stage("ast", f);
-       },
+       [](Repl& r, const Call& c) { r.show_formatted(c, "ast"); },
        first<format_names>},
       {":folded", "[sexpr|dot]", "the tree after the fold_constants pass",
-       [](Repl& r, const Call& c) {
-         Format f = Format::Text;
-         if (format_arg(r.err_, c.words, 1, &f)) r.show_stage("ast-folded", f);
-       },
+       [](Repl& r, const Call& c) { r.show_formatted(c, "ast-folded"); },
        first<format_names>},
       {":stack", "[fused] [FUNCTION]",
        "stack bytecode of the last input, or of a function (fused: what the VM runs)",
@@ -261,79 +236,28 @@ const std::vector<Repl::Command>& Repl::command_table() {
        [](const Session& s, const Words& w) { return code_view(s, w, {"fused"}); }},
       {":reg", "[alloc|fused|live] [FUNCTION]",
        "register bytecode: virtual, allocated, fused (what runs), live intervals",
-       [](Repl& r, const Call& c) {
-         std::string fn;
-         std::string which = r.code_args(c, {"alloc", "fused", "live"}, &fn);
-         if (which == "?") return;
-         r.show_stage(which.empty()   ? "reg"
-                      : which == "alloc" ? "reg-alloc"
-                      : which == "fused" ? "reg-fused"
-                                         : "live",
-                      Format::Text, fn);
-       },
+       handled_by<&Repl::reg_command>,
        [](const Session& s, const Words& w) { return code_view(s, w, {"alloc", "fused", "live"}); }},
       {":native", "[dag|legal|combine|isel|sched|regalloc|asm|patterns] [FUNCTION]",
        "the native backend's stages for the last input or a function (default: asm; patterns: isel's table)",
-       [](Repl& r, const Call& c) {
-         std::string fn;
-         std::string which =
-             r.code_args(c, {"dag", "legal", "combine", "isel", "sched", "regalloc", "asm", "patterns"}, &fn);
-         if (which == "?") return;
-         if (which == "patterns" && fn.empty()) {  // the table, not a view of code
-           r.show_stage("native-patterns", Format::Text);
-           return;
-         }
-         r.show_stage("native-" + (which.empty() ? std::string("asm") : which), Format::Text, fn);
-       },
+       handled_by<&Repl::native_command>,
        [](const Session& s, const Words& w) {
          return code_view(s, w, {"dag", "legal", "combine", "isel", "sched", "regalloc", "asm", "patterns"});
        }},
       {":registers", "[N]", "show or set the register VM's register file size (3..250)",
-       [](Repl& r, const Call& c) {
-         if (c.words.size() < 2) {
-           r.out_ << "registers: " << r.session_.num_registers() << '\n';
-           return;
-         }
-         int n = 0;
-         try {
-           n = std::stoi(c.words[1]);
-         } catch (...) {
-         }
-         if (!r.session_.set_num_registers(n))
-           r.err_ << "error: the register file holds 3 to 250 registers\n";
-       }},
+       handled_by<&Repl::registers_command>},
       {":trace", "", "toggle tracing every instruction the VMs (stack, reg) execute",
-       [](Repl& r, const Call&) {
-         r.trace_ = !r.trace_;
-         r.out_ << "trace " << (r.trace_ ? "on" : "off") << '\n';
-         if (r.trace_) r.note_untraced();
-       }},
+       handled_by<&Repl::trace_command>},
       {":analyze", "[constants|signs|intervals|product] [states|multiply]",
        "abstract interpretation of the last input: facts per line and alarms (states: per block)",
-       [](Repl& r, const Call& c) {
-         std::string view = "analysis";
-         for (size_t i = 1; i < c.words.size(); ++i) {
-           analysis::Domain d;
-           if (analysis::parse_domain(c.words[i], &d)) r.session_.set_analysis_domain(d);
-           else if (c.words[i] == "states") view = "analysis-cfg";
-           else if (c.words[i] == "multiply") view = "analysis-mul";
-           else {
-             r.err_ << "error: usage: :analyze [constants|signs|intervals|product] [states|multiply]\n";
-             return;
-           }
-         }
-         r.show_stage(view, Format::Text);
-       },
+       handled_by<&Repl::analyze_command>,
        [](const Session&, const Words& w) {
          Words v = {"states", "multiply"};
          for (auto d : analysis::all_domains()) v.push_back(analysis::domain_name(d));
          return w.size() <= 2 ? v : Words{};
        }},
       {":cfg", "[dot]", "the control-flow graph of the last input (what :analyze walks)",
-       [](Repl& r, const Call& c) {
-         Format f = Format::Text;
-         if (format_arg(r.err_, c.words, 1, &f)) r.show_stage("cfg", f);
-       },
+       [](Repl& r, const Call& c) { r.show_formatted(c, "cfg"); },
        first<format_names>},
       {":compare", "", "run the last input on every engine: output, steps, time",
        [](Repl& r, const Call&) { r.compare(); }},
@@ -349,15 +273,7 @@ const std::vector<Repl::Command>& Repl::command_table() {
        [](Repl& r, const Call& c) { r.show_passes(c.words.size() > 1 && c.words[1] == "llvm"); },
        [](const Session&, const Words& w) { return w.size() == 1 ? Words{"llvm"} : Words{}; }},
       {":diff", "PASS_A PASS_B", "how the IR changed between two passes (names from :passes)",
-       [](Repl& r, const Call& c) {
-         if (c.words.size() < 3) {
-           r.err_ << "error: usage: :diff PASS_A PASS_B (see :passes)\n";
-           return;
-         }
-         StageResult d = r.session_.diff_passes(c.words[1], c.words[2]);
-         if (d.ok) r.out_ << d.text;
-         else r.err_ << "error: " << d.text << '\n';
-       },
+       handled_by<&Repl::diff_command>,
        [](const Session& s, const Words& w) {
          Words v;
          if (w.size() < 3)
@@ -376,18 +292,7 @@ const std::vector<Repl::Command>& Repl::command_table() {
          return code_view(s, w, plus({"regalloc"}, target_names()));
        }},
       {":opt", "[N]", "show or set the -O level (0..3) of the LLVM views and the jit",
-       [](Repl& r, const Call& c) {
-         if (c.words.size() < 2) {
-           r.out_ << "-O" << r.session_.opt_level() << '\n';
-           return;
-         }
-         int n = -1;
-         try {
-           n = std::stoi(c.words[1]);
-         } catch (...) {
-         }
-         if (!r.session_.set_opt_level(n)) r.err_ << "error: the -O level is 0, 1, 2 or 3\n";
-       }},
+       handled_by<&Repl::opt_command>},
       {":stages", "", "every stage the pipeline can show",
        [](Repl& r, const Call&) {
          for (const auto& s : Session::stages())
@@ -395,38 +300,14 @@ const std::vector<Repl::Command>& Repl::command_table() {
        }},
       {":stage", "NAME [FORMAT] [FUNCTION]",
        "any stage by name (formats: text, sexpr, dot; a function for code stages)",
-       [](Repl& r, const Call& c) {
-         const auto& w = c.words;
-         Format f = Format::Text;
-         std::string fn = w.size() > 3 ? w[3] : "";
-         if (w.size() < 2)
-           r.err_ << "error: usage: :stage NAME [text|sexpr|dot] [FUNCTION] (see :stages)\n";
-         else if (w.size() == 3 && !parse_format(w[2], &f))
-           r.show_stage(w[1], f, w[2]);  // :stage reg-alloc fib
-         else if (format_arg(r.err_, w, 2, &f))
-           r.show_stage(w[1], f, fn);
-       },
+       handled_by<&Repl::stage_command>,
        [](const Session& s, const Words& w) {
          if (w.size() == 1) return stage_names(s, w);
          Words fns = Session::stage_takes_function(w[1]) ? function_names(s) : Words{};
          return w.size() == 2 ? plus(format_names(), fns) : w.size() == 3 ? fns : Words{};
        }},
       {":engine", "[NAME]", "show or choose the engine that runs input",
-       [](Repl& r, const Call& c) {
-         if (c.words.size() < 2) {
-           r.out_ << "engine: " << r.session_.engine() << " (engines:";
-           for (auto& e : Session::engines()) r.out_ << ' ' << e;
-           r.out_ << ")\n";
-         } else if (!r.session_.set_engine(c.words[1])) {
-           std::string guess = closest_name(c.words[1], Session::engines());
-           r.err_ << "error: unknown engine '" << c.words[1] << "' ("
-                  << (guess.empty() ? "" : "did you mean '" + guess + "'? ") << "engines:";
-           for (auto& e : Session::engines()) r.err_ << ' ' << e;
-           r.err_ << ")\n";
-         } else if (r.trace_) {
-           r.note_untraced();
-         }
-       },
+       handled_by<&Repl::engine_command>,
        first<Session::engines>},
       {":time", "", "toggle timing of each input, stage by stage and kernel by kernel",
        [](Repl& r, const Call&) {
@@ -435,39 +316,15 @@ const std::vector<Repl::Command>& Repl::command_table() {
        }},
       {":debug", "[0|1|2|off]",
        "show or set the kernel launch log: 1 a summary per input, 2 a line per launch",
-       [](Repl& r, const Call& c) {
-         std::string error;
-         if (c.words.size() < 2)
-           r.out_ << "debug " << r.debug_ << '\n';
-         else if (!parse_debug_level(c.words[1], &r.debug_, &error))
-           r.err_ << "error: " << error << '\n';
-       },
+       handled_by<&Repl::debug_command>,
        [](const Session&, const Words& w) {
          return w.size() == 1 ? Words{"0", "1", "2", "off"} : Words{};
        }},
       {":load", "FILE", "compile and run a .ds file in this session",
-       [](Repl& r, const Call& c) {
-         if (c.words.size() < 2) {
-           r.err_ << "error: usage: :load FILE\n";
-           return;
-         }
-         std::string text, error;
-         if (!read_file(c.words[1], &text, &error)) {
-           r.err_ << "error: " << error << '\n';
-           return;
-         }
-         r.submit(text, c.words[1]);
-       }},
+       handled_by<&Repl::load_command>},
       {":device", "[DEVICE]",
        "show the tensor devices (ref, cpu, opencl, ...) or choose where kernels run",
-       [](Repl& r, const Call& c) {
-         std::string error;
-         if (c.words.size() < 2)
-           r.out_ << "device: " << r.session_.device()
-                  << " (devices: " << join(Session::devices(), " ") << ")\n";
-         else if (!r.session_.set_device(c.words[1], &error))
-           r.err_ << "error: " << error << '\n';
-       },
+       handled_by<&Repl::device_command>,
        first<device_names>},
       {":memory", "[LIMIT]",
        "tensor memory: live tensors, bytes, peak, collections; LIMIT (512M, 2G) caps one tensor",
@@ -478,18 +335,7 @@ const std::vector<Repl::Command>& Repl::command_table() {
        }},
       {":graph", "[pending|before|PASS|executed] [dot]",
        "the tensor dataflow graph of the last evaluation",
-       [](Repl& r, const Call& c) {
-         Format f = Format::Text;
-         std::string which = "executed";
-         for (size_t i = 1; i < c.words.size(); ++i) {
-           if (c.words[i] == "dot") f = Format::Dot;
-           else which = c.words[i];
-         }
-         StageResult g = r.session_.graph_view(which, f);
-         if (which == "executed" && !g.ok) g = r.session_.graph_view("pending", f);
-         if (g.ok) r.out_ << g.text;
-         else r.err_ << "error: " << g.text << '\n';
-       },
+       handled_by<&Repl::graph_command>,
        [](const Session& s, const Words&) {
          Words v = {"pending", "before", "executed", "dot"};
          for (const auto& p : s.passes())
@@ -504,73 +350,13 @@ const std::vector<Repl::Command>& Repl::command_table() {
     std::vector<Command> after = {
       {":tune", "[all|KERNEL] [n=SIZE ...] [strategy=S] [trials=N] [device=D] [db=FILE]",
        "search a schedule, measuring candidates (the selected kernel, a named one, or all the last run launched)",
-       [](Repl& r, const Call& c) {
-         Session::TuneRequest req;
-         req.device = r.session_.device() == "ref" ? "cpu" : r.session_.device();
-         std::vector<std::string> dim_words;
-         bool all = false;
-         for (size_t i = 1; i < c.words.size(); ++i) {
-           const std::string& w = c.words[i];
-           size_t eq = w.find('=');
-           std::string key = w.substr(0, eq), value = eq == std::string::npos ? "" : w.substr(eq + 1);
-           try {
-             if (eq == std::string::npos && i == 1) {
-               if (w == "all") all = true;
-               else req.kernel = w;
-             } else if (key == "strategy") req.strategy = value;
-             else if (key == "trials") req.trials = std::stoi(value);
-             else if (key == "seed") req.seed = std::stoull(value);
-             else if (key == "device") req.device = value;
-             else if (key == "db") req.database = value;
-             else dim_words.push_back(w);
-           } catch (const std::exception&) {
-             r.err_ << "error: '" << w << "' needs a number\n";
-             return;
-           }
-         }
-         if (!all && req.kernel.empty() && !r.session_.selected_kernel().empty()) {
-           req.kernel = r.session_.selected_kernel();
-           req.dims = r.session_.selected_kernel_dims();
-         }
-         std::string error;
-         if (!Session::parse_dims(dim_words, &req.dims, &error)) {
-           r.err_ << "error: " << error << '\n';
-           return;
-         }
-         Session::TuneReport rep = r.session_.tune(req, [&r](const std::string& line) {
-           r.out_ << line << '\n';
-           r.out_.flush();
-         });
-         if (!rep.ok) {
-           r.err_ << "error: " << rep.error << '\n';
-           return;
-         }
-         r.out_ << tune_report(rep, req);
-         r.out_ << "the kernels run tuned from now on on " << req.device
-                << (req.kernel == r.session_.selected_kernel() && !req.kernel.empty()
-                        ? " (:sched auto puts the best schedule under the microscope)\n"
-                        : "\n");
-       },
+       handled_by<&Repl::tune_command>,
        kernel_names},
       {":defaults", "[on|off]",
        "kernels nobody scheduled run with the rule-based default schedule on cpu and OpenCL (on), or as lowered (off)",
-       [](Repl& r, const Call& c) {
-         if (c.words.size() > 1 && c.words[1] != "on" && c.words[1] != "off") {
-           r.err_ << "error: usage: :defaults on|off\n";
-           return;
-         }
-         if (c.words.size() > 1) r.session_.set_default_schedules(c.words[1] == "on");
-         r.out_ << "default schedules: " << (r.session_.default_schedules() ? "on" : "off") << '\n';
-       }},
+       handled_by<&Repl::defaults_command>},
       {":tuned", "[FILE|off]", "use a tuning database's best records for kernels nobody scheduled",
-       [](Repl& r, const Call& c) {
-         if (c.words.size() > 1) r.session_.set_tuning_database(c.words[1] == "off" ? "" : c.words[1]);
-         for (const auto& p : r.session_.tuning_problems()) r.err_ << "warning: " << p << '\n';
-         r.out_ << "tuning database: "
-                << (r.session_.tuning_database().empty() ? std::string("none")
-                                                         : r.session_.tuning_database())
-                << " (" << r.session_.tuning_records() << " records)\n";
-       }},
+       handled_by<&Repl::tuned_command>},
       {":undo", "", "undo the last schedule step",
        [](Repl& r, const Call&) {
          if (!r.session_.schedule_undo()) r.err_ << "error: nothing to undo\n";
@@ -588,19 +374,7 @@ const std::vector<Repl::Command>& Repl::command_table() {
        }},
       {":run", "[DEVICE]",
        "run the selected kernel on random inputs and check it against the reference",
-       [](Repl& r, const Call& c) {
-         std::string device = c.words.size() > 1 ? c.words[1] : r.session_.device();
-         Session::KernelRun k = r.session_.run_kernel(device, true);
-         if (!k.ok) {
-           r.err_ << "error: " << k.error << '\n';
-           return;
-         }
-         std::string shape;
-         for (auto d : k.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-         r.out_ << fmt::format(
-             "{} on {}: output [{}], sum {:.6g}, {:.3f} ms; matches the reference interpreter\n",
-             r.session_.selected_kernel(), device, shape, k.checksum, k.seconds * 1e3);
-       },
+       handled_by<&Repl::run_command>,
        first<device_names>},
       {":quit", "", "leave (Ctrl-D works too)", [](Repl& r, const Call&) { r.quit_ = true; },
        nullptr, {":q", ":exit"}},
@@ -610,6 +384,18 @@ const std::vector<Repl::Command>& Repl::command_table() {
   }();
   return t;
 }
+
+void Repl::help_command(const Call&) {
+  out_ << "Type Descent statements; an expression's value is echoed. Commands:\n";
+  size_t name_w = 0, args_w = 0;
+  for (const auto& k : command_table()) {
+    name_w = std::max(name_w, std::strlen(k.name));
+    args_w = std::max(args_w, std::min<size_t>(std::strlen(k.args), 30));
+  }
+  for (const auto& k : command_table())
+    out_ << fmt::format("  {:<{}} {:<{}} {}\n", k.name, name_w, k.args, args_w, k.help);
+}
+
 
 Repl::Repl(Session& session, std::ostream& out, std::ostream& err)
     : session_(session), out_(out), err_(err) {}
@@ -694,127 +480,6 @@ void Repl::submit(const std::string& text, const std::string& name) {
   for (const auto& n : o.notes) err_ << "note: " << n << '\n';
   if (o.status != Outcome::Ok) err_ << o.message << std::flush;
   if (time_) out_ << timing_report(o, session_.engine());
-}
-
-void Repl::compare() {
-  RunOptions opts;
-  opts.echo = true;
-  opts.step_limit = step_limit_;
-  auto runs = session_.compare(opts);
-  if (runs.empty()) {
-    err_ << "error: nothing to compare (the last input did not compile)\n";
-    return;
-  }
-  const std::string& ref = runs.front().output;
-  out_ << fmt::format("{:<7} {:>12} {:>11}  {}\n", "engine", "steps", "time", "result");
-  for (const auto& c : runs) {
-    if (!c.not_run.empty()) {
-      out_ << fmt::format("{:<7} {:>12} {:>11}  not run: {}\n", c.engine, "-", "-", c.not_run);
-      continue;
-    }
-    std::string result = c.outcome.status == Outcome::Ok ? "ok" : c.outcome.diagnostics.empty() ? "error" : c.outcome.diagnostics[0].message;
-    result += c.output == ref ? "" : "  (OUTPUT DIFFERS from " + runs.front().engine + ")";
-    // The jit counts no steps: "-", not a 0 that reads as "did nothing".
-    std::string steps = c.outcome.steps ? std::to_string(c.outcome.steps) : "-";
-    out_ << fmt::format("{:<7} {:>12} {:>8.3f} ms  {}\n", c.engine, steps,
-                        c.outcome.run_seconds * 1e3, result);
-  }
-  out_ << "output (" << runs.front().engine << "):\n" << ref;
-}
-
-void Repl::show_stage(const std::string& stage, Format format, const std::string& function) {
-  StageResult r = session_.stage(stage, format, function);
-  if (r.ok)
-    out_ << r.text << std::flush;
-  else
-    err_ << "error: " << r.text << '\n';
-}
-
-std::string Repl::code_args(const Call& c, const std::vector<std::string>& keywords,
-                            std::string* function) {
-  std::string keyword;
-  for (size_t i = 1; i < c.words.size(); ++i) {
-    const std::string& w = c.words[i];
-    bool is_keyword = std::find(keywords.begin(), keywords.end(), w) != keywords.end();
-    std::string& slot = is_keyword ? keyword : *function;
-    if (!slot.empty()) {
-      err_ << "error: usage: " << c.words[0] << ' ' << usage(c.words[0]) << '\n';
-      return "?";
-    }
-    slot = w;
-  }
-  return keyword;
-}
-
-void Repl::show_passes(bool llvm) {
-  auto passes = session_.passes();
-  if (passes.empty()) {
-    out_ << "no passes ran (no input compiled yet)\n";
-    return;
-  }
-  // The LLVM pipeline runs some 90 passes: one summary line unless asked for (:passes llvm).
-  size_t width = 0, llvm_ran = 0, llvm_changed = 0;
-  for (const auto& p : passes) {
-    if (p.stage == "llvm") {
-      ++llvm_ran;
-      llvm_changed += p.changed ? 1 : 0;
-    }
-    if (llvm == (p.stage == "llvm")) width = std::max(width, p.name.size());
-  }
-  for (const auto& p : passes) {
-    if (llvm != (p.stage == "llvm")) continue;
-    out_ << fmt::format("  {:<{}}  [{}] {}{}\n", p.name, width, p.stage,
-                        p.changed ? "changed" : "no change", llvm ? "" : ": " + p.summary);
-  }
-  if (!llvm && llvm_ran)
-    out_ << fmt::format("  and {} LLVM passes at -O{}, {} of them changed the IR (:passes llvm)\n",
-                        llvm_ran, session_.opt_level(), llvm_changed);
-}
-
-void Repl::note_untraced() {
-  if (!Session::engine_traces(session_.engine()))
-    err_ << "note: the " << session_.engine()
-         << " engine does not trace; the stack and reg VMs do (:engine stack)\n";
-}
-
-void Repl::show_kernel(const std::string& view) {
-  StageResult r = session_.kernel_view(view);
-  if (r.ok) out_ << r.text;
-  else err_ << "error: " << r.text << '\n';
-}
-
-// :asm and :mir: a target and keywords, if given, are for this view only; a word that is
-// neither a keyword nor a target is a function. Each keyword at most once.
-void Repl::show_machine(const Call& c, std::string stage,
-                        const std::vector<std::string>& keywords) {
-  std::string fn, target, error, saved = session_.target();
-  std::vector<std::string> chosen;
-  for (size_t i = 1; i < c.words.size(); ++i) {
-    const std::string& w = c.words[i];
-    bool is_keyword = std::find(keywords.begin(), keywords.end(), w) != keywords.end();
-    bool is_target = !is_keyword && session_.module().find_function(w) < 0;
-    std::string& slot = is_target ? target : fn;
-    if (is_keyword ? std::find(chosen.begin(), chosen.end(), w) != chosen.end() : !slot.empty()) {
-      err_ << "error: usage: " << c.words[0] << ' ' << usage(c.words[0]) << '\n';
-      return;
-    }
-    if (is_keyword) chosen.push_back(w);
-    else slot = w;
-  }
-  Session::AsmOptions saved_asm = session_.asm_options(), asm_options = saved_asm;
-  for (const std::string& k : chosen) {
-    if (k == "directives") asm_options.directives = true;
-    else if (k == "no-encodings") asm_options.encodings = false;
-    else stage += "-" + k;  // mir -> mir-regalloc
-  }
-  if (!target.empty() && !session_.set_target(target, &error)) {
-    err_ << "error: " << error << '\n';
-    return;
-  }
-  session_.set_asm_options(asm_options);
-  show_stage(stage, Format::Text, fn);
-  session_.set_asm_options(saved_asm);
-  if (!target.empty()) session_.set_target(saved.empty() ? "host" : saved, &error);
 }
 
 std::string Repl::usage(const std::string& name) {

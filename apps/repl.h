@@ -77,6 +77,8 @@ class Repl {
                                           const std::vector<std::string>& words) = nullptr;
     std::vector<const char*> aliases = {};  // other spellings, not listed (":q")
   };
+  // The table's rows are in repl.cpp; a handler longer than a line is a member function
+  // below, in the file of its concern.
   static const std::vector<Command>& command_table();
   // The schedule commands (:kernel, :schedules, :sched, the kernel views): repl_kernel.cpp.
   static std::vector<Command> kernel_commands();
@@ -93,19 +95,51 @@ class Repl {
   std::vector<std::string> complete(const std::string& before, const std::string& prefix) const;
 
  private:
+  // A member function as the table's handler: handled_by<&Repl::tune_command>.
+  template <void (Repl::*handler)(const Call&)>
+  static void handled_by(Repl& repl, const Call& call) {
+    (repl.*handler)(call);
+  }
+
+  // repl.cpp: input, dispatch, :help.
   bool command(const std::string& line);
   void submit(const std::string& text, const std::string& name);
+  static std::string usage(const std::string& command);  // the table's args text
+  void help_command(const Call& c);
+
+  // repl_scalar.cpp: views of the last input down the scalar tiers.
   void show_stage(const std::string& stage, Format format, const std::string& function = "");
+  void show_formatted(const Call& c, const std::string& stage);  // :ast, :folded, :cfg
   // A code view's words after the command: at most one of `keywords` (returned; "" if none)
   // and at most one other word, a function (*function). "?" after saying the usage.
   std::string code_args(const Call& c, const std::vector<std::string>& keywords,
                         std::string* function);
-  static std::string usage(const std::string& command);  // the table's args text
+  void reg_command(const Call& c);
+  void native_command(const Call& c);
+  void analyze_command(const Call& c);
   void show_passes(bool llvm);
-  void show_kernel(const std::string& view);
+  void diff_command(const Call& c);
   void show_machine(const Call& c, std::string stage, const std::vector<std::string>& keywords);
+  void stage_command(const Call& c);
+
+  // repl_session.cpp: the session's settings, :load and :compare.
+  void registers_command(const Call& c);
+  void trace_command(const Call& c);
   void note_untraced();  // a note when tracing is on and the engine does not trace
   void compare();
+  void opt_command(const Call& c);
+  void engine_command(const Call& c);
+  void debug_command(const Call& c);
+  void load_command(const Call& c);
+  void device_command(const Call& c);
+
+  // repl_kernel.cpp: kernels, their schedules, the tensor graph, tuning.
+  void show_kernel(const std::string& view);
+  void graph_command(const Call& c);
+  void tune_command(const Call& c);
+  void defaults_command(const Call& c);
+  void tuned_command(const Call& c);
+  void run_command(const Call& c);
 
   Session& session_;
   std::ostream& out_;

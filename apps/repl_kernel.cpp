@@ -1,6 +1,8 @@
-// The REPL's commands for schedules: :kernel opens a schedule object of a kernel (or goes
-// back to one), :schedules lists them, :sched steps the one under the microscope, and :tir,
-// :c, :opencl and :view show it. The Session owns the objects (pipeline/schedules.cpp).
+// The REPL's commands for the tensor tier. For schedules: :kernel opens a schedule object of a
+// kernel (or goes back to one), :schedules lists them, :sched steps the one under the
+// microscope, and :tir, :c, :opencl and :view show it. The Session owns the objects
+// (pipeline/schedules.cpp). Below them, the handlers of the table's other tensor rows
+// (repl.cpp): :graph, :tune, :defaults, :tuned and :run.
 #include <fmt/format.h>
 
 #include <cctype>
@@ -118,6 +120,104 @@ std::vector<Repl::Command> Repl::kernel_commands() {
          return w.size() == 1 ? Session::schedule_primitives() : s.schedule_names();
        }},
   };
+}
+
+void Repl::show_kernel(const std::string& view) {
+  StageResult r = session_.kernel_view(view);
+  if (r.ok) out_ << r.text;
+  else err_ << "error: " << r.text << '\n';
+}
+
+void Repl::graph_command(const Call& c) {
+  Format f = Format::Text;
+  std::string which = "executed";
+  for (size_t i = 1; i < c.words.size(); ++i) {
+    if (c.words[i] == "dot") f = Format::Dot;
+    else which = c.words[i];
+  }
+  StageResult g = session_.graph_view(which, f);
+  if (which == "executed" && !g.ok) g = session_.graph_view("pending", f);
+  if (g.ok) out_ << g.text;
+  else err_ << "error: " << g.text << '\n';
+}
+
+void Repl::tune_command(const Call& c) {
+  Session::TuneRequest req;
+  req.device = session_.device() == "ref" ? "cpu" : session_.device();
+  std::vector<std::string> dim_words;
+  bool all = false;
+  for (size_t i = 1; i < c.words.size(); ++i) {
+    const std::string& w = c.words[i];
+    size_t eq = w.find('=');
+    std::string key = w.substr(0, eq), value = eq == std::string::npos ? "" : w.substr(eq + 1);
+    try {
+      if (eq == std::string::npos && i == 1) {
+        if (w == "all") all = true;
+        else req.kernel = w;
+      } else if (key == "strategy") req.strategy = value;
+      else if (key == "trials") req.trials = std::stoi(value);
+      else if (key == "seed") req.seed = std::stoull(value);
+      else if (key == "device") req.device = value;
+      else if (key == "db") req.database = value;
+      else dim_words.push_back(w);
+    } catch (const std::exception&) {
+      err_ << "error: '" << w << "' needs a number\n";
+      return;
+    }
+  }
+  if (!all && req.kernel.empty() && !session_.selected_kernel().empty()) {
+    req.kernel = session_.selected_kernel();
+    req.dims = session_.selected_kernel_dims();
+  }
+  std::string error;
+  if (!Session::parse_dims(dim_words, &req.dims, &error)) {
+    err_ << "error: " << error << '\n';
+    return;
+  }
+  Session::TuneReport rep = session_.tune(req, [this](const std::string& line) {
+    out_ << line << '\n';
+    out_.flush();
+  });
+  if (!rep.ok) {
+    err_ << "error: " << rep.error << '\n';
+    return;
+  }
+  out_ << tune_report(rep, req);
+  out_ << "the kernels run tuned from now on on " << req.device
+       << (req.kernel == session_.selected_kernel() && !req.kernel.empty()
+               ? " (:sched auto puts the best schedule under the microscope)\n"
+               : "\n");
+}
+
+void Repl::defaults_command(const Call& c) {
+  if (c.words.size() > 1 && c.words[1] != "on" && c.words[1] != "off") {
+    err_ << "error: usage: :defaults on|off\n";
+    return;
+  }
+  if (c.words.size() > 1) session_.set_default_schedules(c.words[1] == "on");
+  out_ << "default schedules: " << (session_.default_schedules() ? "on" : "off") << '\n';
+}
+
+void Repl::tuned_command(const Call& c) {
+  if (c.words.size() > 1) session_.set_tuning_database(c.words[1] == "off" ? "" : c.words[1]);
+  for (const auto& p : session_.tuning_problems()) err_ << "warning: " << p << '\n';
+  out_ << "tuning database: "
+       << (session_.tuning_database().empty() ? std::string("none") : session_.tuning_database())
+       << " (" << session_.tuning_records() << " records)\n";
+}
+
+void Repl::run_command(const Call& c) {
+  std::string device = c.words.size() > 1 ? c.words[1] : session_.device();
+  Session::KernelRun k = session_.run_kernel(device, true);
+  if (!k.ok) {
+    err_ << "error: " << k.error << '\n';
+    return;
+  }
+  std::string shape;
+  for (auto d : k.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+  out_ << fmt::format(
+      "{} on {}: output [{}], sum {:.6g}, {:.3f} ms; matches the reference interpreter\n",
+      session_.selected_kernel(), device, shape, k.checksum, k.seconds * 1e3);
 }
 
 }  // namespace descent
