@@ -2,13 +2,14 @@
 // its lab.json names, the reference solution passes every check, and the likely wrong
 // solution kept in tests/labs/wrong/NAME fails the check meant to catch it. Then the runner:
 // start never overwrites work, hints advance, status, the list, grading three students, a
-// student program that loops forever, the CLI's exit codes and watch mode.
+// student program that loops forever, the CLI's exit codes and watch mode (LabWatch and the CLI).
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include <thread>
 
 #include "labs/runner/lab.h"
+#include "labs/runner/watch.h"
 #include "lang/text.h"
 
 using namespace descent;
@@ -629,6 +631,33 @@ TEST_CASE("descent lab: exit 0 when every check passes, 1 when one fails, 2 on a
   std::string csv = (root / "grades.csv").string();
   CHECK(shell(bin + " lab grade " + root.string() + " --csv " + csv + " > " + out) == 0);
   CHECK(slurp(out).find("graded 1 student folder into") != std::string::npos);
+}
+
+TEST_CASE("LabWatch says when a lab's file changes, and stops waiting when asked") {
+  auto labs = all_labs();
+  const Lab* lab = nullptr;
+  std::string error, message;
+  REQUIRE(find_lab(labs, "no_spill", &lab, &error));
+  std::string work = (scratch("lab-watch") / "no_spill").string();
+  REQUIRE(start_lab(*lab, work, &message, &error));
+  LabWatch watch(*lab, work);
+  // Set before the wait: false at once, whatever the files did.
+  std::atomic<bool> stop{true};
+  CHECK_FALSE(watch.wait_for_change(stop));
+  // A new modification time even on a file system with coarse timestamps.
+  fs::path file = fs::path(work) / "poly.ds";
+  fs::last_write_time(file, fs::last_write_time(file) + std::chrono::seconds(5));
+  stop = false;
+  CHECK(watch.wait_for_change(stop));
+  // A file removed is a change too; then nothing changes until stop is set from elsewhere.
+  fs::remove(file);
+  CHECK(watch.wait_for_change(stop));
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    stop = true;
+  });
+  CHECK_FALSE(watch.wait_for_change(stop));
+  stopper.join();
 }
 
 TEST_CASE("descent lab watch checks again when the file changes, and stops on Ctrl-C") {
