@@ -1,0 +1,146 @@
+// Private to the fixpoint solver (analysis/solver*.cpp): nothing outside them includes this.
+//
+// analyze() (analysis.h) is one Solver object run over a program's control-flow graphs. Its
+// methods are spread over files by concern:
+//   solver.cpp           the driver: interprocedural rounds and function summaries, and one
+//                        function's fixpoint, loop by loop, with widening and narrowing
+//   solver_transfer.cpp  what a block does to a state: expressions, conditions (which narrow
+//                        the variables they compare), instructions and terminators
+//   solver_facts.cpp     the last pass: the alarms and facts the final states imply, and the
+//                        Result's questions about them
+#pragma once
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "analysis/analysis.h"
+
+namespace descent::analysis {
+
+namespace solver_internal {
+
+// A state is one abstract value per variable of the graph (a function's locals and hidden
+// loop variables; at top level the globals). A variable not yet assigned holds bottom; the
+// whole state is "unreachable" when no execution gets there. An expression whose value is
+// bottom (a call that never returns, an error on every path) makes the rest unreachable.
+struct State {
+  bool reachable = false;
+  std::vector<AbsVal> vars;
+};
+
+inline bool is_tracked(Type t) { return t == Type::Int || t == Type::Float || t == Type::Bool; }
+bool is_literal(const Expr& e);  // a literal, maybe negated or promoted (solver_transfer.cpp)
+
+}  // namespace solver_internal
+
+class Solver {
+ public:
+  using State = solver_internal::State;
+
+  Solver(const Program& program, const Module& module, const Options& options, Result* out);
+  void run();
+
+ private:
+  const Program& program_;
+  const Module& module_;
+  Options opts_;
+  Lattice lat_;
+  Result& r_;
+
+  std::vector<std::vector<AbsVal>> params_;
+  std::vector<int> param_joins_;
+  std::vector<AbsVal> ret_;
+  std::vector<int> ret_joins_;
+  std::vector<bool> called_;
+  std::vector<bool> may_return_;  // some call of it returns (its exit is reachable)
+  std::vector<AbsVal> globals_;  // what functions read: every value top-level code assigns
+  std::vector<int> global_joins_;
+  bool summaries_changed_ = false;
+  bool widen_summaries_ = false;
+  std::vector<std::vector<State>> in_;  // [function][block] entry states
+
+  // While reporting (the last pass), effects become alarms and facts.
+  bool reporting_ = false;
+  int fn_ = 0;  // the function being analysed
+
+  std::vector<bool> assigned_;  // globals the analysed input assigns (at top level)
+
+  size_t traced_facts_ = 0;  // facts in r_.trace this round (trace() stops at a million)
+  std::vector<std::vector<State>> outs_;         // [block][succ]: what it hands each successor
+  std::vector<std::vector<char>> loop_members_;  // [head][block]
+
+  // One alarm per kind and place; one wrap-around note per line (a long sum would note
+  // every partial sum).
+  std::set<std::tuple<int, uint32_t, uint32_t>> alarmed_;
+  std::map<const Expr*, size_t> mul_index_;  // muls_ by expression
+
+  const FunctionCfg& F() const { return r_.cfg.functions[size_t(fn_)]; }
+
+  // ---- the driver (solver.cpp) ----
+  void mark_assigned(const Block& b);
+  void grow(AbsVal& summary, int& joins, const AbsVal& v);
+  State entry_state(int f);
+  std::vector<std::string> describe(const State& s) const;
+  void trace(int block, const char* phase, bool changed, const State& s);
+  std::vector<int> order() const;
+  void solve(int f);
+  State gather(int b) const;
+  void set_in(int b, State s, const char* phase);
+  void solve_list(const std::vector<int>& list, int head);
+  void solve_loop(int h, const std::vector<int>& body);
+
+  // States, joined and compared variable by variable (solver.cpp).
+  void join_into(State& a, const State& b) const;
+  State join_states(const State& a, const State& b) const;
+  bool state_leq(const State& a, const State& b) const;
+  State widen_states(const State& old, const State& next) const;
+  State narrow_states(const State& old, const State& next) const;
+
+  // No execution gets here: no variables at all (states are copied a lot; an unreachable
+  // one costs nothing).
+  static State unreachable() { return State{}; }
+  static State unreachable_of(const FunctionCfg&) { return State{}; }
+
+  // Sets one variable in place; a bottom value means no execution continues.
+  static void put(State& s, int v, const AbsVal& value) {
+    if (value.type != Type::Unknown && value.is_bottom()) s = unreachable();
+    else s.vars[size_t(v)] = value;
+  }
+  static State set_var(State s, int v, const AbsVal& value) {
+    put(s, v, value);
+    return s;
+  }
+
+  // ---- transfer functions (solver_transfer.cpp) ----
+  AbsVal read_var(const Expr& e, const State& s);
+  AbsVal eval(const Expr& e, const State& s);
+  AbsVal binary(const Expr& e, const State& s);
+  AbsVal call(const Expr& e, const State& s);
+  State refine(const State& s, const Expr& cond, bool truth);
+  int local_index(const Expr& e) const;
+  void exec(const Instr& in, State& s);
+  std::vector<State> transfer(const BasicBlock& b, const State& entry);
+
+  // ---- alarms and facts (solver_facts.cpp) ----
+  // What the transfer functions report; all do nothing until the last pass.
+  void alarm(Alarm::Kind kind, bool definite, SourceLoc loc, std::string message);
+  static std::string quote(const Expr& e);
+  void effects(const Effects& fx, SourceLoc loc, const Expr& e);
+  void effects(const Effects& fx, SourceLoc loc, const std::string& what);
+  void record(const Stmt* s, const AbsVal& v);
+  void note_mul(const Expr& e, const AbsVal& a, const AbsVal& b);
+  // The last pass.
+  void report();
+  static bool has_code(const BasicBlock& b);
+  void report_unreachable(int f);
+  std::set<int> callees(int f) const;
+  bool calls_reach(int from, int to) const;
+  void report_recursion(int f);
+  bool dead_before(const FunctionCfg& g, size_t b, const Instr& target);
+  void collect_facts();
+};
+
+}  // namespace descent::analysis
