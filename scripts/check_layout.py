@@ -31,19 +31,9 @@ LAYERS = [
 ]
 
 LIMIT = 800
-# Over the limit today, with their length when listed: shrink them (issue 33, section 4).
-OVERSIZED = {
-    "importer/onnx_import.cpp": 1039,
-    "viz/panes/loops.cpp": 1067,
-    "analysis/solver.cpp": 993,
-    "apps/main.cpp": 983,
-    "vm/reg_vm.cpp": 924,
-    "apps/repl.cpp": 853,
-    "analysis/value.cpp": 881,
-    "viz/panes/analysis.cpp": 861,
-    "tensor/runtime.cpp": 813,
-    "native/emit.cpp": 810,
-}
+# Over the limit, with their length when listed: none since issue 33 split the last ten. Keep it
+# empty: a file that grows past the limit is split along its seams, not listed here.
+OVERSIZED = {}
 SOURCE = (".cpp", ".h", ".py", ".cl")
 SKIP = ("tests/", "fuzz/corpus", "build", ".git", "third_party", "examples/")
 
