@@ -162,11 +162,21 @@ struct Recording {
   std::string error;               // why nothing could be recorded (no input, tensor code, ...)
 };
 
+// The Session's public API, by tier: each part below opens with a "// ----" banner naming the
+// file that implements it, so a reader finds a tier's API in one place:
+//   the scalar tier     engines, settings, compile and run, stage and pass views  pipeline.cpp
+//   drawn views         rows, trees and graphs for the visualizer     structured.cpp, pipeline.cpp
+//   the tensor tier     devices, tensors, kernels and their views, running them   tensor_session.cpp
+//   schedules           schedule objects by id: open, step, undo, install, views  schedules.cpp
+//   tuning              the auto-tuner, default schedules, the tuning database    tune_session.cpp
+//   host values         tensors and scalars to and from a host language (Python)  host.cpp
+// The labs, the benchmark and every front end use only this API.
 class Session {
  public:
   Session();
   ~Session();
 
+  // ---- The scalar tier: engines, settings, compile and run, views (pipeline.cpp) ---------
   // The engines this build has, by name ("ast", ...), and the one runs use.
   static std::vector<std::string> engines();
   bool set_engine(std::string_view name);  // false if there is no such engine
@@ -253,7 +263,7 @@ class Session {
   // Read access for front ends that draw the data structures themselves.
   const Module& module() const { return module_; }
 
-  // ---- Structured views for front ends that draw (the visualizer) ------------------------
+  // ---- Drawn views for the visualizer (structured.cpp, pipeline.cpp) ---------------------
   // The last input's source and tokens (null / empty before any input).
   const SourceFile* last_source() const;
   const std::vector<Token>& last_tokens() const;
@@ -277,7 +287,7 @@ class Session {
   // for "stack" and of listing("reg-fused") for "reg".
   Recording record(std::string_view engine, size_t max_steps = 100000);
 
-  // ---- The tensor layer (tensor/) ------------------------------------------------------
+  // ---- The tensor tier (tensor/, the devices; tensor_session.cpp) ----------------------
   // Tensor code in scalar programs (kernel calls, rand, sum_all, ...) runs on the ast
   // engine whatever engine is chosen (Outcome::note says so); its kernels run on the tensor
   // device, a tensor backend from the registry (tensor/backend.h).
@@ -408,16 +418,19 @@ class Session {
   // The same, as the "tir" view prints it (TVMScript-like): a tuning candidate's loop nest.
   bool kernel_script(const std::string& name, const std::map<std::string, int64_t>& dims,
                      std::string_view schedule, std::string* text, std::string* error) const;
-  // ---- Tuning (issue 17: tune/, docs/tuning.md) ----
+  // ---- Tuning (tune/, docs/tuning.md; tune_session.cpp) ----
   // Kernels nobody scheduled run with the rule-based default schedule on cpu and OpenCL
   // (on unless turned off: `--no-default-schedule`, `:defaults off`); off, they run as
   // lowered. The reference interpreter always runs the nest as lowered.
   void set_default_schedules(bool on);
   bool default_schedules() const { return default_schedules_; }
   // The tuning database whose best records schedule the kernels nobody scheduled, before the
-  // defaults (`--tuned DB`, `:tuned DB`); "" for none. A missing file is an empty database;
-  // malformed lines are skipped and listed in tuning_problems().
+  // defaults; "" for none. A missing file is an empty database (`descent tune --db` then
+  // creates it); malformed lines are skipped and listed in tuning_problems().
   void set_tuning_database(const std::string& path);
+  // The same for a database that must already exist (`--tuned DB`, `:tuned DB`): false, and
+  // nothing changed, when it does not (or is not a readable file), with *error saying so.
+  bool read_tuning_database(const std::string& path, std::string* error);
   const std::string& tuning_database() const { return tuning_path_; }
   const std::vector<std::string>& tuning_problems() const;
   size_t tuning_records() const;
