@@ -47,6 +47,7 @@ struct TunedOptions {
 };
 void add_tuned_options(CLI::App* command, TunedOptions* options);
 // Gives them to the session; a database's problems are warnings on stderr.
-void apply_tuned_options(Session& session, const TunedOptions& options);
+// False (after printing the error) when --tuned names no database.
+bool apply_tuned_options(Session& session, const TunedOptions& options);
 
 }  // namespace descent::cli

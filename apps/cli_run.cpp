@@ -55,7 +55,7 @@ int run_program(Session& session, const RunArgs& a) {
     return kUsageError;
   }
   session.set_threads(a.threads);
-  apply_tuned_options(session, a.tuned);
+  if (!apply_tuned_options(session, a.tuned)) return kUsageError;
   if (!a.tensor_limit.empty() && !session.set_tensor_limit(a.tensor_limit, &error)) {
     fmt::print(stderr, "error: --tensor-limit: {}\n", error);
     return kUsageError;

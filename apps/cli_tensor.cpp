@@ -33,7 +33,7 @@ struct KernelArgs {
 };
 
 int kernel_command(Session& session, const KernelArgs& a) {
-  apply_tuned_options(session, a.tuned);
+  if (!apply_tuned_options(session, a.tuned)) return kUsageError;
   std::map<std::string, int64_t> dims;
   if (std::string error; !Session::parse_dims(a.dims, &dims, &error)) {
     fmt::print(stderr, "error: --dim: {}\n", error);
@@ -271,10 +271,15 @@ void add_tuned_options(CLI::App* command, TunedOptions* options) {
   command->add_flag("--no-default-schedule", options->no_default_schedule, "kernels nobody scheduled run as lowered (the naive loop nest), not with the rule-based default schedule");
 }
 
-void apply_tuned_options(Session& session, const TunedOptions& options) {
+bool apply_tuned_options(Session& session, const TunedOptions& options) {
   if (options.no_default_schedule) session.set_default_schedules(false);
-  if (!options.database.empty()) session.set_tuning_database(options.database);
+  std::string error;
+  if (!options.database.empty() && !session.read_tuning_database(options.database, &error)) {
+    fmt::print(stderr, "error: --tuned: {}\n", error);
+    return false;
+  }
   for (const auto& p : session.tuning_problems()) fmt::print(stderr, "warning: {}\n", p);
+  return true;
 }
 
 Subcommand add_kernel(CLI::App& app) {

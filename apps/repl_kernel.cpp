@@ -199,7 +199,13 @@ void Repl::defaults_command(const Call& c) {
 }
 
 void Repl::tuned_command(const Call& c) {
-  if (c.words.size() > 1) session_.set_tuning_database(c.words[1] == "off" ? "" : c.words[1]);
+  std::string error;
+  if (c.words.size() > 1 && c.words[1] == "off") {
+    session_.set_tuning_database("");
+  } else if (c.words.size() > 1 && !session_.read_tuning_database(c.words[1], &error)) {
+    err_ << "error: " << error << '\n';
+    return;
+  }
   for (const auto& p : session_.tuning_problems()) err_ << "warning: " << p << '\n';
   out_ << "tuning database: "
        << (session_.tuning_database().empty() ? std::string("none") : session_.tuning_database())

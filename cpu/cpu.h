@@ -51,7 +51,9 @@ bool compile_cpu(const tir::PrimFunc& f, const CpuOptions& options,
 bool emit_cpu_llvm(const tir::PrimFunc& f, const CpuOptions& options, bool optimized,
                    std::string* ir, std::string* error);
 
-// The thread pool parallel loops run on (one per process; resized by CpuOptions::threads).
+// The threads parallel loops use by default (CpuOptions::threads = 0): the CPUs this thread
+// may run on (its affinity mask: taskset, cpusets), capped by the CPU quota of the process's
+// cgroup, at least 1. Not std::thread::hardware_concurrency(), which counts the machine's.
 int hardware_threads();
 
 // Floats per vector register of this CPU: 16 with AVX-512, 8 with AVX (and AVX2), else 4.

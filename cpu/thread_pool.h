@@ -1,11 +1,13 @@
 // The thread pool that Parallel loops of generated CPU code run on.
 //
 // Generated code never creates threads: an outlined loop body `void body(void* ctx, int64 lo,
-// int64 hi)` is handed to descent_parallel_for, which cuts [0, extent) into one contiguous
-// range per thread (static partition: every iteration of a scheduled loop costs about the
-// same, and contiguous ranges keep each core on its own rows of the output) and runs them on
-// fixed worker threads created once and reused. The calling thread takes the first range, so
-// one thread means "run inline" with no synchronisation at all.
+// int64 hi)` is handed to descent_parallel_for, which cuts [0, extent) into a few contiguous
+// chunks per thread (every iteration of a scheduled loop costs about the same, and
+// contiguous ranges keep a core on its own rows of the output) that the calling thread and
+// fixed worker threads, created once and reused, take from one shared counter. The caller
+// takes part from the start and the job ends when its chunks are done, so a worker the OS
+// runs late costs at most a chunk, never a wait (thread_pool.cpp). One thread means "run
+// inline" with no synchronisation at all.
 #pragma once
 #include <cstdint>
 

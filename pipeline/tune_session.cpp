@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -112,6 +114,18 @@ void Session::set_tuning_database(const std::string& path) {
   tuning_path_ = path;
   auto_->db = path.empty() ? tune::Database{} : tune::load_database(path);
   install_auto_scheduler();
+}
+
+bool Session::read_tuning_database(const std::string& path, std::string* error) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec) || !std::ifstream(path)) {
+    *error = "no tuning database at '" + path + "'" +
+             (std::filesystem::exists(path, ec) ? " (not a readable file)"
+                                                : " (descent tune --db " + path + " writes one)");
+    return false;
+  }
+  set_tuning_database(path);
+  return true;
 }
 
 const std::vector<std::string>& Session::tuning_problems() const {

@@ -5,16 +5,20 @@
 
 #include "tests/tensor/kernel_util.h"
 
+#include <sched.h>
+
+#include <atomic>
 #include <cmath>
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <thread>
 
 #include "cpu/cpu.h"
+#include "cpu/thread_pool.h"
 #include "tensor/lower.h"
 #include "tensor/schedule.h"
 #include "tensor/tensor.h"
-#include "cpu/thread_pool.h"
 #include "tensor/tir.h"
 
 // The lang AST has its own ExprPtr/Stmt, so only the tir names are brought in.
@@ -282,6 +286,62 @@ TEST_CASE("the thread pool covers every iteration once") {
   cpu::parallel_for(body, &hits, 0, 2);  // nothing to do
   CHECK(hits[0] == 4);
   CHECK(cpu::hardware_threads() >= 1);
+}
+
+TEST_CASE("the thread pool: every extent and thread count, back to back, and from two callers") {
+  // Chunks come from one shared counter: small extents (fewer iterations than chunks), odd
+  // ones, and jobs posted while a worker may still be finishing the last are each covered
+  // exactly once.
+  auto body = [](void* ctx, int64_t lo, int64_t hi) {
+    auto* h = static_cast<std::vector<std::atomic<int>>*>(ctx);
+    for (int64_t k = lo; k < hi; ++k) (*h)[static_cast<size_t>(k)].fetch_add(1);
+  };
+  for (int threads : {2, 3, 8})
+    for (int64_t extent : {1, 2, 3, 7, 8, 9, 63, 64, 65, 1000}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(extent));
+      for (int round = 0; round < 50; ++round) cpu::parallel_for(body, &hits, extent, threads);
+      for (auto& h : hits) REQUIRE(h.load() == 50);
+    }
+  // Jobs of different sizes back to back: a worker still holding the last job's counter
+  // must never take a chunk of a job that has fewer (once a phantom chunk ran past the end
+  // and left the caller waiting for ever).
+  {
+    std::vector<std::atomic<int>> hits(64);
+    const int64_t extents[] = {64, 1, 33, 2, 64, 5, 17, 3};
+    int expect[64] = {};
+    for (int round = 0; round < 20000; ++round) {
+      int64_t extent = extents[round % 8];
+      cpu::parallel_for(body, &hits, extent, 2 + round % 3);
+      for (int64_t k = 0; k < extent; ++k) ++expect[k];
+    }
+    for (size_t k = 0; k < 64; ++k) REQUIRE(hits[k].load() == expect[k]);
+  }
+  // Two threads calling at once are served one after the other.
+  std::vector<std::atomic<int>> a(777), b(333);
+  std::thread other([&] {
+    for (int round = 0; round < 200; ++round) cpu::parallel_for(body, &b, 333, 2);
+  });
+  for (int round = 0; round < 200; ++round) cpu::parallel_for(body, &a, 777, 2);
+  other.join();
+  for (auto& h : a) REQUIRE(h.load() == 200);
+  for (auto& h : b) REQUIRE(h.load() == 200);
+}
+
+TEST_CASE("the default thread count follows the affinity mask, not the machine's CPU count") {
+  // As `taskset -c 0 descent ...` does: a thread allowed one CPU gets one thread, so its
+  // parallel loops run inline instead of waiting for a worker on a CPU it may not use.
+  int seen = 0;
+  std::thread pinned([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &one);
+    if (sched_setaffinity(0, sizeof(one), &one) == 0) seen = cpu::hardware_threads();
+  });
+  pinned.join();
+  CHECK(seen == 1);
+  cpu_set_t all;
+  REQUIRE(sched_getaffinity(0, sizeof(all), &all) == 0);
+  CHECK(cpu::hardware_threads() <= CPU_COUNT(&all));
 }
 
 TEST_CASE("local buffers inside an Allocate, and the init of a split reduction") {
