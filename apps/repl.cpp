@@ -75,9 +75,12 @@ std::string speed_versus_tuned(double ratio) {
 }  // namespace
 
 std::string launch_line(const tensor::LaunchRecord& r, size_t number) {
-  return fmt::format("[launch {}] {} on {} ({}): {:.4g} ms, {:.4g} GFLOP/s, {:.4g} GB/s, {}\n",
-                     number, r.kernel, r.device, r.device_name, r.seconds * 1e3, r.gflops(),
-                     r.gbs(),
+  // Which schedule ran says why the time is what it is: "user", "tuned", "default", or the
+  // nest as lowered.
+  std::string schedule = r.schedule.empty() ? "as lowered" : r.schedule + " schedule";
+  return fmt::format("[launch {}] {} on {} ({}), {}: {:.4g} ms, {:.4g} GFLOP/s, {:.4g} GB/s, {}\n",
+                     number, r.kernel, r.device, r.device_name, schedule, r.seconds * 1e3,
+                     r.gflops(), r.gbs(),
                      r.compiled ? fmt::format("compiled in {:.4g} ms", r.compile_s * 1e3)
                                 : std::string("cached"));
 }

@@ -30,7 +30,7 @@ constexpr double kBytes = 4 * 3 * kN * kN;  // two inputs read, one output writt
 
 struct Launch {
   int number = 0;
-  std::string kernel, device, device_name;
+  std::string kernel, device, device_name, schedule;  // schedule: "default schedule", "as lowered", ...
   double ms = 0, gflops = 0, gbs = 0;
   std::string how;  // "cached" or "compiled in ..."
 };
@@ -38,14 +38,14 @@ struct Launch {
 // The launch lines of a stream; every line of it must be one.
 std::vector<Launch> parse_launches(const std::string& text) {
   static const std::regex line(
-      R"(\[launch (\d+)\] (\S+) on (\S+) \((.+)\): (\S+) ms, (\S+) GFLOP/s, (\S+) GB/s, (cached|compiled in \S+ ms))");
+      R"(\[launch (\d+)\] (\S+) on (\S+) \((.+)\), (as lowered|(?:user|tuned|default) schedule): (\S+) ms, (\S+) GFLOP/s, (\S+) GB/s, (cached|compiled in \S+ ms))");
   std::vector<Launch> out;
   for (const auto& l : fe::split_lines(text)) {
     std::smatch m;
     INFO("line: " << l);
     REQUIRE(std::regex_match(l, m, line));
-    out.push_back({std::stoi(m[1]), m[2], m[3], m[4], std::stod(m[5]), std::stod(m[6]),
-                   std::stod(m[7]), m[8]});
+    out.push_back({std::stoi(m[1]), m[2], m[3], m[4], m[5], std::stod(m[6]), std::stod(m[7]),
+                   std::stod(m[8]), m[9]});
   }
   return out;
 }
@@ -95,6 +95,26 @@ void check_device_log(const std::string& device) {
 TEST_CASE(":debug 2 logs one line per kernel launch on ref and cpu") {
   check_device_log("ref");
   check_device_log("cpu");
+}
+
+TEST_CASE(":debug 2 says which schedule ran: the default rules', or the nest as lowered") {
+  fe::ReplHarness r;
+  r.feed(":debug 2");
+  r.feed(":device cpu");
+  r.take_out();
+  r.take_err();
+  r.feed(kProgram);
+  r.take_out();
+  std::vector<Launch> log = parse_launches(r.take_err());
+  REQUIRE(log.size() == 2);
+  CHECK(log[0].schedule == "default schedule");
+  r.feed(":defaults off");
+  r.take_out();
+  r.feed(kProgram);
+  r.take_out();
+  log = parse_launches(r.take_err());
+  REQUIRE(log.size() == 2);
+  CHECK(log[0].schedule == "as lowered");
 }
 
 TEST_CASE(":debug 2 names the OpenCL device") {
