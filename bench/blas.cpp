@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <vector>
 #include <climits>
@@ -15,6 +16,7 @@
 extern "C" {
 void openblas_set_num_threads(int num_threads);
 char* openblas_get_config(void);
+char* openblas_get_corename(void);
 }
 #endif
 
@@ -84,7 +86,14 @@ void blas_set_threads(int threads) {
 std::string blas_description() {
 #if DESCENT_HAVE_OPENBLAS
   const char* config = openblas_get_config();
-  return config ? std::string(config) : std::string("OpenBLAS");
+  const char* core = openblas_get_corename();
+  std::string text = config ? std::string(config) : std::string("OpenBLAS");
+  // The kernel set it really runs: OPENBLAS_CORETYPE can force an older one (Haswell's AVX2
+  // on an AVX-512 machine runs at half speed), and a comparison must say which it was.
+  if (core) text += std::string("; running its ") + core + " kernels";
+  if (const char* forced = std::getenv("OPENBLAS_CORETYPE"); forced && *forced)
+    text += std::string(" (forced by OPENBLAS_CORETYPE=") + forced + ")";
+  return text;
 #else
   return "no BLAS (built without OpenBLAS): plain C++ loops";
 #endif

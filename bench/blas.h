@@ -19,7 +19,9 @@ namespace descent::bench {
 bool blas_available();
 // Threads OpenBLAS may use from now on (<= 0: one per hardware thread).
 void blas_set_threads(int threads);
-// "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64" (openblas_get_config()).
+// "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64; running its Zen kernels"
+// (openblas_get_config() and openblas_get_corename(), plus "(forced by OPENBLAS_CORETYPE=X)"
+// when the environment chose the kernels).
 std::string blas_description();
 
 // C = A * B for row-major contiguous A [m, k], B [k, n], C [m, n] (C is overwritten).

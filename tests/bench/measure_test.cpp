@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <string>
 
@@ -57,6 +58,18 @@ Tensor naive_linear(const Tensor& x, const Tensor& w) {
 
 TEST_CASE("blas: description, threads") {
   CHECK_FALSE(blas_description().empty());
+  if (blas_available()) {
+    // The kernels OpenBLAS really runs, and whether the environment forced them: a benchmark
+    // against a forced older kernel must say so.
+    CHECK(blas_description().find("; running its ") != std::string::npos);
+    const char* before = std::getenv("OPENBLAS_CORETYPE");
+    std::string saved = before ? before : "";
+    setenv("OPENBLAS_CORETYPE", "Haswell", 1);
+    CHECK(blas_description().find("(forced by OPENBLAS_CORETYPE=Haswell)") != std::string::npos);
+    if (before) setenv("OPENBLAS_CORETYPE", saved.c_str(), 1);
+    else unsetenv("OPENBLAS_CORETYPE");
+    if (!before) CHECK(blas_description().find("forced") == std::string::npos);
+  }
   blas_set_threads(1);
   blas_set_threads(0);  // one per hardware thread: accepted, not an error
   blas_set_threads(2);
