@@ -362,14 +362,19 @@ Session::TuneReport Session::tune(const TuneRequest& request,
       if (c.ok && (best_so_far <= 0 || c.seconds < best_so_far)) best_so_far = c.seconds;
       // Candidates from the database are not trials: only measured ones are counted.
       if (!c.from_database) ++measured;
+      // Every field at a fixed width, the trial number's as wide as "48/48", so the columns do
+      // not shift when the count reaches two digits.
+      int trial_width = 2 * int(std::to_string(request.trials).size()) + 1;
       std::string line = fmt::format(
-          "  #{:<4}", c.from_database ? std::string("db") : fmt::format("{}/{}", measured, request.trials));
+          "  #{:<{}}",
+          c.from_database ? std::string("db") : fmt::format("{}/{}", measured, request.trials),
+          std::max(trial_width, 4));
       if (c.ok)
-        line += fmt::format(" {:>10} {:>7} GFLOP/s", ms(c.seconds),
+        line += fmt::format(" {:>12} {:>7} GFLOP/s", ms(c.seconds),
                             fmt::format("{:.3g}", out.flops / c.seconds / 1e9));
       else
         line += " failed: " + c.error.substr(0, c.error.find('\n'));
-      line += fmt::format("  best {}", ms(best_so_far));
+      line += fmt::format("  best {:>12}", ms(best_so_far));
       if (c.has_prediction) line += fmt::format("  model {:.3g}", c.predicted);
       if (c.ok) line += "  " + trace_summary(c.trace, 72);
       say(line);
