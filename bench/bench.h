@@ -142,6 +142,10 @@ struct BenchRecord {
   // and the search's wall time.
   int trials = 0;
   double search_s = std::numeric_limits<double>::quiet_NaN();
+  // A library baseline (kind "library"): what it was and which kernels it ran, e.g.
+  // "OpenBLAS 0.3.21 ... Zen ...; running its Zen kernels", so a comparison says whether the
+  // library ran its best kernel or one the environment forced (OPENBLAS_CORETYPE). Else "".
+  std::string library;
 };
 
 // Runs the suite. Returns the records of the cells that ran (a failing cell is a record with
@@ -160,8 +164,8 @@ std::string default_programs_dir();
 std::string host_description();
 
 // CSV with a header line: suite,workload,engine,kind,scale,median_s,min_s,max_s,cpu_s,runs,
-// compile_s,startup_s,steps,baseline,ratio_vs_baseline,checksum_ok,note. NaN is an empty
-// field.
+// compile_s,startup_s,steps,baseline,ratio_vs_baseline,checksum_ok,note,threads,gflops,gbs,
+// roof_fraction,roof_level,trials,search_s,library. NaN is an empty field.
 std::string to_csv(const std::vector<BenchRecord>& records);
 // JSON: {"schema": "descent-bench/1", "host": ..., "records": [{suite, workload, engine,
 // kind, scale, median_s, min_s, max_s, cpu_s, runs, runs_s, compile_s, startup_s, steps, baseline,

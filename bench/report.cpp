@@ -93,9 +93,9 @@ std::string to_csv(const std::vector<BenchRecord>& records) {
   std::string s =
       "suite,workload,engine,kind,scale,median_s,min_s,max_s,cpu_s,runs,compile_s,startup_s,"
       "steps,baseline,ratio_vs_baseline,checksum_ok,note,threads,gflops,gbs,roof_fraction,"
-      "roof_level,trials,search_s\n";
+      "roof_level,trials,search_s,library\n";
   for (const auto& r : records) {
-    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.suite),
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.suite),
                      csv_field(r.workload), csv_field(r.engine), r.kind, r.scale,
                      csv_number(r.median_s), csv_number(r.min_s), csv_number(r.max_s),
                      csv_number(r.cpu_s), r.runs,
@@ -104,7 +104,7 @@ std::string to_csv(const std::vector<BenchRecord>& records) {
                      csv_number(r.ratio_vs_baseline), r.checksum_ok ? "true" : "false",
                      csv_field(r.note), r.threads, csv_number(r.gflops), csv_number(r.gbs),
                      csv_number(r.roof_fraction), csv_field(r.roof_level), r.trials,
-                     csv_number(r.search_s));
+                     csv_number(r.search_s), csv_field(r.library));
   }
   return s;
 }
@@ -144,6 +144,7 @@ std::string to_json(const std::vector<BenchRecord>& records) {
         {"skipped", r.skipped},
         {"trials", r.trials},
         {"search_s", number_or_null(r.search_s)},
+        {"library", r.library},
     });
   }
   doc["records"] = std::move(list);

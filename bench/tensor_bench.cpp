@@ -515,6 +515,7 @@ BenchRecord TensorSuite::run_cell(const Cell& cell, size_t done, size_t total) {
   r.engine = c.engine;
   // "library": OpenBLAS; "native": the plain C++ loops compiled into this program.
   r.kind = c.engine == "openblas" ? "library" : c.engine == "cpp" ? "native" : "descent";
+  if (r.kind == "library") r.library = blas_description();
   r.scale = o_.quick ? "quick" : "full";
   r.baseline = w.baseline;
   const OpenDevice* dev = c.device.empty() ? nullptr : &devices_.at(c.device);

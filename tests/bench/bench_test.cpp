@@ -179,11 +179,11 @@ TEST_CASE("CSV and JSON: records with suite, workload, engine, median_s") {
   CHECK(lines[0] ==
         "suite,workload,engine,kind,scale,median_s,min_s,max_s,cpu_s,runs,compile_s,startup_s,"
         "steps,baseline,ratio_vs_baseline,checksum_ok,note,threads,gflops,gbs,roof_fraction,"
-        "roof_level,trials,search_s");
+        "roof_level,trials,search_s,library");
   CHECK(lines[1].find("vm,b1_fib,ast,descent,quick,") == 0);
   CHECK(lines[2].find("vm,b4_collatz,ast,descent,quick,") == 0);
   for (size_t i = 1; i < lines.size(); ++i) {
-    CHECK(std::count(lines[i].begin(), lines[i].end(), ',') == 23);
+    CHECK(std::count(lines[i].begin(), lines[i].end(), ',') == 24);
     CHECK(lines[i].find(",true,") != std::string::npos);
   }
 
@@ -216,8 +216,8 @@ TEST_CASE("CSV quoting and NaN ratios") {
   r.note = "printed \"1,2\"";
   std::string csv = to_csv({r});
   // ... ratio (NaN: empty), checksum_ok, the quoted note, threads 0, three NaNs, an empty
-  // roof level, trials 0 and the search time (NaN).
-  CHECK(csv.find(",,false,\"printed \"\"1,2\"\"\",0,,,,,0,\n") != std::string::npos);
+  // roof level, trials 0, the search time (NaN) and no library.
+  CHECK(csv.find(",,false,\"printed \"\"1,2\"\"\",0,,,,,0,,\n") != std::string::npos);
   auto doc = nlohmann::json::parse(to_json({r}));
   CHECK(doc["records"][0]["ratio_vs_baseline"].is_null());
 }

@@ -14,6 +14,7 @@
 
 #include "bench/roofline.h"
 #include "bench/bench.h"
+#include "bench/blas.h"
 #include "gpu/runtime.h"
 
 using namespace descent::bench;
@@ -171,6 +172,15 @@ TEST_CASE("tensor suite: CSV and JSON carry threads, gflops and the roof fractio
   CHECK(doc["records"][0]["compile_s"].get<double>() > 0);
   CHECK(doc["records"][0]["skipped"] == false);
   CHECK(doc["records"][1]["kind"] == "library");
+  // The library says what it ran, in the JSON and as the CSV's last column; Descent's own
+  // records leave it empty.
+  CHECK(doc["records"][0]["library"] == "");
+  std::string library = doc["records"][1]["library"];
+  CHECK(library == blas_description());
+  CHECK(header.find(",search_s,library") != std::string::npos);
+  std::string blas_row;
+  std::getline(in, blas_row);
+  CHECK(blas_row.find(library) != std::string::npos);
 }
 
 TEST_CASE("tensor suite: an illegal shipped schedule fails its cell with the reason") {
