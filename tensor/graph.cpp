@@ -52,7 +52,10 @@ std::string graph_to_text(const Graph& g) {
     } else {
       s += std::string(node_kind_name(n.kind)) + " " + n.label;
     }
-    s += "  " + shape_text(n.shape) + "\n";
+    s += "  " + shape_text(n.shape);
+    // Inputs the kernel reads re-laid out (transform_layout), made once per input tensor.
+    for (const auto& p : n.packs) s += "  [" + p.buffer + ": made once per tensor]";
+    s += "\n";
   }
   s += "outputs:";
   for (int64_t id : g.outputs) s += " " + node_ref(id);

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "lang/ast.h"
+#include "tensor/schedule.h"
 #include "tensor/tensor.h"
 #include "tensor/tir.h"
 
@@ -52,6 +53,10 @@ struct Node {
   std::string schedule;
   std::vector<int64_t> shape;      // always known, even before the value
   std::shared_ptr<const Tensor> value;  // Constant/Input: the data; Kernel: once executed
+  // Kernel: re-laid-out copies of inputs that func takes as extra arguments, after the
+  // inputs' (tensor/schedule.h, hoist_layout_prologues): the runtime computes each once per
+  // input tensor and keeps it while that tensor lives (a layer's weights, packed once).
+  std::vector<LayoutPrologue> packs;
 };
 
 struct Graph {

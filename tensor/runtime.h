@@ -257,6 +257,7 @@ class GraphRuntime : public TensorRuntime {
   int compilations() const { return compilations_; }  // kernel cache misses so far
   int lowerings() const { return lowerings_; }  // kernel nests lowered (and scheduled) so far
   int replays() const { return replays_; }            // evaluations that replayed a plan
+  int packings() const { return packings_; }  // input re-layouts computed (cache misses)
 
  private:
   bool valid(int64_t tensor) const {
@@ -335,6 +336,19 @@ class GraphRuntime : public TensorRuntime {
   // text is exactly what gets compiled, so a fused function (which belongs to no single
   // kernel) or a changed schedule can never hit a stale entry.
   std::map<std::string, std::unique_ptr<CompiledKernel>> compiled_;
+  // Inputs re-laid out outside their kernel (Node::packs), by (copy function, input tensor):
+  // valid while that very tensor lives (the weak pointer still locks to it), so a layer's
+  // weights are packed on the first launch and never again. Tensors are immutable once made.
+  struct Packed {
+    std::vector<std::weak_ptr<const Tensor>> sources;
+    std::shared_ptr<const tir::PrimFunc> func;  // held: its address is the key
+    std::shared_ptr<const Tensor> value;
+  };
+  std::map<std::pair<const tir::PrimFunc*, const Tensor*>, Packed> packed_;
+  bool packed_input(const Node& n, const LayoutPrologue& p,
+                    const std::vector<std::shared_ptr<const Tensor>>& inputs,
+                    const Tensor** out, std::string* error);
+  int packings_ = 0;
   int compilations_ = 0;
   int lowerings_ = 0;
   mutable Evaluation last_;

@@ -37,6 +37,7 @@
 //   "cannot vectorize 'k': it carries the reduction of block 'Y' (reduce axis vk)".
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +91,12 @@ bool cache_write(tir::PrimFunc& f, const std::string& block, tir::Scope scope,
                  std::string* error);
 bool decompose_reduction(tir::PrimFunc& f, const std::string& block, const std::string& loop,
                          std::string* error);
+// The buffer re-laid out: new dimension d is old dimension perm[d] ("transform_layout W 1 0"
+// stores W[j, r] as W_t[r, j]). An intermediate is re-indexed in place, for free; an input
+// gets a re-laid-out copy, made by a nest at the start of the kernel (which
+// hoist_layout_prologues can move out). The output's layout is the caller's: refused.
+bool transform_layout(tir::PrimFunc& f, const std::string& buffer, const std::vector<int>& perm,
+                      std::string* error);
 bool rfactor(tir::PrimFunc& f, const std::string& block, const std::string& loop,
              std::string* error);
 // Shrinks every Local/Shared staging buffer whose accesses all lie under one loop to the box
@@ -147,6 +154,19 @@ struct StepLine {
   std::string step;
 };
 std::vector<StepLine> schedule_lines(std::string_view text);
+
+// ---- Layout copies outside the kernel ------------------------------------------------
+// A copy that re-lays out inputs (transform_layout's nest, or any leading nest that reads
+// only inputs and writes one global temp) as a function of its own. f loses the nest and
+// gains the copy as an extra input, after the caller's arguments, so whoever runs f computes
+// the copy with `func` and passes it: once per weight tensor, not once per launch.
+struct LayoutPrologue {
+  std::string buffer;                         // the copy's name in f ("W_t")
+  std::vector<int> inputs;                    // which of f's original arguments it reads
+  std::shared_ptr<const tir::PrimFunc> func;  // those arguments -> the copy
+};
+// Moves f's leading input copies out, in order; empty (f unchanged) when it has none.
+std::vector<LayoutPrologue> hoist_layout_prologues(tir::PrimFunc& f);
 
 // ---- A schedule with history --------------------------------------------------------
 class Schedule {

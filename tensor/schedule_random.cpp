@@ -372,6 +372,23 @@ std::string gen_rfactor(std::mt19937_64& rng, const View& v) {
   return "rfactor " + b->block->name + " " + nm(v, pick(rng, from));
 }
 
+// A buffer's axes in a random order: mostly a real permutation of a global buffer, sometimes
+// the identity, a wrong count or a buffer whose layout is not ours (the output, a staging
+// copy), all refused.
+std::string gen_transform_layout(std::mt19937_64& rng, const View& v) {
+  if (v.f.buffers.empty()) return "";
+  const tir::Buffer& b = pick(rng, v.f.buffers);
+  std::vector<int> perm(b.shape.size());
+  for (size_t d = 0; d < perm.size(); ++d) perm[d] = int(d);
+  // Fisher-Yates by hand: std::shuffle's order is the library's, and a seed must mean the
+  // same steps on every machine.
+  for (size_t d = perm.size(); d > 1; --d) std::swap(perm[d - 1], perm[size_t(below(rng, d))]);
+  if (chance(rng, 5)) perm.push_back(int(perm.size()));
+  std::string s = "transform_layout " + b.name;
+  for (int p : perm) s += " " + std::to_string(p);
+  return s;
+}
+
 // ---- Deliberately wrong steps ----------------------------------------------------------
 
 std::string gen_junk(std::mt19937_64& rng, const View& v) {
@@ -436,6 +453,7 @@ std::string random_step(const tir::PrimFunc& f, std::mt19937_64& rng,
       {5, gen_decompose},
       {6, gen_rfactor},
       {3, gen_blockize},
+      {3, gen_transform_layout},
   };
   int total = 0;
   for (const Kind& k : kKinds) total += k.weight;

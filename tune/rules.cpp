@@ -30,6 +30,14 @@ struct Nest {
   bool spatial_contiguous = false;  // some load's last index walks the innermost spatial loop
   bool reduce_contiguous = false;   // some load's last index walks the innermost reduce loop
   std::string row_operand;  // an input read along the innermost spatial loop only (matmul's B)
+  // A dot's weight: read along the innermost reduce loop (its last index) and along the
+  // innermost spatial loop (another index), never along the other spatial loops: nn.Linear's
+  // W[j, r]. `weight_perm` re-lays it out with the spatial loop's dimension last (W_t[r, j]).
+  std::string weight;
+  std::string weight_perm;
+  // For row_operand: the order that puts the dimension walked by the innermost reduce loop
+  // last (B[r, j] -> B_t[j, r]: a narrow matmul turned into a dot per output).
+  std::string row_perm;
   double iterations = 1;            // product of the extents of the block's loops
 };
 
@@ -109,10 +117,38 @@ std::vector<Nest> analyse(const tir::PrimFunc& original) {
           bool other = false;
           for (size_t k = 0; k + 1 < n.spatial.size(); ++k)
             for (const auto& a : load->args) other |= tir::uses_var(*a, n.spatial[k]);
-          if (!other && load->buffer >= 0 && size_t(load->buffer) < f.buffers.size())
+          if (!other && load->buffer >= 0 && size_t(load->buffer) < f.buffers.size()) {
             n.row_operand = f.buffers[size_t(load->buffer)].name;
+            int rdim = -1;
+            for (size_t d = 0; n.reduction && d < load->args.size(); ++d)
+              if (tir::uses_var(*load->args[d], n.reduce.back())) rdim = rdim < 0 ? int(d) : -2;
+            n.row_perm.clear();
+            if (rdim >= 0 && size_t(rdim) + 1 < load->args.size()) {
+              for (size_t d = 0; d < load->args.size(); ++d)
+                if (int(d) != rdim) n.row_perm += " " + std::to_string(d);
+              n.row_perm += " " + std::to_string(rdim);
+            }
+          }
         }
-        if (n.reduction && tir::uses_var(*idx, n.reduce.back())) n.reduce_contiguous = true;
+        if (n.reduction && tir::uses_var(*idx, n.reduce.back())) {
+          n.reduce_contiguous = true;
+          // Which dimension walks j? None but the last may be the one that walks r.
+          int jdim = -1;
+          bool other = false;
+          for (size_t d = 0; d < load->args.size(); ++d) {
+            if (tir::uses_var(*load->args[d], n.spatial.back())) jdim = jdim < 0 ? int(d) : -2;
+            for (size_t k = 0; k + 1 < n.spatial.size(); ++k)
+              other |= tir::uses_var(*load->args[d], n.spatial[k]);
+          }
+          if (jdim >= 0 && size_t(jdim) + 1 < load->args.size() && !other && load->buffer >= 0 &&
+              size_t(load->buffer) < f.buffers.size()) {
+            n.weight = f.buffers[size_t(load->buffer)].name;
+            n.weight_perm.clear();
+            for (size_t d = 0; d < load->args.size(); ++d)
+              if (int(d) != jdim) n.weight_perm += " " + std::to_string(d);
+            n.weight_perm += " " + std::to_string(jdim);
+          }
+        }
       }
     }
     nests.push_back(std::move(n));
@@ -177,6 +213,10 @@ void vector_partial_sums(const Nest& n, const Add& add) {
   add("vectorize " + rf + r + "_1", "");
   add("vectorize " + n.block + "_rf_init." + r + "_1", "");
 }
+
+// Rows from which a `linear` (a dot per output) is worth running as a matmul over the weight
+// re-laid out: below it, a register tile of rows has too few rows to fill.
+constexpr int64_t kGemmBatch = 4;
 
 // Loop work below which handing a nest to the thread pool costs more than it saves.
 constexpr double kParallelIterations = 1 << 17;
@@ -269,17 +309,34 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
       const std::string ij = "reorder " + b + i + "_0 " + b + j + "_0" + reds + inner;
       const std::string ji = "reorder " + b + j + "_0 " + b + i + "_0" + reds + inner;
       const std::string wb = "reverse_compute_at " + n.block + "_writeback " + b;
-      add(ij, "one_of " + ij + " ; " + cache + " ; " + wb + j + "_0 | " + ji + " ; " + cache +
-                  " ; " + wb + i + "_0");
+      // Rows of B a multiple of 4 KiB apart (1024 floats and more) fall in the same few L1
+      // sets: walking down a column of them evicts what the last step loaded. There the
+      // default takes the BLAS's way: column panels outermost, and the panel of B that a
+      // column block reads packed contiguous once per panel.
+      const int64_t row = n.spatial_extent.back();
+      const bool pack = !n.row_operand.empty() && row >= 1024 && (row * 4) % 4096 == 0;
+      const std::string open_order = "one_of " + ij + " ; " + cache + " ; " + wb + j + "_0 | " +
+                                     ji + " ; " + cache + " ; " + wb + i + "_0";
+      add(pack ? ji : ij, open_order);
       add(cache, "-");
-      add(wb + j + "_0", "-");
+      add(wb + (pack ? i : j) + "_0", "-");
       add("decompose_reduction " + n.block + " " + b + n.reduce.front());
-      // Packing (space only): the panel of B a column block reads, copied contiguous once
-      // per j_0, so each step of the reduction reads adjacent vectors, not a new page.
-      if (!n.row_operand.empty())
-        add("", "maybe 0.5 cache_read " + n.block + " " + n.row_operand + " local ; compute_at " +
-                    n.row_operand + "_local " + b + j + "_0 ; vectorize " + n.row_operand +
-                    "_local.ax1");
+      // Packing (in the space everywhere): the panel of B a column block reads, copied
+      // contiguous once per j_0, so each step of the reduction reads adjacent vectors, not a
+      // new page.
+      if (!n.row_operand.empty()) {
+        const std::string cr = "cache_read " + n.block + " " + n.row_operand + " local";
+        const std::string ca = "compute_at " + n.row_operand + "_local " + b + j + "_0";
+        const std::string vz = "vectorize " + n.row_operand + "_local.ax1";
+        const std::string open = "maybe 0.5 " + cr + " ; " + ca + " ; " + vz;
+        if (pack) {
+          add(cr, open);
+          add(ca, "-");
+          add(vz, "-");
+        } else {
+          add("", open);
+        }
+      }
       add("vectorize " + b + j + "_1");
       add("vectorize " + n.block + "_init." + j + "_1");
       add("vectorize " + n.block + "_writeback.ax1");
@@ -296,7 +353,8 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
       const bool rows = n.spatial_extent[n.spatial.size() - 2] / ti > 1;
       const bool cols = n.spatial_extent.back() / tj > 1;
       if (rows && cols && n.iterations >= kParallelIterations)
-        add("parallel " + b + i + "_0", "one_of parallel " + b + i + "_0 | parallel " + b + j + "_0");
+        add("parallel " + b + (pack ? j : i) + "_0",
+            "one_of parallel " + b + i + "_0 | parallel " + b + j + "_0");
       else if (rows) parallel(b + i + "_0");
       else parallel(b + j + "_0");
       return;
@@ -438,6 +496,32 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
     if (n.epilogue && n.reduction && (!dot || batch))
       apply({"fission " + n.block + "." + n.spatial.front(), ""});
   }
+  // The linear family with a batch (x[i, r] . W[j, r]: both operands contiguous in r) is a
+  // matmul whose B is stored transposed. One dot product per output would need its partial
+  // sums summed across vector lanes, and a buffer of them; re-laid out as W_t[r, j], the nest
+  // takes the matmul's register tile instead, reading rows of W_t along j. On the CPU the
+  // copy leaves the kernel: the runtime makes it once per weight tensor (MLAS's pre-packing).
+  // The other way round, a matmul whose output rows are narrower than a vector (10 classes)
+  // cannot fill the lanes along j: with B re-laid out as B_t[j, r], each output is a dot
+  // product whose partial sums fill them along r instead.
+  if (t.device == "cpu")
+    for (const Nest& n : analyse(out.func)) {
+      if (!n.reduction) continue;
+      const bool dot = !n.spatial_contiguous && n.reduce_contiguous;
+      const bool batch = n.spatial.size() >= 2 && n.spatial_extent[n.spatial.size() - 2] >= kGemmBatch;
+      const int64_t width = n.spatial_extent.back(), lanes = t.vector_lanes;
+      const bool wide = width >= lanes && width % std::max<int64_t>(lanes / 2, 1) == 0;
+      if (dot && batch && wide && !n.weight.empty()) {
+        if (apply({"transform_layout " + n.weight + n.weight_perm, ""}))
+          out.notes.push_back("nest " + n.block + ": dot with a batch: " + n.weight +
+                              " re-laid out, then a matmul");
+      } else if (!dot && width < lanes && !n.row_operand.empty() && !n.row_perm.empty() &&
+                 n.reduce_extent.back() >= 4 * lanes) {
+        if (apply({"transform_layout " + n.row_operand + n.row_perm, ""}))
+          out.notes.push_back("nest " + n.block + ": matmul narrower than a vector: " +
+                              n.row_operand + " re-laid out, then a dot");
+      }
+    }
   std::vector<Nest> nests = analyse(out.func);
   for (const Nest& n : nests) {
     std::vector<Step> steps;

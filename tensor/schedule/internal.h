@@ -16,6 +16,7 @@
 //   compute_inline.cpp  compute_inline
 //   cache.cpp           cache_read, cache_write, compact_buffers
 //   reduction.cpp       decompose_reduction, rfactor
+//   layout.cpp          transform_layout, hoist_layout_prologues
 //   blockize.cpp        blockize, and the helpers for blocks over tiles (nested blocks)
 //   tensorize.cpp       tensorize and the tensor intrinsics
 //   text.cpp            the text syntax (apply_step) and the Schedule history

@@ -84,6 +84,20 @@ bool run_fuse(tir::PrimFunc& f, const std::vector<std::string>& a, std::string* 
   return sched::fuse(f, a[0], a[1], a.size() == 4 ? a[3] : std::string(), error);
 }
 
+bool run_transform_layout(tir::PrimFunc& f, const std::vector<std::string>& a, std::string* error) {
+  std::vector<int> perm;
+  for (size_t k = 1; k < a.size(); ++k) {
+    int64_t axis = 0;
+    if (!parse_int("transform_layout", "axis", a[k], &axis, error)) return false;
+    if (axis < 0 || axis > 64) {
+      *error = "transform_layout: axis " + a[k] + " is not a dimension number";
+      return false;
+    }
+    perm.push_back(int(axis));
+  }
+  return sched::transform_layout(f, a[0], perm, error);
+}
+
 const Primitive kPrimitives[] = {
     {"split", "split LOOP FACTOR [as OUTER INNER]", run_split, 2, 5, false},
     {"tile", "tile LOOP1 LOOP2 FACTOR1 FACTOR2", run_tile, 4, 4, false},
@@ -152,6 +166,7 @@ const Primitive kPrimitives[] = {
        return sched::decompose_reduction(f, a[0], a[1], e);
      },
      2, 2, false},
+    {"transform_layout", "transform_layout BUFFER AXIS AXIS ...", run_transform_layout, 2, 0, true},
     {"rfactor", "rfactor BLOCK LOOP",
      [](tir::PrimFunc& f, const std::vector<std::string>& a, std::string* e) {
        return sched::rfactor(f, a[0], a[1], e);

@@ -57,9 +57,14 @@ const std::vector<Case>& cases() {
       {"matmul", {{"n", 64}, {"k", 64}, {"m", 64}}, "nest C: matmul"},
       {"matmul", {{"n", 48}, {"k", 20}, {"m", 96}}, "nest C: matmul"},
       {"linear", {{"n", 1}, {"k", 256}, {"m", 40}}, "nest out: dot"},
-      {"linear", {{"n", 8}, {"k", 64}, {"m", 16}}, "nest out: dot"},
-      // A batch: fission gives the relu a nest of its own, then the reduction is tiled.
-      {"linear_relu", {{"n", 4}, {"k", 128}, {"m", 24}}, "nest out_acc: dot"},
+      // A batch: the weights re-laid out, a matmul's register tile.
+      {"linear", {{"n", 8}, {"k", 64}, {"m", 16}}, "nest out: dot with a batch: w re-laid out, then a matmul"},
+      // Fission gives the relu a nest of its own first.
+      {"linear_relu", {{"n", 4}, {"k", 128}, {"m", 24}},
+       "nest out_acc: dot with a batch: w re-laid out, then a matmul"},
+      // Outputs narrower than a vector: B re-laid out the other way, a dot per output.
+      {"matmul", {{"n", 64}, {"k", 128}, {"m", 10}},
+       "nest C: matmul narrower than a vector: B re-laid out, then a dot"},
       // One row: the relu stays in the reduction's loops (nothing to reorder around it).
       {"linear_relu", {{"n", 1}, {"k", 128}, {"m", 24}}, "nest out_acc: dot with an epilogue"},
       {"add", {{"n", 4}, {"m", 80}}, "nest out: elementwise"},
@@ -101,11 +106,20 @@ TEST_CASE("default schedules: matmul gets the register tile, linear the vector p
         "vectorize C_init.j_1\nvectorize C_writeback.ax1\nunroll C.i_1\nunroll C_init.i_1\n"
         "unroll C_writeback.ax0\ntensorize C.i_1 cpu.fma_8x32\nparallel C.i_0\n");
   for (const auto& n : mm.notes) CHECK_MESSAGE(n.rfind("skipped", 0) != 0, n);
-  // A fused epilogue with a batch: fission first, then every step of the dot recipe applies.
+  // A fused epilogue with a batch: fission first, then the weights re-laid out (MLAS's
+  // packing), and every step of the matmul recipe applies: no buffer of partial sums.
   tune::RuleSchedule lr = tune::default_schedule(lowered("linear_relu", {{"n", 64}, {"k", 784}, {"m", 128}}), {});
-  CHECK(lr.trace.rfind("fission out_acc.i\nsplit out_acc.r 16\nrfactor out_acc out_acc.r_1\n", 0) == 0);
-  CHECK(lr.trace.find("cache_write out_acc_rf local") != std::string::npos);
+  CHECK(lr.trace.rfind("fission out_acc.i\ntransform_layout w 1 0\n", 0) == 0);
+  CHECK(lr.trace.find("tile out_acc.i out_acc.j 8 32") != std::string::npos);
+  CHECK(lr.trace.find("rfactor") == std::string::npos);
   for (const auto& n : lr.notes) CHECK_MESSAGE(n.rfind("skipped", 0) != 0, n);
+  // Rows 4 KiB apart: the default packs B's panel and walks column panels outermost.
+  tune::RuleSchedule big = tune::default_schedule(lowered("matmul", {{"n", 256}, {"k", 256}, {"m", 1024}}), {});
+  CHECK(big.trace.find("reorder C.j_0 C.i_0 C.r C.i_1 C.j_1") != std::string::npos);
+  CHECK(big.trace.find("cache_read C B local\ncompute_at B_local C.j_0\nvectorize B_local.ax1") !=
+        std::string::npos);
+  CHECK(big.trace.find("parallel C.j_0") != std::string::npos);
+  for (const auto& n : big.notes) CHECK_MESSAGE(n.rfind("skipped", 0) != 0, n);
   tune::RuleSchedule lin = tune::default_schedule(lowered("linear", {{"n", 1}, {"k", 784}, {"m", 128}}), {});
   CHECK(lin.trace ==
         "split out.r 16\nrfactor out out.r_1\ndecompose_reduction out_rf out_rf.r_0\n"
