@@ -7,6 +7,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include "cpu/codegen_internal.h"
+#include "cpu/vector_math.h"
 
 namespace descent::cpu::codegen_internal {
 
@@ -210,7 +211,13 @@ Val Codegen::unary(Op op, Val a) {
   llvm::Value* r = nullptr;
   switch (op) {
     case Op::Neg: r = b_.CreateFNeg(x); break;
-    case Op::Exp: r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x); break;
+    case Op::Exp:
+      // A vector exp is written out (vector_math.cpp): llvm.exp on <W x float> would become
+      // W calls to expf. A scalar one stays libm's expf, correctly rounded and what the
+      // reference interpreter computes, so scalar code matches the oracle bit for bit.
+      r = x->getType()->isVectorTy() ? emit_exp(b_, x)
+                                     : b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x);
+      break;
     case Op::Log: r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, x); break;
     case Op::Sqrt: r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x); break;
     case Op::Abs: r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x); break;
