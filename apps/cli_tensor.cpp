@@ -16,6 +16,7 @@
 #include "bench/bench.h"
 #include "bench/plot.h"
 #include "importer/onnx_import.h"
+#include "plugins/import_lazy.h"  // importer/ through libdescent_import.so, opened on first use
 #include "lang/text.h"
 #include "tune/search.h"
 
@@ -256,11 +257,11 @@ struct ImportArgs {
 int import_model(const ImportArgs& a) {
   importer::ImportResult r;
   std::string error;
-  if (!importer::import_onnx_file(a.onnx_file, a.options, &r, &error)) {
+  if (!import_plugin::import_onnx_file(a.onnx_file, a.options, &r, &error)) {
     fmt::print(stderr, "error: {}\n", error);
     return 1;
   }
-  fmt::print("{}", importer::format_import_summary(r));
+  fmt::print("{}", import_plugin::format_import_summary(r));
   fmt::print("run it: descent run {} --device cpu\n", r.files.back());
   return 0;
 }

@@ -67,6 +67,7 @@ std::vector<std::string> suites() {
   s.push_back("model");
   s.push_back("tune");
   s.push_back("analysis");
+  s.push_back("startup");
   return s;
 }
 
@@ -380,6 +381,7 @@ std::vector<BenchRecord> run_benchmarks(const BenchOptions& o, std::string* erro
   if (o.suite == "model") return run_model_benchmarks(o, error);
   if (o.suite == "tune") return run_tune_benchmarks(o, error);
   if (o.suite == "analysis") return run_analysis_benchmarks(o, error);
+  if (o.suite == "startup") return run_startup_benchmarks(o, error);
   if (o.suite != "all") return run_program_benchmarks(o, error);
   // "all": the program suites, then the tensor suite, then the model suite; each keeps only
   // its own workloads.

@@ -232,6 +232,10 @@ std::vector<BenchRecord> run_analysis_benchmarks(const BenchOptions& options, st
 std::vector<std::string> analysis_workloads();
 std::string format_analysis_table(const std::vector<BenchRecord>& records);
 
+// The start-up suite alone: `descent run` of print(1) as a whole process on each engine,
+// against lua5.4 and python3 in the same run; ratios against python3 (startup_bench.cpp).
+std::vector<BenchRecord> run_startup_benchmarks(const BenchOptions& options, std::string* error);
+
 // A plain-text table, one row per record: workload, engine, median, min, CPU, runs, ratio,
 // start-up, check.
 std::string format_table(const std::vector<BenchRecord>& records);

@@ -9,24 +9,63 @@
 #include <climits>
 #include <thread>
 
+#include <dlfcn.h>
+
 #if DESCENT_HAVE_OPENBLAS
-#include <cblas.h>
-// Declared again because only OpenBLAS's own cblas.h has them (the reference CBLAS header,
-// which some distributions install as cblas.h, does not); same signatures, so harmless.
-extern "C" {
-void openblas_set_num_threads(int num_threads);
-char* openblas_get_config(void);
-char* openblas_get_corename(void);
-}
+#include <cblas.h>  // the enums only: the functions come from the library opened below
 #endif
 
 namespace descent::bench {
 
 namespace {
 
+// OpenBLAS, opened the first time the benchmark asks for it rather than linked: loading it
+// (and the libgfortran it brings) costs every start of `descent` milliseconds, and only the
+// benchmark's baseline columns use it (docs/benchmarks.md, start-up).
+struct OpenBlas {
+  void (*sgemm)(int, int, int, int, int, int, float,  // order and transposes: C enums, ints
+                const float*, int, const float*, int, float, float*, int) = nullptr;
+  void (*sgemv)(int, int, int, int, float, const float*, int, const float*,
+                int, float, float*, int) = nullptr;
+  void (*set_num_threads)(int) = nullptr;
+  char* (*get_config)() = nullptr;
+  char* (*get_corename)() = nullptr;
+  std::string error;  // why it is not there
+};
+
+const OpenBlas& openblas() {
+  static const OpenBlas lib = [] {
+    OpenBlas l;
+#if DESCENT_HAVE_OPENBLAS
+    void* h = dlopen(DESCENT_OPENBLAS_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    if (!h) h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char* why = dlerror();
+      l.error = why ? why : "libopenblas could not be opened";
+      return l;
+    }
+    auto sym = [h](const char* name) { return dlsym(h, name); };
+    l.sgemm = reinterpret_cast<decltype(l.sgemm)>(sym("cblas_sgemm"));
+    l.sgemv = reinterpret_cast<decltype(l.sgemv)>(sym("cblas_sgemv"));
+    l.set_num_threads = reinterpret_cast<decltype(l.set_num_threads)>(sym("openblas_set_num_threads"));
+    l.get_config = reinterpret_cast<decltype(l.get_config)>(sym("openblas_get_config"));
+    l.get_corename = reinterpret_cast<decltype(l.get_corename)>(sym("openblas_get_corename"));
+    if (!l.sgemm || !l.sgemv) {
+      l.sgemm = nullptr;
+      l.sgemv = nullptr;
+      l.error = "the BLAS library opened has no cblas_sgemm/cblas_sgemv";
+    }
+#else
+    l.error = "built without OpenBLAS";
+#endif
+    return l;
+  }();
+  return lib;
+}
+
 // The stand-ins when there is no OpenBLAS: the textbook loops, i-k-j so the inner loop walks
 // rows of B and C contiguously.
-[[maybe_unused]] void naive_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b,
+void naive_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b,
                                   float* c, bool b_transposed) {
   for (int64_t i = 0; i < m * n; ++i) c[i] = 0.0f;
   for (int64_t i = 0; i < m; ++i)
@@ -37,7 +76,7 @@ namespace {
     }
 }
 
-[[maybe_unused]] void naive_sgemv(int64_t m, int64_t k, const float* w, const float* x, float* y) {
+void naive_sgemv(int64_t m, int64_t k, const float* w, const float* x, float* y) {
   for (int64_t j = 0; j < m; ++j) {
     float s = 0.0f;
     for (int64_t r = 0; r < k; ++r) s += w[j * k + r] * x[r];
@@ -48,13 +87,15 @@ namespace {
 void gemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c,
           bool b_transposed) {
 #if DESCENT_HAVE_OPENBLAS
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, b_transposed ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
-              static_cast<int>(k), b, static_cast<int>(b_transposed ? k : n), 0.0f, c,
-              static_cast<int>(n));
-#else
-  naive_sgemm(m, n, k, a, b, c, b_transposed);
+  if (openblas().sgemm) {
+    openblas().sgemm(CblasRowMajor, CblasNoTrans, int(b_transposed ? CblasTrans : CblasNoTrans),
+                     static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+                     static_cast<int>(k), b, static_cast<int>(b_transposed ? k : n), 0.0f, c,
+                     static_cast<int>(n));
+    return;
+  }
 #endif
+  naive_sgemm(m, n, k, a, b, c, b_transposed);
 }
 
 std::string dims(const tensor::Tensor& t) { return tensor::shape_text(t.shape); }
@@ -72,21 +113,18 @@ bool fits_int(std::initializer_list<int64_t> sizes) {
 
 }  // namespace
 
-bool blas_available() { return DESCENT_HAVE_OPENBLAS != 0; }
+bool blas_available() { return openblas().sgemm != nullptr; }
 
 void blas_set_threads(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-#if DESCENT_HAVE_OPENBLAS
-  openblas_set_num_threads(threads);
-#else
-  (void)threads;
-#endif
+  if (openblas().set_num_threads) openblas().set_num_threads(threads);
 }
 
 std::string blas_description() {
-#if DESCENT_HAVE_OPENBLAS
-  const char* config = openblas_get_config();
-  const char* core = openblas_get_corename();
+  const OpenBlas& lib = openblas();
+  if (!lib.sgemm) return "no BLAS (" + lib.error + "): plain C++ loops";
+  const char* config = lib.get_config ? lib.get_config() : nullptr;
+  const char* core = lib.get_corename ? lib.get_corename() : nullptr;
   std::string text = config ? std::string(config) : std::string("OpenBLAS");
   // The kernel set it really runs: OPENBLAS_CORETYPE can force an older one (Haswell's AVX2
   // on an AVX-512 machine runs at half speed), and a comparison must say which it was.
@@ -94,9 +132,6 @@ std::string blas_description() {
   if (const char* forced = std::getenv("OPENBLAS_CORETYPE"); forced && *forced)
     text += std::string(" (forced by OPENBLAS_CORETYPE=") + forced + ")";
   return text;
-#else
-  return "no BLAS (built without OpenBLAS): plain C++ loops";
-#endif
 }
 
 void blas_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
@@ -105,11 +140,13 @@ void blas_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b,
 
 void blas_sgemv(int64_t m, int64_t k, const float* w, const float* x, float* y) {
 #if DESCENT_HAVE_OPENBLAS
-  cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(m), static_cast<int>(k), 1.0f, w,
-              static_cast<int>(k), x, 1, 0.0f, y, 1);
-#else
-  naive_sgemv(m, k, w, x, y);
+  if (openblas().sgemv) {
+    openblas().sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(m), static_cast<int>(k), 1.0f,
+                     w, static_cast<int>(k), x, 1, 0.0f, y, 1);
+    return;
+  }
 #endif
+  naive_sgemv(m, k, w, x, y);
 }
 
 bool blas_matmul(const tensor::Tensor& a, const tensor::Tensor& b, tensor::Tensor* out,

@@ -26,6 +26,7 @@
 #include "bench/bench.h"
 #include "bench/internal.h"
 #include "importer/onnx_import.h"
+#include "plugins/import_lazy.h"  // importer/ through libdescent_import.so, opened on first use
 #include "lang/text.h"
 #include "pipeline/pipeline.h"
 #include "tensor/tensor.h"
@@ -323,7 +324,7 @@ std::vector<BenchRecord> ModelSuite::run(std::string* error) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     // The files both sides read: the model as ONNX, its weights, the input batch.
-    std::string bytes = importer::mlp_onnx_bytes(m.weights, m.biases, error);
+    std::string bytes = import_plugin::mlp_onnx_bytes(m.weights, m.biases, error);
     if (bytes.empty()) return records;
     std::ofstream(dir / "model.onnx", std::ios::binary) << bytes;
     tensor::Tensor input = first_rows(m.images, w.batch);
@@ -336,7 +337,7 @@ std::vector<BenchRecord> ModelSuite::run(std::string* error) {
     io.out_dir = dir.string();
     io.input_npy = (dir / "input.npy").string();
     importer::ImportResult imported;
-    if (!importer::import_onnx_file((dir / "model.onnx").string(), io, &imported, error)) return records;
+    if (!import_plugin::import_onnx_file((dir / "model.onnx").string(), io, &imported, error)) return records;
     const std::string& program = imported.program;
 
     // The oracle: the reference interpreter, once per workload.

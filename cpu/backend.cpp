@@ -76,6 +76,8 @@ class CpuBackend : public Backend {
 
 }  // namespace
 
-void register_cpu_backend() { tensor::register_backend(std::make_unique<CpuBackend>()); }
+std::unique_ptr<tensor::Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+void register_cpu_backend() { tensor::register_backend(make_cpu_backend()); }
 
 }  // namespace descent::cpu

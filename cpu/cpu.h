@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tensor/backend.h"
 #include "tensor/tensor.h"
 #include "tensor/tir.h"
 
@@ -62,5 +63,8 @@ int host_vector_lanes();
 // Adds "cpu" to the tensor backend registry (tensor/backend.h); pipeline/backends.cpp calls
 // it, the one place devices are registered. Safe to call again.
 void register_cpu_backend();
+// The same backend as an object, for whoever registers it (plugins/: the Session opens
+// this folder's code as a plugin on first use).
+std::unique_ptr<tensor::Backend> make_cpu_backend();
 
 }  // namespace descent::cpu

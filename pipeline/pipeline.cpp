@@ -9,10 +9,7 @@
 #include "lang/sema.h"
 #include "lang/text.h"
 #include "lang/walker.h"
-#include "llvm_backend/jit.h"
-#include "llvm_backend/passes.h"
-#include "llvm_backend/target.h"
-#include "llvm_backend/views.h"
+#include "plugins/llvm_lazy.h"  // llvm_backend/'s calls, through the plugin opened on first use
 #include "native/native.h"
 #include "pipeline/open_schedule.h"  // ~Session destroys the schedule objects
 #include "tensor/runtime.h"
@@ -76,7 +73,7 @@ struct Session::Unit {
   // every diff reads them.
   const std::vector<llvmbe::PassSnapshot>& snapshots(const Module& module, int opt_level) {
     if (snaps_opt != opt_level) {
-      snaps = llvmbe::dump_passes(CodeScope::of(*program, echo), module, opt_level);
+      snaps = llvm_plugin::dump_passes(CodeScope::of(*program, echo), module, opt_level);
       snaps_opt = opt_level;
     }
     return snaps;
@@ -113,7 +110,7 @@ Engine& Session::engine_for(const std::string& name) {
   if (!slot) {
     if (name == "stack") slot = make_stack_vm();
     else if (name == "reg") slot = make_reg_vm(num_registers_);
-    else if (name == "jit") slot = llvmbe::make_jit_engine(opt_level_);
+    else if (name == "jit") slot = llvm_plugin::make_jit_engine(opt_level_);
     else if (name == "native") slot = native::make_native_engine();
     else slot = make_ast_walker();
   }
@@ -129,20 +126,20 @@ bool Session::set_opt_level(int level) {
 }
 
 bool Session::set_target(const std::string& target, std::string* error) {
-  std::string triple = llvmbe::resolve_target(target, error);
+  std::string triple = llvm_plugin::resolve_target(target, error);
   if (triple.empty()) return false;
   target_ = triple;
   return true;
 }
 
-std::vector<std::string> Session::targets() { return llvmbe::supported_targets(); }
+std::vector<std::string> Session::targets() { return llvm_plugin::supported_targets(); }
 
 bool Session::build_object(const std::string& path, std::string* error) const {
   if (!last_ || !last_->checked) {
     *error = "nothing compiled to build";
     return false;
   }
-  return llvmbe::build_object(*last_->program, module_, target_, opt_level_, path, error);
+  return llvm_plugin::build_object(*last_->program, module_, target_, opt_level_, path, error);
 }
 
 bool Session::jit_stats(JitStats* out) const {
@@ -223,15 +220,15 @@ const std::vector<Session::StageEntry>& Session::stage_table() {
     std::string error;
     llvmbe::Listing listing;
     if (name == "llvm" || name == "llvm-opt")
-      listing = llvmbe::ir_code(p, s.module_, s.opt_level_, name == "llvm-opt", &error);
+      listing = llvm_plugin::ir_code(p, s.module_, s.opt_level_, name == "llvm-opt", &error);
     else if (name == "passes" && s.last_ && p.script && p.script == s.last_->program.get())
       // The whole input (code_scope gives a function without its script): the snapshots
       // :passes and :diff read, computed once per input.
-      listing.text = llvmbe::format_pass_list(s.last_->snapshots(s.module_, s.opt_level_));
+      listing.text = llvm_plugin::format_pass_list(s.last_->snapshots(s.module_, s.opt_level_));
     else if (name == "passes")
-      listing.text = llvmbe::format_pass_list(llvmbe::dump_passes(p, s.module_, s.opt_level_, &error));
+      listing.text = llvm_plugin::format_pass_list(llvm_plugin::dump_passes(p, s.module_, s.opt_level_, &error));
     else
-      listing = llvmbe::machine_code(p, s.module_, s.target_, s.opt_level_,
+      listing = llvm_plugin::machine_code(p, s.module_, s.target_, s.opt_level_,
                                      name == "asm"   ? llvmbe::MachineView::Asm
                                      : name == "mir" ? llvmbe::MachineView::MirAfterIsel
                                                      : llvmbe::MachineView::MirAfterRegalloc,
@@ -636,7 +633,7 @@ StageResult Session::diff_passes(std::string_view a, std::string_view b) const {
   StageResult ra = pass_snapshot(a, true), rb = pass_snapshot(b, true);
   if (!ra.ok) return ra;
   if (!rb.ok) return rb;
-  std::string d = llvmbe::diff_snapshots(ra.text, rb.text, std::string(a), std::string(b));
+  std::string d = llvm_plugin::diff_snapshots(ra.text, rb.text, std::string(a), std::string(b));
   return StageResult{true, d.empty() ? "no difference\n" : d, std::nullopt, std::nullopt};
 }
 

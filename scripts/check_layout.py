@@ -25,6 +25,7 @@ LAYERS = [
     ["vm", "llvm_backend", "analysis"],  # scalar engines and the abstract interpreter
     ["native", "tensor"],                # native (on vm's bytecode); tensor IR, schedules, runtime
     ["cpu", "gpu", "tune", "importer"],  # CPU and OpenCL devices, auto-tuner, ONNX import (on tensor)
+    ["plugins"],                         # cpu + llvm_backend, importer as shared objects opened on first use
     ["pipeline"],                        # the Session: the one place that sees every stage
     ["bench", "labs"],                   # on the Session
     ["apps", "viz", "python"],           # front ends
