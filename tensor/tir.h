@@ -114,7 +114,9 @@ ExprPtr simplify(const Expr& e);
 bool uses_var(const Expr& e, const std::string& name);
 // Block iteration variables replaced by their bindings (then simplified): what every backend
 // that has no notion of blocks (C, OpenCL) does to a block's statements.
-ExprPtr inline_bindings(const Expr& e, const struct Stmt& block);
+struct Stmt;  // declared here: an elaborated `struct Stmt` would find lang's descent::Stmt
+              // wherever lang/ast.h is included first
+ExprPtr inline_bindings(const Expr& e, const Stmt& block);
 bool equal(const Expr& a, const Expr& b);  // structural
 
 // ---- Statements ----------------------------------------------------------------------

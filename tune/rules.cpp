@@ -458,6 +458,25 @@ void opencl_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
   bind_y(last);
 }
 
+// Whether every nest walks the same rows as the last, which is elementwise over them, and
+// the others are elementwise too or reduce along the row (softmax's max and sum): then each
+// producer can be computed inside the last nest's row loop (run_rules).
+bool row_fusable(const std::vector<Nest>& nests) {
+  if (nests.size() < 2) return false;
+  const Nest& last = nests.back();
+  if (last.reduction || last.spatial.size() < 2) return false;
+  bool reduces = false;
+  for (size_t k = 0; k + 1 < nests.size(); ++k) {
+    const Nest& n = nests[k];
+    const bool row_reduction =
+        n.reduction && !n.spatial_contiguous && n.reduce_contiguous && n.spatial.size() == 1;
+    const bool same_shape = !n.reduction && n.spatial.size() == last.spatial.size();
+    if (!(row_reduction || same_shape) || n.spatial_extent[0] != last.spatial_extent[0]) return false;
+    reduces |= row_reduction;
+  }
+  return reduces;
+}
+
 // Applies the recipes' fixed steps one by one; `applied` gets the steps that applied.
 RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<Step>* applied) {
   RuleSchedule out;
@@ -523,6 +542,31 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
       }
     }
   std::vector<Nest> nests = analyse(out.func);
+  // Rows fused (softmax, layer norm): every nest walks the same rows, and each row's
+  // reductions (its max, its sum) feed the row's elementwise steps. Nest by nest, each pass
+  // reads the whole tensor again from memory; with every producer computed inside the last
+  // nest's row loop, a row is read once into cache and used by all of them. The recipes then
+  // run per nest as before (their loops keep their names), with one parallel row loop.
+  std::string shared_rows;
+  if (t.device == "cpu" && row_fusable(nests)) {
+    const Nest& last = nests.back();
+    tir::PrimFunc func = out.func;
+    const std::string trace = out.trace;
+    const size_t notes = out.notes.size(), steps = applied ? applied->size() : 0;
+    bool ok = true;
+    for (size_t k = nests.size() - 1; ok && k-- > 0;)
+      ok = apply({"compute_at " + nests[k].block + " " + last.block + "." + last.spatial[0], ""});
+    if (ok) {
+      shared_rows = last.block + "." + last.spatial[0];
+      out.notes.push_back("rows fused: every nest under " + shared_rows);
+    } else {  // all or nothing: back to the nests as they were
+      out.func = std::move(func);
+      out.trace = trace;
+      out.notes.resize(notes);
+      if (applied) applied->resize(steps);
+    }
+  }
+  double work = 0;
   for (const Nest& n : nests) {
     std::vector<Step> steps;
     const char* shape = !n.reduction                                    ? "elementwise"
@@ -531,8 +575,12 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
     out.notes.push_back("nest " + n.block + ": " + shape + (n.epilogue ? " with an epilogue" : ""));
     if (t.device == "cpu") cpu_recipe(n, t, &steps);
     else opencl_recipe(n, t, &steps);
-    for (Step& s : steps) apply(std::move(s));
+    work += n.iterations;
+    for (Step& s : steps)
+      if (shared_rows.empty() || s.fixed.rfind("parallel ", 0) != 0) apply(std::move(s));
   }
+  if (!shared_rows.empty() && work >= kParallelIterations)
+    apply({"parallel " + shared_rows, "maybe 0.8 parallel " + shared_rows});
   return out;
 }
 

@@ -70,7 +70,8 @@ const std::vector<Case>& cases() {
       {"add", {{"n", 4}, {"m", 80}}, "nest out: elementwise"},
       {"relu", {{"n", 3}, {"m", 7}}, "nest out: elementwise", false},
       {"bias_add", {{"n", 2}, {"m", 48}}, "nest out: elementwise"},
-      {"softmax", {{"n", 5}, {"m", 32}}, "nest mx: dot"},
+      // Each row's max and sum computed inside the row loop of the last nest.
+      {"softmax", {{"n", 5}, {"m", 32}}, "rows fused: every nest under out.i"},
       {"transpose", {{"n", 16}, {"m", 32}}, "nest out: elementwise"},
   };
   return all;
@@ -126,6 +127,14 @@ TEST_CASE("default schedules: matmul gets the register tile, linear the vector p
         "vectorize out_rf.r_1\nvectorize out_rf_init.r_1\n");
   // Too little work for the threads: a 1 x 128 output of 784-long dots stays on one.
   CHECK(lin.trace.find("parallel") == std::string::npos);
+  // Softmax: the row's max, exponentials and sum inside out's row loop, each vectorized,
+  // one parallel loop over the rows.
+  tune::RuleSchedule sm = tune::default_schedule(lowered("softmax", {{"n", 256}, {"m", 1024}}), {});
+  CHECK(sm.trace.rfind("compute_at s out.i\ncompute_at e out.i\ncompute_at mx out.i\n", 0) == 0);
+  CHECK(sm.trace.find("vectorize e.j_1") != std::string::npos);
+  CHECK(sm.trace.find("rfactor s s.c_1") != std::string::npos);
+  CHECK(sm.trace.find("parallel out.i\n") + 15 == sm.trace.size());  // the last step
+  for (const auto& n : sm.notes) CHECK_MESSAGE(n.rfind("skipped", 0) != 0, n);
   // The reference interpreter has no default schedule: it runs the loop nest as written.
   CHECK(tune::default_schedule(lowered("matmul", {{"n", 8}, {"k", 8}, {"m", 8}}), {.device = "ref"}).trace.empty());
 }
