@@ -57,7 +57,15 @@ std::vector<BenchRecord> run_startup_benchmarks(const BenchOptions& o, std::stri
   for (const char* e : {"ast", "stack", "reg", "native", "jit"})
     columns.push_back({e, {descent, "run", file, "--engine", e}});
   columns.push_back({"lua5.4", {find_on_path("lua5.4"), "-e", "print(1)"}});
-  columns.push_back({"python3", {find_on_path("python3"), "-c", "print(1)"}});
+  // The interpreter itself, not a wrapper in front of it: pyenv's `python3` on PATH is a bash
+  // script that starts pyenv first (100 ms and more), which is not what python3 costs.
+  std::string python = find_on_path("python3");
+  if (!python.empty()) {
+    ProcResult where = run_process({python, "-c", "import sys; print(sys.executable)"}, o.interrupt);
+    std::string exe = where.ok ? where.out.substr(0, where.out.find('\n')) : "";
+    if (!exe.empty() && fs::exists(exe)) python = exe;
+  }
+  columns.push_back({"python3", {python, "-c", "print(1)"}});
   const int repeats = std::max(o.repeats, o.quick ? 3 : 11);
   std::vector<BenchRecord> records;
   for (const Column& c : columns) {
