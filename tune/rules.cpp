@@ -191,8 +191,15 @@ using Add = std::function<void(std::string fixed, std::string open)>;
 bool rfactor_into_lanes(const Nest& n, int64_t lanes, int64_t open_lanes, const Add& add) {
   const std::string& r = n.reduce.back();
   const int64_t extent = n.reduce_extent.back();
-  int64_t v = largest_divisor(extent, {lanes, lanes / 2, lanes / 4});
-  if (v <= 1 || extent < 4 * v) return false;
+  // The widest vector that divides the loop and leaves it at least 4 steps (a 32-long row
+  // takes 8 lanes, not 16 for two steps).
+  int64_t v = 0;
+  for (int64_t w : {lanes, lanes / 2, lanes / 4})
+    if (w > 1 && extent % w == 0 && extent >= 4 * w) {
+      v = w;
+      break;
+    }
+  if (v <= 1) return false;
   const std::string b = n.block + ".";
   // The default's own width first (so the list is never empty: v may be 2), then every
   // other width that divides the loop and leaves it at least 4 steps.
