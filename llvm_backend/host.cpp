@@ -19,6 +19,7 @@ namespace {
 // Detected once: the host does not change while the process runs.
 struct Detected {
   std::unique_ptr<llvm::orc::JITTargetMachineBuilder> builder;  // null when detection failed
+  std::unique_ptr<llvm::DataLayout> layout;  // of a host TargetMachine
   std::string error;
 };
 
@@ -36,6 +37,12 @@ const Detected& detected() {
     // address space) through the GOT.
     jtmb->setRelocationModel(llvm::Reloc::PIC_);
     jtmb->setCodeModel(llvm::CodeModel::Small);
+    auto layout = jtmb->getDefaultDataLayoutForTarget();
+    if (!layout) {
+      d.error = error_text(layout.takeError());
+      return;
+    }
+    d.layout = std::make_unique<llvm::DataLayout>(std::move(*layout));
     d.builder = std::make_unique<llvm::orc::JITTargetMachineBuilder>(std::move(*jtmb));
   });
   return d;
@@ -94,13 +101,7 @@ bool describe_host(HostCpu* out, std::string* error) {
     cpu.triple = b->getTargetTriple().str();
     cpu.cpu = b->getCPU();
     cpu.features = b->getFeatures().getString();
-    llvm::orc::JITTargetMachineBuilder copy = *b;  // createTargetMachine is not const
-    auto tm = copy.createTargetMachine();
-    if (!tm) {
-      failure = error_text(tm.takeError());
-      return;
-    }
-    cpu.data_layout = (*tm)->createDataLayout().getStringRepresentation();
+    cpu.data_layout = detected().layout->getStringRepresentation();
     ok = true;
   });
   if (!ok) {
@@ -130,6 +131,8 @@ std::unique_ptr<llvm::orc::LLJIT> make_host_jit(const HostJitOptions& options, s
   if (!host) return nullptr;
   llvm::orc::JITTargetMachineBuilder jtmb = *host;
   llvm::orc::LLJITBuilder builder;
+  builder.setDataLayout(*detected().layout);
+  if (!options.static_initializers) builder.setPlatformSetUp(llvm::orc::setUpInactivePlatform);
   if (options.compiler)
     builder.setCompileFunctionCreator(options.compiler);
   else
@@ -152,10 +155,12 @@ std::unique_ptr<llvm::orc::LLJIT> make_host_jit(const HostJitOptions& options, s
   return std::move(*jit);
 }
 
-bool define_symbols(llvm::orc::LLJIT& jit, const SymbolAddresses& symbols, std::string* error) {
+bool define_symbols(llvm::orc::LLJIT& jit, const SymbolAddresses& symbols, std::string* error,
+                    llvm::orc::JITDylib* library) {
   llvm::orc::SymbolMap map;
   for (const auto& [name, address] : symbols) map[jit.mangleAndIntern(name)] = at(address);
-  if (auto e = jit.getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(map)))) {
+  if (!library) library = &jit.getMainJITDylib();
+  if (auto e = library->define(llvm::orc::absoluteSymbols(std::move(map)))) {
     *error = error_text(std::move(e));
     return false;
   }

@@ -61,17 +61,24 @@ using SymbolAddresses = std::vector<std::pair<std::string, const void*>>;
 
 struct HostJitOptions {
   int opt_level = 2;  // the level of LLJIT's own compiler (unused when `compiler` is set)
+  // LLJIT's generic platform scans every module added for static constructors and
+  // destructors (llvm.global_ctors) and links a helper module to run them. Code that has none
+  // (Descent's units) can go without: the scan is work on every module added.
+  bool static_initializers = true;
   // Makes LLJIT's IR -> object compiler instead (jit.cpp's follows a changing -O level).
   llvm::orc::LLJITBuilder::CompileFunctionCreator compiler;
   SymbolAddresses symbols;  // absolute symbols: functions the generated code calls
 };
 
 // An LLJIT for the host: symbols of the process (libm, libc) found on demand, and
-// options.symbols defined at their addresses.
+// options.symbols defined at their addresses. Its data layout is the host's, computed once
+// per process (LLJIT would otherwise make a TargetMachine of its own just to ask for it).
 std::unique_ptr<llvm::orc::LLJIT> make_host_jit(const HostJitOptions& options, std::string* error);
 
-// Defines each name as an absolute symbol at its address in the JIT's main library.
-bool define_symbols(llvm::orc::LLJIT& jit, const SymbolAddresses& symbols, std::string* error);
+// Defines each name as an absolute symbol at its address in `library` (null: the JIT's main
+// library).
+bool define_symbols(llvm::orc::LLJIT& jit, const SymbolAddresses& symbols, std::string* error,
+                    llvm::orc::JITDylib* library = nullptr);
 
 // Code generation errors (an operation a target cannot lower, ...) arrive through the
 // context's diagnostic handler, whose default prints and exits. attach() collects them here

@@ -3,6 +3,7 @@
 #include "llvm_backend/jit.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -33,45 +34,124 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// One TargetMachine per -O level for this host (the IR passes and the code generator use the
-// same one, so the cost model matches the machine code).
-class Machines {
+// Top-level code without a loop runs once, straight through: optimising it costs more than it
+// can save. Marked optnone (and noinline, which optnone requires), the IR passes skip it and
+// the code generator makes its machine code the -O0 way (FastISel, no machine
+// optimisations), while the functions it calls get the full treatment. A top-level loop keeps
+// the engine's level: students write their hot loops there too.
+bool has_loop(const llvm::Function& f) {
+  // A loop is a back edge: a branch to a block still on the depth-first path.
+  std::map<const llvm::BasicBlock*, int> state;  // 1 on the path, 2 done
+  std::vector<std::pair<const llvm::BasicBlock*, unsigned>> path{{&f.getEntryBlock(), 0}};
+  state[&f.getEntryBlock()] = 1;
+  while (!path.empty()) {
+    auto& [block, next] = path.back();
+    const llvm::Instruction* term = block->getTerminator();
+    if (next < term->getNumSuccessors()) {
+      const llvm::BasicBlock* succ = term->getSuccessor(next++);
+      int& s = state[succ];
+      if (s == 1) return true;
+      if (s == 0) {
+        s = 1;
+        path.emplace_back(succ, 0);
+      }
+    } else {
+      state[block] = 2;
+      path.pop_back();
+    }
+  }
+  return false;
+}
+
+void run_once_unoptimized(llvm::Module& m, const std::string& entry) {
+  llvm::Function* f = m.getFunction(entry);
+  if (!f || f->isDeclaration() || has_loop(*f)) return;
+  f->addFnAttr(llvm::Attribute::OptimizeNone);
+  f->addFnAttr(llvm::Attribute::NoInline);
+}
+
+// ---- [SECTION] the compiler every engine shares ----
+// One LLJIT and one TargetMachine per -O level for the whole process, made on first use and
+// shared by every Jit engine (a Session has one; `descent bench` makes a Session per run, the
+// tests one per program). Each engine keeps its code in a JITDylib of its own, so a second
+// Session costs a library, not a compiler: LLJIT, the TargetMachines and their subtargets
+// (this CPU's instruction tables, built when a TargetMachine first compiles) are made once.
+// The IR passes and the code generator use the same TargetMachine, so the cost model matches
+// the machine code. TargetMachines are not thread-safe: one engine compiles at a time (mu);
+// JIT code runs without the lock.
+class SharedCompiler {
  public:
-  llvm::TargetMachine* get(int level) {
+  static SharedCompiler& get() {
+    // Never destroyed: an engine held by a static object may be destroyed after any
+    // function-local static, and the process's exit frees the memory anyway.
+    static SharedCompiler* shared = new SharedCompiler;
+    return *shared;
+  }
+
+  std::mutex mu;
+  int level = 2;                // the -O level of the compile under way (set under mu)
+  double codegen_seconds = 0;   // spent making machine code since the engine last cleared it
+
+  // Under mu. Null with *error when LLVM cannot target this machine.
+  llvm::orc::LLJIT* jit(std::string* error) {
+    if (!jit_ && error_.empty()) {
+      HostJitOptions options;
+      options.static_initializers = false;  // Descent's units have no static constructors
+      options.compiler = [this](llvm::orc::JITTargetMachineBuilder host)
+          -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+        return std::make_unique<LevelCompiler>(host, *this);
+      };
+      jit_ = make_host_jit(options, &error_);
+      if (jit_) ++instances_;
+    }
+    if (!jit_) *error = error_;
+    return jit_.get();
+  }
+  // Under mu.
+  llvm::TargetMachine* machine(int level) {
     if (!tm_[level]) {
       std::string ignored;
       tm_[level] = make_host_target_machine(level, &ignored);
     }
     return tm_[level].get();
   }
+  int instances() const { return instances_; }
 
  private:
+  // LLJIT's IR -> object step, at the level of the compile under way.
+  class LevelCompiler : public llvm::orc::IRCompileLayer::IRCompiler {
+   public:
+    LevelCompiler(const llvm::orc::JITTargetMachineBuilder& host, SharedCompiler& shared)
+        : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(host.getOptions())),
+          shared_(shared) {}
+    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module& m) override {
+      llvm::TargetMachine* tm = shared_.machine(shared_.level);
+      if (!tm)
+        return llvm::make_error<llvm::StringError>("no target machine",
+                                                   llvm::inconvertibleErrorCode());
+      auto start = Clock::now();
+      auto object = llvm::orc::SimpleCompiler(*tm)(m);
+      shared_.codegen_seconds += seconds_since(start);
+      return object;
+    }
+
+   private:
+    SharedCompiler& shared_;
+  };
+
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::unique_ptr<llvm::TargetMachine> tm_[4];
-};
-
-// LLJIT's IR -> object step, at the engine's current -O level.
-class LevelCompiler : public llvm::orc::IRCompileLayer::IRCompiler {
- public:
-  LevelCompiler(const llvm::orc::JITTargetMachineBuilder& host, Machines& machines,
-                const int& level)
-      : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(host.getOptions())),
-        machines_(machines), level_(level) {}
-  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module& m) override {
-    llvm::TargetMachine* tm = machines_.get(level_);
-    if (!tm)
-      return llvm::make_error<llvm::StringError>("no target machine",
-                                                 llvm::inconvertibleErrorCode());
-    return llvm::orc::SimpleCompiler(*tm)(m);
-  }
-
- private:
-  Machines& machines_;
-  const int& level_;
+  std::string error_;
+  int instances_ = 0;
 };
 
 class Jit final : public JitEngine {
  public:
   explicit Jit(int level) : level_(std::clamp(level, 0, 3)) {}
+  ~Jit() override {
+    std::lock_guard<std::mutex> lock(SharedCompiler::get().mu);
+    reset();
+  }
 
   const char* name() const override { return "jit"; }
   // Tensor code calls the runtime's tensor helpers (codegen_tensor.cpp, tensor_runtime.cpp).
@@ -87,7 +167,12 @@ class Jit final : public JitEngine {
     globals.resize(module.globals.size());
     auto start = Clock::now();
     std::string error;
-    void (*entry)() = compile(program, module, options.echo, &error);
+    void (*entry)() = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(SharedCompiler::get().mu);
+      entry = compile(program, module, options.echo, &error);
+      stats_.jit_instances = SharedCompiler::get().instances();
+    }
     stats_.compile_seconds = seconds_since(start);
     if (!entry) return failure("jit: " + error);
 
@@ -112,7 +197,10 @@ class Jit final : public JitEngine {
     run_watched([&] { result = runtime_.run(entry, options, inputs, &tensors); },
                 options.interrupt);
     stats_.run_seconds = seconds_since(start);
-    release_unit();
+    {
+      std::lock_guard<std::mutex> lock(SharedCompiler::get().mu);
+      release_unit();
+    }
     for (size_t i = 0; i < module.globals.size(); ++i) {
       globals.values[i] = values_[i];
       globals.defined[i] = defined_[i];
@@ -174,26 +262,42 @@ class Jit final : public JitEngine {
   }
 
   // ---- [SECTION] set-up ----
+  // Under the shared lock: the shared compiler (made by the first engine of the process) and
+  // this engine's library in it. The library finds the process's functions (libm, libc) in
+  // the JIT's main library, and the runtime's here.
   bool start(std::string* error) {
-    if (jit_) return true;
-    machines_ = std::make_unique<Machines>();
-    HostJitOptions options;
-    options.compiler = [this](llvm::orc::JITTargetMachineBuilder host)
-        -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
-      return std::make_unique<LevelCompiler>(host, *machines_, level_);
-    };
-    // libm (exp, sin, fmod, ...) comes from the process; the runtime's symbols from Runtime.
-    for (auto& [name, address] : runtime_.symbols()) options.symbols.emplace_back(name, address);
-    jit_ = make_host_jit(options, error);
-    return jit_ != nullptr;
+    SharedCompiler& shared = SharedCompiler::get();
+    if (!shared.machine(level_)) {
+      *error = "no target machine for this host";
+      return false;
+    }
+    if (library_) return true;
+    jit_ = shared.jit(error);
+    if (!jit_) return false;
+    static std::atomic<int> libraries{0};
+    auto library = jit_->createJITDylib("descent." + std::to_string(++libraries));
+    if (!library) {
+      *error = error_text(library.takeError());
+      return false;
+    }
+    library_ = &*library;
+    library_->addToLinkOrder(jit_->getMainJITDylib());
+    SymbolAddresses symbols;
+    for (auto& [name, address] : runtime_.symbols()) symbols.emplace_back(name, address);
+    if (define_symbols(*jit_, symbols, error, library_)) return true;
+    reset();  // no half-made library: the next run tries again
+    return false;
   }
 
   // Everything compiled belongs to one session's Module. A different one (the same engine
-  // object given a fresh session) starts the JIT over.
+  // object given a fresh session) starts over with an empty library. Under the shared lock.
   void reset() {
-    unit_ = nullptr;
-    jit_.reset();
-    machines_.reset();
+    release_unit();
+    if (library_) {
+      if (llvm::Error e = jit_->getExecutionSession().removeJITDylib(*library_))
+        llvm::consumeError(std::move(e));
+      library_ = nullptr;
+    }
     compiled_.clear();
     used_symbols_.clear();
     bound_.clear();
@@ -221,7 +325,7 @@ class Jit final : public JitEngine {
       bound_.emplace_back(g.name, g.type);
     }
     if (symbols.empty()) return true;
-    return define_symbols(*jit_, symbols, error);
+    return define_symbols(*jit_, symbols, error, library_);
   }
 
   // ---- [SECTION] what to compile ----
@@ -288,10 +392,19 @@ class Jit final : public JitEngine {
   }
 
   // ---- [SECTION] compile ----
+  // Under the shared lock. Each phase is timed into stats_ (docs/llvm.md, "Compile time").
   using Entry = void (*)();
   Entry compile(const Program& program, const Module& m, bool echo, std::string* error) {
+    SharedCompiler& shared = SharedCompiler::get();
+    auto phase = Clock::now();
+    auto lap = [&phase] {
+      double s = seconds_since(phase);
+      phase = Clock::now();
+      return s;
+    };
     if (!same_session(m)) reset();
     if (!start(error) || !bind_globals(m, error)) return nullptr;
+    stats_.setup_seconds = lap();
 
     std::vector<int> stale = stale_functions(program, m);
     std::map<int, std::string> symbol;
@@ -311,6 +424,7 @@ class Jit final : public JitEngine {
     spec.input_serials = true;
     IRModule ir = generate_unit(program, m, spec, error);
     if (!ir) return nullptr;
+    stats_.generate_seconds = lap();
     ir.module->setDataLayout(jit_->getDataLayout());
     ir.module->setTargetTriple(jit_->getTargetTriple().str());
     if (transform_) {
@@ -320,24 +434,33 @@ class Jit final : public JitEngine {
         return nullptr;
       }
     }
-    optimize(*ir.module, level_, false, machines_->get(level_));
+    if (level_ > 0) run_once_unoptimized(*ir.module, spec.entry);
+    if (std::string why = optimize_for_jit(*ir.module, level_, shared.machine(level_)); !why.empty()) {
+      *error = "the JIT's pass pipeline: " + why;
+      return nullptr;
+    }
+    stats_.optimize_seconds = lap();
     llvm::orc::ThreadSafeModule tsm(std::move(ir.module), std::move(ir.context));
     // A unit that defines no function is top-level code alone: nothing later calls it, so it
     // gets a tracker of its own and is removed after its run (release_unit). Otherwise every
     // input of a long session would stay in memory for good. A unit with functions stays.
     llvm::Error added = llvm::Error::success();
     if (stale.empty()) {
-      unit_ = jit_->getMainJITDylib().createResourceTracker();
+      unit_ = library_->createResourceTracker();
       added = jit_->addIRModule(unit_, std::move(tsm));
     } else {
-      added = jit_->addIRModule(std::move(tsm));
+      added = jit_->addIRModule(*library_, std::move(tsm));
     }
     if (added) {
       *error = error_text(std::move(added));
       release_unit();
       return nullptr;
     }
-    auto address = jit_->lookup(spec.entry);  // compiles the unit
+    shared.level = level_;
+    shared.codegen_seconds = 0;
+    auto address = jit_->lookup(*library_, spec.entry);  // compiles the unit
+    stats_.codegen_seconds = shared.codegen_seconds;
+    stats_.link_seconds = lap() - stats_.codegen_seconds;
     if (!address) {
       *error = error_text(address.takeError());
       release_unit();
@@ -357,7 +480,8 @@ class Jit final : public JitEngine {
     return address->toPtr<Entry>();
   }
 
-  // Frees the last unit's code when it had a tracker of its own (top-level code only).
+  // Frees the last unit's code when it had a tracker of its own (top-level code only). Under
+  // the shared lock.
   void release_unit() {
     if (!unit_) return;
     if (llvm::Error e = unit_->remove()) llvm::consumeError(std::move(e));
@@ -368,9 +492,9 @@ class Jit final : public JitEngine {
   IRTransform transform_;
   Stats stats_;
   Runtime runtime_;
-  std::unique_ptr<Machines> machines_;
-  std::unique_ptr<llvm::orc::LLJIT> jit_;
-  llvm::orc::ResourceTrackerSP unit_;  // after jit_: destroyed before it
+  llvm::orc::LLJIT* jit_ = nullptr;             // the shared one, once started
+  llvm::orc::JITDylib* library_ = nullptr;     // this engine's code, in jit_
+  llvm::orc::ResourceTrackerSP unit_;
   std::map<int, Compiled> compiled_;  // by Module function index
   std::set<std::string> used_symbols_;
   int counter_ = 0;

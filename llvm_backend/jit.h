@@ -3,6 +3,8 @@
 // Each run() compiles one unit: the input's top-level code (a fresh `descent_main.N`) plus
 // every function it can reach that has no up-to-date machine code yet, optimised at the
 // engine's -O level, and calls it. Earlier inputs' machine code stays and is called directly.
+// One LLJIT serves the whole process: each engine (one per Session) has a JITDylib of its
+// own in it, so neither a new input nor a new Session pays for LLJIT and TargetMachine set-up.
 //
 // Redefinition: every compiled version of a function gets its own symbol (ds.f, then
 // ds.f.7, ...). A function is recompiled when it is new, was redefined, or calls a function
@@ -47,6 +49,15 @@ class JitEngine : public Engine {
     double compile_seconds = 0;  // codegen + IR passes + machine code, for the last run()
     double run_seconds = 0;      // the program itself
     int functions_compiled = 0;  // Descent functions (re)compiled by the last run()
+    // Where compile_seconds went (steady clock, last run()):
+    double setup_seconds = 0;     // the process's LLJIT and TargetMachine when first needed,
+                                  // this engine's library in it when new, new globals
+    double generate_seconds = 0;  // Descent -> LLVM IR
+    double optimize_seconds = 0;  // the IR pipeline (and a set_ir_transform pass)
+    double codegen_seconds = 0;   // IR -> object code: instruction selection ... emission
+    double link_seconds = 0;      // the rest of the lookup: loading, relocation, symbols
+    // LLJITs made in this process so far: one, shared by every engine and every input.
+    int jit_instances = 0;
   };
   virtual Stats last_stats() const = 0;
 };

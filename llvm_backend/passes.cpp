@@ -60,6 +60,35 @@ std::unique_ptr<llvm::TargetMachine> machine_for(const llvm::Module& m) {
       m.getTargetTriple(), "generic", "", llvm::TargetOptions(), llvm::None));
 }
 
+// LLVM's default pipeline for opt_level (0..3), or the textual one when `text` is set.
+// Returns "" or why `text` did not parse.
+std::string run_pipeline(llvm::Module& m, int opt_level, const char* text, llvm::TargetMachine* tm,
+                  llvm::PassInstrumentationCallbacks* pic) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(tm, llvm::PipelineTuningOptions(), llvm::None, pic);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  static const llvm::OptimizationLevel levels[] = {
+      llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1, llvm::OptimizationLevel::O2,
+      llvm::OptimizationLevel::O3};
+  llvm::ModulePassManager mpm;
+  if (text) {
+    if (llvm::Error e = pb.parsePassPipeline(mpm, text)) return llvm::toString(std::move(e));
+  } else if (opt_level == 0) {
+    mpm = pb.buildO0DefaultPipeline(levels[0]);
+  } else {
+    mpm = pb.buildPerModuleDefaultPipeline(levels[opt_level]);
+  }
+  mpm.run(m, mam);
+  return "";
+}
+
 }  // namespace
 
 std::vector<PassSnapshot> optimize(llvm::Module& m, int opt_level, bool capture,
@@ -101,24 +130,19 @@ std::vector<PassSnapshot> optimize(llvm::Module& m, int opt_level, bool capture,
         [&](llvm::StringRef pass, const llvm::PreservedAnalyses&) { record(pass, "(removed)", false); });
   }
 
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(tm, llvm::PipelineTuningOptions(), llvm::None, &pic);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  static const llvm::OptimizationLevel levels[] = {
-      llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1, llvm::OptimizationLevel::O2,
-      llvm::OptimizationLevel::O3};
-  llvm::ModulePassManager mpm = opt_level == 0
-                                    ? pb.buildO0DefaultPipeline(levels[0])
-                                    : pb.buildPerModuleDefaultPipeline(levels[opt_level]);
-  mpm.run(m, mam);
+  run_pipeline(m, opt_level, nullptr, tm, &pic);  // LLVM's own: nothing to parse
   return snaps;
+}
+
+std::string optimize_for_jit(llvm::Module& m, int opt_level, llvm::TargetMachine* tm) {
+  opt_level = std::clamp(opt_level, 0, 3);
+  std::unique_ptr<llvm::TargetMachine> owned;
+  if (!tm) {
+    owned = machine_for(m);
+    tm = owned.get();
+  }
+  bool picked = opt_level == 1 || opt_level == 2;
+  return run_pipeline(m, opt_level, picked ? kJitPipeline : nullptr, tm, nullptr);
 }
 
 const PassSnapshot* find_snapshot(const std::vector<PassSnapshot>& snaps, std::string_view key) {

@@ -38,6 +38,21 @@ struct PassSnapshot {
 std::vector<PassSnapshot> optimize(llvm::Module& m, int opt_level, bool capture,
                                    llvm::TargetMachine* tm = nullptr);
 
+// The JIT's pipeline for one unit (jit.cpp). At -O1 and -O2 a hand-picked list
+// (kJitPipeline) instead of LLVM's -O2: the same simplifications a small Descent function
+// needs (registers for locals, CSE, instcombine, tail-recursion elimination, inlining,
+// loop rotation, LICM, induction variables, GVN), about half the compile time of the full
+// pipeline, whose other hundred passes (vectorizers, unrolling, ...) have nothing to do on
+// scalar code. -O0 and -O3 run LLVM's own. `descent dump --stage llvm-opt` and :passes
+// still show LLVM's -O2, the pipeline a student reads about. Returns "" or why the pipeline
+// text did not parse (a bug in kJitPipeline: every JIT test then fails with it).
+std::string optimize_for_jit(llvm::Module& m, int opt_level, llvm::TargetMachine* tm);
+inline constexpr const char* kJitPipeline =
+    "cgscc(function(sroa,early-cse,simplifycfg,instcombine,tailcallelim),inline,function-attrs,"
+    "function(sroa,early-cse<memssa>,simplifycfg,instcombine,reassociate,"
+    "loop-mssa(loop-rotate,licm),simplifycfg,instcombine,loop(indvars,loop-deletion),gvn,"
+    "instcombine,simplifycfg))";
+
 // The snapshot with this label ("InstCombinePass#2"), or, for a plain pass name, its first
 // run. Null if no such pass ran.
 const PassSnapshot* find_snapshot(const std::vector<PassSnapshot>& snaps, std::string_view key);

@@ -123,6 +123,35 @@ TEST_CASE("jit: a multi-input session agrees with the walker, including redefine
         /*echo=*/true, level);
 }
 
+TEST_CASE("jit: one LLJIT serves every input and every session of the process") {
+  // Set-up (LLJIT, TargetMachines) is made once per process; a session gets a library in it.
+  Runner j = jit_runner();
+  auto* engine = static_cast<llvmbe::JitEngine*>(j.engine.get());
+  CHECK(j.submit("fn f(n: int) -> int { return n + 1 }\nprint(f(1))").output == "2\n");
+  int instances = engine->last_stats().jit_instances;
+  CHECK(instances >= 1);
+  // Many inputs, each redefining f or calling it: the same instance, the newest f.
+  for (int i = 0; i < 30; ++i) {
+    std::string k = std::to_string(i);
+    INFO("input ", i);
+    CHECK(j.submit("fn f(n: int) -> int { return n + " + k + " }\nprint(f(1))").output ==
+          std::to_string(1 + i) + "\n");
+    CHECK(j.submit("x = f(2)\nprint(x)").output == std::to_string(2 + i) + "\n");
+    CHECK(engine->last_stats().jit_instances == instances);
+  }
+  // A second session (and another -O level) shares it, with functions of its own.
+  Runner other = jit_runner(0);
+  auto* second = static_cast<llvmbe::JitEngine*>(other.engine.get());
+  CHECK(other.submit("fn f(n: int) -> int { return n * 100 }\nprint(f(2))").output == "200\n");
+  CHECK(second->last_stats().jit_instances == instances);
+  CHECK(j.submit("print(f(1))").output == "30\n");  // the first session's f is untouched
+  // The phases add up to no more than the compile time, and machine code was made.
+  llvmbe::JitEngine::Stats st = second->last_stats();
+  CHECK(st.codegen_seconds > 0);
+  CHECK(st.setup_seconds + st.generate_seconds + st.optimize_seconds + st.codegen_seconds +
+            st.link_seconds <= st.compile_seconds);
+}
+
 TEST_CASE("jit: a redefinition takes effect for callers compiled before it, and recompiles only them") {
   Runner j = jit_runner();
   auto* jit = static_cast<llvmbe::JitEngine*>(j.engine.get());
