@@ -316,6 +316,9 @@ Session::TuneReport Session::tune(const TuneRequest& request,
     for (const auto& c : out.compared)
       say(fmt::format("  {}: {}", c.name, c.error.empty() ? ms(c.seconds) : c.error));
     for (const auto& note : out.default_notes) say("  rules: " + note);
+    // Which oracle judged them, where it is not the interpreter at this size (measure.h).
+    if (!measurer.last_check().empty() && measurer.last_check() != "at the tuning size")
+      say("  checked " + measurer.last_check());
     // The default schedule is a record like any candidate: a tuned kernel is never slower
     // than its default (when the search finds nothing better, the default is the best).
     std::string append_error;

@@ -15,8 +15,13 @@
 //      checked at a smaller size instead: `small` (given by whoever can lower the kernel
 //      again, the Session) lowers it with every named dim halved, quartered, ..., and the
 //      candidate's trace is replayed there; the first smaller size where the trace applies
-//      and the interpreter is quick enough is the one checked. A candidate that cannot be
-//      checked anywhere is an error, never a time;
+//      and the interpreter is quick enough is the one checked. Where no smaller size fits (a
+//      kernel with literal shapes has no dims to halve; a factor as wide as a dim), the
+//      candidate is compared at the tuning size with the unscheduled nest compiled by the
+//      cpu backend (run once, its answer cached), whose own answer is first checked
+//      against the interpreter at up to 256 sampled output elements (a nest rewritten to
+//      compute only those). A candidate that cannot be checked at all is an error, never
+//      a time;
 //   3. time it: `repeats` runs, the median of the kernel's own time (KernelTiming::kernel_s:
 //      no build, no transfers). A run longer than `time_limit_s` is stopped (the backend's
 //      interrupt flag) and recorded as too slow.
@@ -31,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tensor/backend.h"
 #include "tensor/tensor.h"
@@ -54,6 +60,20 @@ struct MeasureOptions {
 // when it cannot be (a dim that does not halve, or the kernel has no named dims).
 using SmallLowering = std::function<bool(int shrink, tir::PrimFunc* out)>;
 
+// The unscheduled nest rewritten to compute only `count` elements of its output, for the
+// reference interpreter: how the compiled reference is itself checked at a size the
+// interpreter cannot run whole. As lowered (tensor/lower.cpp), a kernel is a sequence of
+// stages, each a nest of spatial loops over its output's indices, in order, around its
+// reduce loops and blocks. The other elements of the output are left as they were.
+struct SampledNest {
+  tir::PrimFunc func;
+  std::vector<int64_t> flat;  // the row-major index in the output of each sample
+  double flops = 0;  // what the interpreter does on it (kernel_cost counts block domains,
+                     // which the rewrite leaves whole, so it is worked out here)
+};
+// False when the nest does not have that shape (a schedule already ran on it).
+bool sampled_nest(const tir::PrimFunc& unscheduled, int64_t count, SampledNest* out);
+
 class BackendMeasurer : public Measurer {
  public:
   BackendMeasurer(tir::PrimFunc unscheduled, MeasureOptions options, SmallLowering small = nullptr);
@@ -67,7 +87,9 @@ class BackendMeasurer : public Measurer {
   // Seconds spent building candidates (on either thread), and checking them.
   double build_seconds() const { return build_s_; }
   double check_seconds() const { return check_s_; }
-  // How the last candidate was checked: "at the tuning size", "at dims / 4", ...
+  // How the last candidate was checked: "at the tuning size", "at dims / 4", "against the
+  // compiled unscheduled nest (itself checked against the interpreter at 256 output
+  // elements)".
   const std::string& last_check() const { return last_check_; }
 
  private:
@@ -88,8 +110,10 @@ class BackendMeasurer : public Measurer {
     tensor::Tensor want;
     bool ok = false;
     std::string error;
+    std::string how;  // the compiled reference: how it was itself checked (last_check)
   };
   Case* case_for(int shrink);  // 0: the tuning size
+  Case* compiled_case();       // the compiled unscheduled nest's answer at the tuning size
   std::function<bool()> user_interrupt() const;
 
   tir::PrimFunc unscheduled_;
