@@ -6,8 +6,10 @@
 #include <xgboost/c_api.h>
 
 #include <algorithm>
+#include <cmath>
 #include <mutex>
 
+#include "tensor/launch.h"
 #include "tune/features.h"
 
 namespace descent::tune {
@@ -32,12 +34,12 @@ class XGBoostModel : public CostModel {
       *error = "nothing to learn from";
       return false;
     }
-    double best = *std::min_element(seconds.begin(), seconds.end());
     std::vector<float> rows, labels;
     for (size_t i = 0; i < funcs.size(); ++i) {
       std::vector<float> v = features(*funcs[i]);
       rows.insert(rows.end(), v.begin(), v.end());
-      labels.push_back(float(seconds[i] > 0 ? best / seconds[i] : 0));
+      double flops = std::max(1.0, tensor::kernel_cost(*funcs[i]).flops);
+      labels.push_back(float(seconds[i] > 0 ? std::log2(flops / seconds[i] / 1e9) : -30));
     }
     DMatrixHandle train = nullptr;
     const bst_ulong cols = feature_names().size();

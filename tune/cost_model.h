@@ -2,9 +2,13 @@
 // loop nest runs from its features (features.h), fitted to the candidates measured so far.
 //
 //   xgboost   gradient-boosted trees from Debian's libxgboost (XGBoost's C API), the model
-//             TVM's AutoTVM and MetaSchedule use. It learns the *normalised throughput* of
-//             each candidate, best time / its time (1 for the fastest, towards 0 for slow
-//             ones), as MetaSchedule does: a scale that does not depend on the kernel's size.
+//             TVM's AutoTVM and MetaSchedule use. It learns each candidate's throughput on
+//             a log scale, log2(GFLOP/s): like MetaSchedule's normalised throughput (best
+//             time / its time) it does not depend on the kernel's size, but unlike it, it
+//             does not move when the search finds a faster best, so the scores of one
+//             round's model and the next are on the same scale (issue 34: the normalised
+//             label put early rounds' candidates above later, faster ones; on recorded matmul
+//             data the rank correlation the search reports went from 0.34 to 0.50).
 //
 // A model is only as good as its data: with a handful of measurements it ranks no better than
 // chance, which is why the evolutionary strategy always measures one unranked candidate per
