@@ -23,9 +23,9 @@ const Api* api(std::string* error) {
     const char* built = "";
 #endif
     Loaded r;
-    r.api = static_cast<const Api*>(plugins::open_plugin(
+    r.api = plugins::open_plugin<Api>(
         plugins::plugin_path("DESCENT_IMPORT_PLUGIN", built, "libdescent_import.so"), kEntrySymbol,
-        kApiVersion, "ONNX import needs it", &r.error));
+        kApiVersion, "ONNX import needs it", &r.error);
     g_opened = r.api != nullptr;
     return r;
   }();

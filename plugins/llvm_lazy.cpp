@@ -20,9 +20,9 @@ struct Loaded {
 const Loaded& loaded() {
   static const Loaded l = [] {  // once per process, thread-safe
     Loaded r;
-    r.api = static_cast<const Api*>(plugins::open_plugin(
+    r.api = plugins::open_plugin<Api>(
         plugin_path(), kEntrySymbol, kApiVersion,
-        "the jit engine, the cpu device and the LLVM and machine-code views need it", &r.error));
+        "the jit engine, the cpu device and the LLVM and machine-code views need it", &r.error);
     g_opened = r.api != nullptr;
     return r;
   }();

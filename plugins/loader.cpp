@@ -15,27 +15,19 @@ std::string plugin_path(const char* env_var, const char* built_path, const char*
   return ((ec ? std::filesystem::path(".") : self.parent_path()) / file_name).string();
 }
 
-const void* open_plugin(const std::string& path, const char* entry, int version,
-                        const std::string& needed_by, std::string* error) {
+void* open_plugin_entry(const std::string& path, const char* entry, const std::string& needed_by,
+                        std::string* error) {
   // RTLD_LOCAL: its symbols never mix with ours (it carries its own copies of our libraries).
+  // The handle stays open: closing a library that LLVM or protobuf initialised is not safe,
+  // and a process opens each plugin at most once.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
+  void* fn = handle ? dlsym(handle, entry) : nullptr;
+  if (!fn) {
     const char* why = dlerror();
     *error = "a part of Descent (" + path + ") could not be loaded: " +
              (why ? why : "unknown reason") + "; " + needed_by + " (rebuild: cmake --build build)";
-    return nullptr;
   }
-  using Entry = const void* (*)();
-  auto fn = reinterpret_cast<Entry>(dlsym(handle, entry));
-  const void* table = fn ? fn() : nullptr;
-  // The handle stays open either way: closing a library that LLVM or protobuf initialised
-  // is not safe, and a process opens each plugin at most once.
-  if (!table || *static_cast<const int*>(table) != version) {
-    *error = "a part of Descent (" + path + ") is from another build of Descent; " + needed_by +
-             " (rebuild: cmake --build build)";
-    return nullptr;
-  }
-  return table;
+  return fn;
 }
 
 }  // namespace descent::plugins
