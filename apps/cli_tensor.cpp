@@ -225,7 +225,7 @@ int tune_command(Session& session, const std::string& file, Session::TuneRequest
     std::vector<bench::TunePlotRun> runs;
     for (const auto& t : r.tasks)
       runs.push_back({r.tasks.size() > 1 ? t.kernel + " " + request.strategy : request.strategy,
-                      t.flops, &t.result});
+                      t.flops, &t.result, t.naive_seconds, t.default_seconds});
     bench::Image img;
     std::string error;
     std::string title = fmt::format("descent tune: {} on {}, {} trials", request.kernel.empty() ? file : request.kernel,

@@ -604,7 +604,7 @@ bool render_panels(const std::string& title, const std::string& subtitle,
 
 std::vector<XYPanel> tune_panels(const std::vector<TunePlotRun>& runs) {
   XYPanel curve{"best so far", "candidates measured", "GFLOP/s of the best so far", false, false, {}};
-  XYPanel model{"the cost model: score against measured", "model score (higher: predicted faster)",
+  XYPanel model{"the cost model: score against measured", "model score (higher: faster)",
                 "measured GFLOP/s", false, false, {}};
   for (const auto& run : runs) {
     if (!run.result || run.flops <= 0) continue;
@@ -621,6 +621,13 @@ std::vector<XYPanel> tune_panels(const std::vector<TunePlotRun>& runs) {
     }
     if (!line.points.empty()) curve.series.push_back(std::move(line));
     if (!dots.points.empty()) model.series.push_back(std::move(dots));
+    // The two marks every search is read against, across the whole width of its curve.
+    const std::string of = runs.size() > 1 ? " (" + run.label + ")" : "";
+    for (auto [name, seconds] : {std::pair<std::string, double>{"as lowered", run.naive_seconds},
+                                 {"default schedule", run.default_seconds}})
+      if (seconds > 0 && measured > 0)
+        curve.series.push_back(
+            {name + of, {{1, run.flops / seconds / 1e9}, {std::max(measured, 2), run.flops / seconds / 1e9}}, true});
   }
   std::vector<XYPanel> out;
   if (!curve.series.empty()) out.push_back(std::move(curve));

@@ -73,10 +73,14 @@ bool render_panels(const std::string& title, const std::string& subtitle,
 // strategy, its seed), and the cost model's score against the measured GFLOP/s of every
 // candidate it scored before it ran (a good model's dots rise to the right). The second chart
 // is left out when no search used a model.
+// The best-so-far chart also draws the nest as lowered and the default schedule as flat
+// reference lines where their times are known (> 0), so every search's curve reads against
+// the same two marks, whatever its strategy.
 struct TunePlotRun {
   std::string label;
   double flops = 0;  // of one run of the kernel: seconds become GFLOP/s
   const tune::SearchResult* result = nullptr;
+  double naive_seconds = 0, default_seconds = 0;
 };
 std::vector<XYPanel> tune_panels(const std::vector<TunePlotRun>& runs);
 

@@ -337,6 +337,7 @@ std::vector<BenchRecord> TuneSuite::run(std::string* error) {
   say(fmt::format("tune suite: {} trials per search ({} per strategy run), {} timed runs per candidate",
                   trials_of(o_), strategy_trials(o_), o_.repeats));
   std::vector<BenchRecord> records;
+  register_tensor_backends();  // as a Session would: the suite may run before any is made
   for (const auto& w : all_workloads()) {
     if (interrupted()) break;
     if (!o_.workloads.empty() &&

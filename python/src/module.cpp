@@ -666,7 +666,8 @@ tensor, as torch.from_numpy shares memory.)")
              // The tuner's chart, as `descent tune --plot` draws it.
              std::vector<bench::TunePlotRun> runs;
              for (const auto& t : report.tasks)
-               runs.push_back({t.kernel + " " + t.shape + " (" + req.strategy + ")", t.flops, &t.result});
+               runs.push_back({t.kernel + " " + t.shape + " (" + req.strategy + ")", t.flops, &t.result,
+                               t.naive_seconds, t.default_seconds});
              py::object png = py::none();
              std::vector<bench::XYPanel> panels = bench::tune_panels(runs);
              bench::Image img;

@@ -146,4 +146,14 @@ TEST_CASE("plot: line and scatter panels") {
   panels = tune_panels({{"evolutionary", 2e6, &sr}});
   REQUIRE(panels.size() == 2);
   CHECK(panels[1].series[0].points == std::vector<std::pair<double, double>>{{0.7, 2.0}});
+  // The nest as lowered and the default schedule: flat lines across the curve's width.
+  panels = tune_panels({{"random", 2e6, &sr, 4e-3, 1.25e-3}});
+  REQUIRE(panels[0].series.size() == 3);
+  CHECK(panels[0].series[1].name == "as lowered");
+  CHECK(panels[0].series[1].points == std::vector<std::pair<double, double>>{{1, 0.5}, {2, 0.5}});
+  CHECK(panels[0].series[2].name == "default schedule");
+  CHECK(panels[0].series[2].points == std::vector<std::pair<double, double>>{{1, 1.6}, {2, 1.6}});
+  // Two searches: each reference line says whose it is.
+  panels = tune_panels({{"random", 2e6, &sr, 4e-3, 0}, {"beam", 2e6, &sr, 0, 0}});
+  CHECK(panels[0].series[1].name == "as lowered (random)");  // after random's own line
 }
