@@ -92,7 +92,7 @@ std::vector<BenchRecord> run_startup_benchmarks(const BenchOptions& o, std::stri
     }
     std::vector<double> cpu;
     bool ok = true;
-    ProcResult first = run_process(c.argv, o.interrupt);  // untimed: the page cache warms
+    run_process(c.argv, o.interrupt);  // untimed: the page cache warms
     for (int k = 0; k < repeats && ok; ++k) {
       ProcResult p = run_process(c.argv, o.interrupt);
       ok = p.ok && p.out == "1\n";
@@ -101,7 +101,6 @@ std::vector<BenchRecord> run_startup_benchmarks(const BenchOptions& o, std::stri
       r.runs_s.push_back(p.seconds);
       cpu.push_back(p.cpu_seconds);
     }
-    (void)first;
     r.runs = int(r.runs_s.size());
     r.median_s = median_of(r.runs_s);
     r.cpu_s = median_of(cpu);

@@ -458,6 +458,9 @@ bool GraphRuntime::packed_input(const Node& n, const LayoutPrologue& p,
     for (const auto& w : e->second.sources) live = live && !w.expired();
     e = live ? std::next(e) : packed_.erase(e);
   }
+  // The same weights under ever new schedules (a REPL session re-scheduling a layer) would
+  // keep a copy per schedule while the weights live: a cache, so past a bound start over.
+  if (packed_.size() >= 64) packed_.clear();
   Node pn;
   pn.kind = NodeKind::Kernel;
   pn.label = n.label + "." + p.buffer;

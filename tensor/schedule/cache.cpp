@@ -25,32 +25,6 @@ Stmt* top_level(PrimFunc& g, Stmt* s) {
   return nullptr;
 }
 
-// Every buffer name of g, for "no buffer" messages.
-std::vector<std::string> buffer_names(const PrimFunc& g) {
-  std::vector<std::string> out;
-  for (const tir::Buffer& b : g.buffers) out.push_back(b.name);
-  return out;
-}
-
-// A copy nest `for ax0, ax1, ...: block NAME: dst[v0, v1, ...] = src[v0, v1, ...]` over the
-// whole of a buffer's shape: what cache_read and cache_write start from.
-StmtPtr copy_nest(const std::string& name, int dst, int src, const std::vector<int64_t>& shape) {
-  auto block = std::make_unique<Stmt>(StmtKind::Block);
-  block->name = name;
-  std::vector<ExprPtr> dst_idx, src_idx;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    std::string v = "v" + std::to_string(d);
-    block->iters.push_back({v, shape[d], IterKind::Spatial, tir::var("ax" + std::to_string(d))});
-    dst_idx.push_back(tir::var(v));
-    src_idx.push_back(tir::var(v));
-  }
-  block->body = tir::make_store(dst, std::move(dst_idx), tir::load(src, std::move(src_idx)));
-  StmtPtr s = std::move(block);
-  for (size_t d = shape.size(); d-- > 0;)
-    s = tir::make_for("ax" + std::to_string(d), shape[d], std::move(s));
-  return s;
-}
-
 bool has_allocate(const Stmt* s, int x) {
   if (!s) return false;
   if (s->kind == StmtKind::Allocate && s->buffer == x) return true;
@@ -129,6 +103,33 @@ bool cache_write_impl(PrimFunc& g, const std::string& bname, tir::Scope scope, s
 }
 
 }  // namespace
+
+std::vector<std::string> buffer_names(const PrimFunc& g) {
+  std::vector<std::string> out;
+  for (const tir::Buffer& b : g.buffers) out.push_back(b.name);
+  return out;
+}
+
+// Over the DESTINATION's shape, so the writes are contiguous; with a permutation the reads
+// stride through the source (a transpose has to stride one of the two, and the nest that
+// follows reads the written side many times).
+StmtPtr copy_nest(const std::string& name, int dst, int src, const std::vector<int64_t>& shape,
+                  const std::vector<int>& perm) {
+  auto block = std::make_unique<Stmt>(StmtKind::Block);
+  block->name = name;
+  std::vector<ExprPtr> dst_idx, src_idx(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    std::string v = "v" + std::to_string(d);
+    block->iters.push_back({v, shape[d], IterKind::Spatial, tir::var("ax" + std::to_string(d))});
+    dst_idx.push_back(tir::var(v));
+    src_idx[perm.empty() ? d : size_t(perm[d])] = tir::var(v);  // new dim d is old dim perm[d]
+  }
+  block->body = tir::make_store(dst, std::move(dst_idx), tir::load(src, std::move(src_idx)));
+  StmtPtr s = std::move(block);
+  for (size_t d = shape.size(); d-- > 0;)
+    s = tir::make_for("ax" + std::to_string(d), shape[d], std::move(s));
+  return s;
+}
 
 bool cache_read(PrimFunc& f, const std::string& block, const std::string& buffer, tir::Scope scope,
                 std::string* error) {

@@ -104,6 +104,13 @@ int block_index(const std::vector<tir::BlockSite>& sites, const tir::Stmt* b);
 // `base`, or base_1, base_2, ... if a buffer / block of that name exists.
 std::string unique_buffer_name(const tir::PrimFunc& g, const std::string& base);
 std::string unique_block_name(tir::PrimFunc& g, const std::string& base);
+// Every buffer name of g, for "no buffer 'X' (buffers: ...)" messages (cache.cpp).
+std::vector<std::string> buffer_names(const tir::PrimFunc& g);
+// A copy nest `for ax0, ax1, ...: block NAME: dst[v0, v1, ...] = src[...]` over `shape` (the
+// destination's): what cache_read and cache_write start from, and with `perm` (new dimension
+// d is old dimension perm[d]; empty: the same order) transform_layout's copy (cache.cpp).
+tir::StmtPtr copy_nest(const std::string& name, int dst, int src, const std::vector<int64_t>& shape,
+                       const std::vector<int>& perm = {});
 // Finds block `name`; else false with "no block 'X' (blocks: ...)".
 bool find_block_or_fail(tir::PrimFunc& g, const std::string& name, tir::Stmt** out,
                         std::string* error);

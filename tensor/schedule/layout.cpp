@@ -42,27 +42,6 @@ void relayout_loads(PrimFunc& g, int x, int y, const std::vector<int>& perm) {
     });
 }
 
-// The copy into the new layout: `for ax0, ax1, ...` over the NEW shape, so the writes are
-// contiguous and the reads stride through the old buffer (a transpose has to stride one of
-// the two; the kernel that follows reads the written side many times).
-StmtPtr relayout_nest(const std::string& name, int dst, int src, const std::vector<int64_t>& shape,
-                      const std::vector<int>& perm) {
-  auto block = std::make_unique<Stmt>(StmtKind::Block);
-  block->name = name;
-  std::vector<ExprPtr> dst_idx, src_idx(shape.size());
-  for (size_t d = 0; d < shape.size(); ++d) {
-    std::string v = "v" + std::to_string(d);
-    block->iters.push_back({v, shape[d], IterKind::Spatial, tir::var("ax" + std::to_string(d))});
-    dst_idx.push_back(tir::var(v));
-    src_idx[size_t(perm[d])] = tir::var(v);  // new dim d is old dim perm[d]
-  }
-  block->body = tir::make_store(dst, std::move(dst_idx), tir::load(src, std::move(src_idx)));
-  StmtPtr s = std::move(block);
-  for (size_t d = shape.size(); d-- > 0;)
-    s = tir::make_for("ax" + std::to_string(d), shape[d], std::move(s));
-  return s;
-}
-
 std::string perm_text(const std::vector<int>& perm) {
   std::string s;
   for (int p : perm) s += (s.empty() ? "" : " ") + std::to_string(p);
@@ -72,11 +51,7 @@ std::string perm_text(const std::vector<int>& perm) {
 bool transform_layout_impl(PrimFunc& g, const std::string& buf, const std::vector<int>& perm,
                            std::string* error) {
   int x = g.find_buffer(buf);
-  if (x < 0) {
-    std::vector<std::string> names;
-    for (const tir::Buffer& b : g.buffers) names.push_back(b.name);
-    return fail(error, "no buffer '" + buf + "' (buffers: " + join(names) + ")");
-  }
+  if (x < 0) return fail(error, "no buffer '" + buf + "' (buffers: " + join(buffer_names(g)) + ")");
   const std::string pre = "cannot transform_layout '" + buf + "': ";
   const tir::Buffer old = g.buffers[size_t(x)];
   const size_t rank = old.shape.size();
@@ -127,7 +102,7 @@ bool transform_layout_impl(PrimFunc& g, const std::string& buf, const std::vecto
     one.push_back(std::move(g.body));
     g.body = tir::make_seq(std::move(one));
   }
-  g.body->stmts.insert(g.body->stmts.begin(), relayout_nest(block, y, x, shape, perm));
+  g.body->stmts.insert(g.body->stmts.begin(), copy_nest(block, y, x, shape, perm));
   return true;
 }
 
