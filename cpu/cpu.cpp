@@ -23,6 +23,7 @@
 #include "cpu/thread_pool.h"
 #include "llvm_backend/host.h"
 #include "llvm_backend/passes.h"
+#include "tensor/schedule.h"  // defined_before_read
 
 namespace descent::cpu {
 
@@ -143,10 +144,12 @@ class JitKernel final : public CpuKernel {
       param_shapes_.push_back(f.buffers[static_cast<size_t>(p)].shape);
     }
     out_shape_ = f.buffers[static_cast<size_t>(f.output)].shape;
+    zero_out_ = !tensor::defined_before_read(f, f.output);
     for (int t : temps) {
       int64_t n = 1;
       for (int64_t d : f.buffers[static_cast<size_t>(t)].shape) n *= d;
       temps_.emplace_back(static_cast<size_t>(n));
+      zero_temps_.push_back(!tensor::defined_before_read(f, t));
     }
   }
 
@@ -172,8 +175,11 @@ class JitKernel final : public CpuKernel {
       }
       raw.push_back(args[i]->data.data());
     }
-    // Temps start as zeros, as in the interpreter (run_raw skips this: benchmarks).
-    for (auto& t : temps_) std::memset(t.data(), 0, t.size() * sizeof(float));
+    // Temps start as zeros, as in the interpreter (run_raw skips this: benchmarks), unless
+    // the nest writes every element before it reads one (defined_before_read): then what
+    // the last launch left is never seen, and clearing it would be a wasted pass.
+    for (size_t i = 0; i < temps_.size(); ++i)
+      if (zero_temps_[i]) std::memset(temps_[i].data(), 0, temps_[i].size() * sizeof(float));
     // A caller running the same kernel again (a benchmark) passes the last output back. The
     // run then writes into a spare buffer of this kernel's and swaps it with *out's only once
     // it has finished: no allocation between runs (which would let the thread pool's workers
@@ -186,9 +192,9 @@ class JitKernel final : public CpuKernel {
     if (reuse) {
       if (spare_.size() != n) spare_ = AlignedFloats(n);  // empty when out of memory
       reuse = spare_.size() == n;
-      if (reuse) std::memset(spare_.data(), 0, n * sizeof(float));
+      if (reuse && zero_out_) std::memset(spare_.data(), 0, n * sizeof(float));
     }
-    if (!reuse && !zeros(out_shape_, &result, error)) return false;
+    if (!reuse && !(zero_out_ ? tensor::zeros : tensor::empty)(out_shape_, &result, error)) return false;
     auto t1 = std::chrono::steady_clock::now();
     run_raw(raw, reuse ? spare_.data() : result.data.data());
     auto t2 = std::chrono::steady_clock::now();
@@ -231,6 +237,8 @@ class JitKernel final : public CpuKernel {
   std::vector<std::vector<int64_t>> param_shapes_;
   std::vector<int64_t> out_shape_;
   std::vector<AlignedFloats> temps_;  // Global temp buffers, reused by every run
+  std::vector<bool> zero_temps_;      // ... and which of them a run must clear first
+  bool zero_out_ = true;              // the output too (false: the nest defines all of it)
   AlignedFloats spare_;  // the output buffer of a repeated run, swapped into *out at its end
   const std::atomic<bool>* interrupt_;
 };

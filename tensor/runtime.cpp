@@ -1,6 +1,6 @@
 // GraphRuntime: tensor handles, lazy kernel calls, and evaluation through the graph passes.
 // Its memory (accounting, limits, collection) is runtime_memory.cpp; its installed schedules
-// and lowering, runtime_schedules.cpp.
+// and lowering, runtime_schedules.cpp; replaying a kept plan, runtime_replay.cpp.
 #include "tensor/runtime.h"
 
 #include <algorithm>
@@ -183,18 +183,18 @@ std::string GraphRuntime::kernel_key(const Node& n) const {
 
 bool GraphRuntime::run_kernel(const Node& n, const std::string& key,
                               const std::vector<const Tensor*>& args, Tensor* out,
-                              std::string* error) {
+                              std::string* error, Compiled** cached) {
   Backend* b = backend_ ? backend_ : &reference_backend();
   LaunchRecord rec;
   rec.kernel = n.label;
   rec.device = device_;
   rec.device_name = device_name_;
-  KernelCost cost = kernel_cost(*n.func);
-  rec.flops = cost.flops;
-  rec.bytes = cost.bytes;
   rec.schedule = n.schedule;
-  auto it = compiled_.find(key);
-  if (it == compiled_.end()) {
+  // A replayed plan remembers its kernels (compiled_ never drops an entry): no lookup by the
+  // key, which is the kernel's whole printed nest.
+  Compiled* c = cached ? *cached : nullptr;
+  auto it = c ? compiled_.end() : compiled_.find(key);
+  if (!c && it == compiled_.end()) {
     auto t0 = std::chrono::steady_clock::now();
     BackendOptions options;
     options.threads = threads_;
@@ -206,17 +206,22 @@ bool GraphRuntime::run_kernel(const Node& n, const std::string& key,
       return false;
     }
     ++compilations_;
-    it = compiled_.emplace(key, std::move(k)).first;
+    // The cost (a walk of the nest) is the kernel's, not the launch's: counted once.
+    it = compiled_.emplace(key, Compiled{std::move(k), kernel_cost(*n.func)}).first;
     rec.compiled = true;
     rec.compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
+  if (!c) c = &it->second;
+  if (cached) *cached = c;
+  rec.flops = c->cost.flops;
+  rec.bytes = c->cost.bytes;
   std::string why;
   // Backends allocate their outputs as error values; a backend that lets std::bad_alloc out
   // (a container in its host code) still must not take the session down.
   try {
     KernelTiming t;
     auto t0 = std::chrono::steady_clock::now();
-    if (it->second->run(args, out, &t, &why)) {
+    if (c->kernel->run(args, out, &t, &why)) {
       double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       // A build the backend did lazily on the first run is compiling, not the kernel.
       rec.compile_s += t.build_s;
@@ -264,38 +269,55 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
   if (nodes_[size_t(tensor)].value) return true;
 
   // The pending nodes the request depends on. A node's inputs were created before it, so
-  // ascending ids are a topological order.
-  std::set<int64_t> needed, leaves;
+  // ascending ids are a topological order. A model in a loop asks this once per batch:
+  // marks in a table kept between calls (a generation number per node, nothing cleared)
+  // rather than sets made and dropped each time.
+  if (++mark_generation_ == 0) {
+    std::fill(mark_.begin(), mark_.end(), 0);
+    mark_generation_ = 1;
+  }
+  if (mark_.size() < nodes_.size()) mark_.resize(nodes_.size() + nodes_.size() / 2, 0);
+  auto mark = [&](int64_t id) {  // false when already marked this time
+    if (mark_[size_t(id)] == mark_generation_) return false;
+    mark_[size_t(id)] = mark_generation_;
+    return true;
+  };
+  std::vector<int64_t> all, leaf_ids;
   std::vector<int64_t> stack = {tensor};
   while (!stack.empty()) {
     int64_t id = stack.back();
     stack.pop_back();
+    if (!mark(id)) continue;
+    all.push_back(id);
     const Node& n = nodes_[size_t(id)];
     if (n.value) {
-      leaves.insert(id);
+      leaf_ids.push_back(id);
       continue;
     }
-    if (!needed.insert(id).second) continue;
     for (int64_t in : n.inputs) stack.push_back(in);
   }
-  std::set<int64_t> all_set = needed;
-  all_set.insert(leaves.begin(), leaves.end());
-  std::vector<int64_t> all(all_set.begin(), all_set.end());
+  std::sort(all.begin(), all.end());
+  std::sort(leaf_ids.begin(), leaf_ids.end());
 
   // The plan's names for the nodes: their order in a depth-first walk from the request,
   // inputs in parameter order. Unlike ids it does not depend on when each tensor was made
-  // (reassigning x makes a newer tensor than w, and the same model).
+  // (reassigning x makes a newer tensor than w, and the same model). The same nodes as
+  // `all`, so the walk marks with a new generation.
   std::vector<int64_t> canon;
+  canon.reserve(all.size());
   {
-    std::set<int64_t> seen;
+    if (++mark_generation_ == 0) {
+      std::fill(mark_.begin(), mark_.end(), 0);
+      mark_generation_ = 1;
+    }
     std::vector<std::pair<int64_t, size_t>> walk = {{tensor, 0}};
-    seen.insert(tensor);
+    mark(tensor);
     while (!walk.empty()) {
       auto& [id, next] = walk.back();
       const Node& n = nodes_[size_t(id)];
       if (!n.value && next < n.inputs.size()) {
         int64_t in = n.inputs[next++];
-        if (seen.insert(in).second) walk.push_back({in, 0});
+        if (mark(in)) walk.push_back({in, 0});
         continue;
       }
       canon.push_back(id);
@@ -395,7 +417,7 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
   // A pass that made a node of its own (none does today) would have no place in a replay.
   auto known = [&](const Graph& graph) {
     for (const auto& n : graph.nodes)
-      if (!all_set.count(n.id)) return false;
+      if (!std::binary_search(all.begin(), all.end(), n.id)) return false;
     return true;
   };
   bool replayable = known(last_.executed);
@@ -405,9 +427,27 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
   plan->ids = canon;
   plan->eval = last_;
   plan->keys = std::move(keys);
+  {
+    std::unordered_map<int64_t, size_t> place, index;
+    for (size_t p = 0; p < canon.size(); ++p) place[canon[p]] = p;
+    const auto& nodes = plan->eval.executed.nodes;
+    for (size_t k = 0; k < nodes.size(); ++k) index[nodes[k].id] = k;
+    for (const auto& n : nodes) {
+      plan->position.push_back(place.at(n.id));
+      std::vector<size_t> ins;
+      for (int64_t in : n.inputs) {
+        auto at = index.find(in);
+        if (at == index.end()) return true;  // an input the graph does not hold: no replay
+        ins.push_back(at->second);
+      }
+      plan->input_nodes.push_back(std::move(ins));
+    }
+    plan->compiled.assign(nodes.size(), nullptr);
+  }
   auto strip = [&](Graph& graph) {
     for (auto& n : graph.nodes)
-      if (n.kind == NodeKind::Kernel || leaves.count(n.id)) n.value.reset();
+      if (n.kind == NodeKind::Kernel || std::binary_search(leaf_ids.begin(), leaf_ids.end(), n.id))
+        n.value.reset();
   };
   strip(plan->eval.before);
   for (auto& snap : plan->eval.passes) strip(snap.after);
@@ -419,14 +459,16 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
 
 // Values go back to the table from an evaluated graph: every kernel that ran, and every
 // constant folded on the way. A node fused away keeps no value: it never existed in memory.
+void GraphRuntime::store_value(int64_t id, const std::shared_ptr<const Tensor>& value, NodeKind kind) {
+  Node& mine = nodes_[size_t(id)];
+  if (mine.value || !value || freed_[size_t(id)]) return;
+  mine.value = value;
+  account(mine);
+  if (kind == NodeKind::Constant) mine.kind = NodeKind::Constant;
+}
+
 void GraphRuntime::store(const Graph& from) {
-  for (const auto& n : from.nodes) {
-    Node& mine = nodes_[size_t(n.id)];
-    if (mine.value || !n.value || freed_[size_t(n.id)]) continue;
-    mine.value = n.value;
-    account(mine);
-    if (n.kind == NodeKind::Constant) mine.kind = NodeKind::Constant;
-  }
+  for (const auto& n : from.nodes) store_value(n.id, n.value, n.kind);
 }
 
 bool GraphRuntime::packed_input(const Node& n, const LayoutPrologue& p,
@@ -513,129 +555,6 @@ bool GraphRuntime::execute(Graph& g, std::vector<std::string>* keys, std::string
     last_.kernels.push_back(n.func);
   }
   return true;
-}
-
-// Position p of a node is its place in `all`; inputs are named by position, so the same
-// program run again on new tensors gives the same key. The key is built on every evaluation
-// (a model in a loop asks for one per batch), so it is bytes, not text: each number as its
-// 8 bytes, no formatting, and positions found by a scan of the few nodes of a graph.
-std::string GraphRuntime::plan_key(const std::vector<int64_t>& all, int64_t tensor) const {
-  std::unordered_map<int64_t, size_t> many;
-  if (all.size() > 32)
-    for (size_t p = 0; p < all.size(); ++p) many[all[p]] = p;
-  auto pos = [&](int64_t id) -> int64_t {
-    if (all.size() > 32) return static_cast<int64_t>(many.at(id));
-    for (size_t p = 0; p < all.size(); ++p)
-      if (all[p] == id) return static_cast<int64_t>(p);
-    return -1;
-  };
-  std::string key;
-  key.reserve(48 + all.size() * 64);
-  auto put = [&key](int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
-  key += device_;
-  key += '\0';
-  put(threads_);
-  put(passes_on_ ? 1 : 0);
-  put(auto_scheduler_ ? auto_generation_ : 0);
-  put(pos(tensor));
-  for (int64_t id : all) {
-    const Node& n = nodes_[size_t(id)];
-    if (n.value) {
-      // Data fed in. zeros/ones/arange of a shape are the same data every time; any other
-      // constant (a fold's result) may be folded further into the plan, so only this very
-      // tensor matches.
-      bool same_data = n.label == "zeros" || n.label == "ones" || n.label == "arange";
-      if (n.kind == NodeKind::Constant) {
-        key += 'C';
-        key += n.label;
-        key += '\0';
-        put(same_data ? 0 : static_cast<int64_t>(uintptr_t(n.value.get())));
-      } else {
-        key += 'I';
-      }
-    } else {
-      key += 'K';
-      put(static_cast<int64_t>(uintptr_t(n.kernel)));
-      put(n.version);
-      put(static_cast<int64_t>(n.inputs.size()));
-      for (int64_t in : n.inputs) put(pos(in));
-      if (!schedules_.empty()) {
-        auto sched = schedules_.find(n.label);
-        if (sched != schedules_.end()) key += std::to_string(sched->second.version);
-        key += '\0';
-      }
-    }
-    put(static_cast<int64_t>(n.shape.size()));
-    for (int64_t d : n.shape) put(d);
-  }
-  return key;
-}
-
-// The plan's ids -> this evaluation's, and a graph of the plan renamed onto them. A leaf
-// (data fed in) takes this evaluation's data; a constant the passes folded keeps the plan's.
-namespace {
-Graph renamed(const Graph& plan_graph, const std::unordered_map<int64_t, int64_t>& now,
-              const NodeTable& nodes) {
-  auto map_id = [&](int64_t id) {
-    auto it = now.find(id);
-    return it == now.end() ? id : it->second;
-  };
-  Graph g = plan_graph;
-  for (auto& n : g.nodes) {
-    n.id = map_id(n.id);
-    for (auto& in : n.inputs) in = map_id(in);
-    if (!n.value && n.kind != NodeKind::Kernel) n.value = nodes[size_t(n.id)].value;
-  }
-  for (auto& o : g.outputs) o = map_id(o);
-  return g;
-}
-std::unordered_map<int64_t, int64_t> id_map(const std::vector<int64_t>& plan_ids,
-                                            const std::vector<int64_t>& all) {
-  std::unordered_map<int64_t, int64_t> now;
-  for (size_t p = 0; p < all.size(); ++p) now[plan_ids[p]] = all[p];
-  return now;
-}
-}  // namespace
-
-bool GraphRuntime::replay(const std::shared_ptr<const Plan>& plan, const std::vector<int64_t>& all,
-                          int64_t tensor, std::string* error) {
-  auto now = id_map(plan->ids, all);
-  last_.before = Graph{};
-  last_.passes.clear();
-  last_.kernels.clear();
-  last_.ok = true;
-  last_.error.clear();
-  last_.replayed = true;
-  last_.device = device_;
-  pending_plan_ = plan;
-  pending_ids_ = all;
-  ++replays_;
-  Graph g = renamed(plan->eval.executed, now, nodes_);
-  std::vector<std::string> keys = plan->keys;
-  if (!execute(g, &keys, error)) {
-    last_.ok = false;
-    last_.error = *error;
-    return false;
-  }
-  last_.executed = g;
-  store(g);
-  if (!nodes_[size_t(tensor)].value) {
-    *error = last_.error = "internal error: the replayed plan did not compute the tensor";
-    last_.ok = false;
-    return false;
-  }
-  return true;
-}
-
-void GraphRuntime::materialize() const {
-  if (!pending_plan_) return;
-  std::shared_ptr<const Plan> plan = std::move(pending_plan_);
-  pending_plan_.reset();
-  auto now = id_map(plan->ids, pending_ids_);
-  last_.before = renamed(plan->eval.before, now, nodes_);
-  last_.passes = plan->eval.passes;
-  for (size_t i = 0; i < last_.passes.size(); ++i)
-    last_.passes[i].after = renamed(plan->eval.passes[i].after, now, nodes_);
 }
 
 std::shared_ptr<const Tensor> GraphRuntime::value(int64_t tensor, std::string* error) {

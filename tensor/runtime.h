@@ -268,9 +268,10 @@ class GraphRuntime : public TensorRuntime {
                     std::string* error) const;
   void account(const Node& n);  // n just got its value
   int64_t add_node(Node n);
+  struct Compiled;  // a compiled kernel and its cost (below)
   bool lower_node(const Node& n, std::shared_ptr<const tir::PrimFunc>* func, std::string* error);
   bool run_kernel(const Node& n, const std::string& key, const std::vector<const Tensor*>& args,
-                  Tensor* out, std::string* error);
+                  Tensor* out, std::string* error, Compiled** cached = nullptr);
   bool evaluate_unguarded(int64_t tensor, std::string* error);
   // Runs the kernels of g in order (its leaves have values), storing each result in g.
   // keys: the compiled-kernel cache key of each node of g, when already known.
@@ -287,11 +288,21 @@ class GraphRuntime : public TensorRuntime {
     std::vector<int64_t> ids;  // the evaluated nodes then, in plan order (see evaluate_unguarded)
     Evaluation eval;           // with no data but the constants the passes folded
     std::vector<std::string> keys;  // per node of eval.executed: its compiled kernel's key
+    // The plan as a list of launches, worked out once so that a replay copies no graph and
+    // looks nothing up by name: per node of eval.executed, its place in `ids`, and per input
+    // the input's node index in eval.executed.
+    std::vector<size_t> position;
+    std::vector<std::vector<size_t>> input_nodes;
+    mutable std::vector<Compiled*> compiled;  // per node: its kernel, once the first replay found it
   };
   std::string plan_key(const std::vector<int64_t>& all, int64_t tensor) const;
   bool replay(const std::shared_ptr<const Plan>& plan, const std::vector<int64_t>& all,
               int64_t tensor, std::string* error);
+  // Stores a value computed for node `id` in the table (store's rule for one node).
+  void store_value(int64_t id, const std::shared_ptr<const Tensor>& value, NodeKind kind);
   std::unordered_map<std::string, std::shared_ptr<const Plan>> plans_;
+  std::vector<uint32_t> mark_;  // evaluate_unguarded's visited marks, by node id
+  uint32_t mark_generation_ = 0;
   // A replay copies only the graph it runs; the plan's other snapshots (before, after each
   // pass), which only `:graph` and the visualizer read, are copied onto this evaluation's
   // tensors when last_evaluation() is first asked for them. A model in a loop never asks.
@@ -335,7 +346,11 @@ class GraphRuntime : public TensorRuntime {
   // Compiled kernels, keyed by the device, the thread count and the printed function: the
   // text is exactly what gets compiled, so a fused function (which belongs to no single
   // kernel) or a changed schedule can never hit a stale entry.
-  std::map<std::string, std::unique_ptr<CompiledKernel>> compiled_;
+  struct Compiled {
+    std::unique_ptr<CompiledKernel> kernel;
+    KernelCost cost;
+  };
+  std::map<std::string, Compiled> compiled_;
   // Inputs re-laid out outside their kernel (Node::packs), by (copy function, input tensor):
   // valid while that very tensor lives (the weak pointer still locks to it), so a layer's
   // weights are packed on the first launch and never again. Tensors are immutable once made.

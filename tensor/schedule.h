@@ -168,6 +168,14 @@ struct LayoutPrologue {
 // Moves f's leading input copies out, in order; empty (f unchanged) when it has none.
 std::vector<LayoutPrologue> hoist_layout_prologues(tir::PrimFunc& f);
 
+// Does f write every element of `buffer` (a global temp or the output) before any statement
+// reads it? Then a backend may hand the kernel that buffer as it is (memory reused from the
+// last launch) instead of zero-filling it first, as the interpreter's "allocated at entry"
+// would. Conservative: true only when the first block to touch the buffer (in program order)
+// stores to it at indices that are distinct spatial iteration variables spanning its whole
+// shape, reading it at most at those same indices and only after its init did the same.
+bool defined_before_read(const tir::PrimFunc& f, int buffer);
+
 // ---- A schedule with history --------------------------------------------------------
 class Schedule {
  public:

@@ -19,6 +19,8 @@ namespace descent::tensor {
 struct AlignedFloats {
   AlignedFloats() = default;
   explicit AlignedFloats(size_t n);  // zero-filled
+  // n floats holding whatever they held (recycled memory): for a caller that writes them all.
+  static AlignedFloats uninitialized(size_t n);
   // n floats at `data`, not copied: `owner` keeps them alive as long as this storage (or a
   // move of it) lives. A copy of borrowed storage is an ordinary owned copy.
   static AlignedFloats borrow(float* data, size_t n, std::shared_ptr<void> owner);
@@ -38,6 +40,10 @@ struct AlignedFloats {
   float* data_ = nullptr;
   size_t size_ = 0;
   std::shared_ptr<void> owner_;  // set: data_ is borrowed and owner_ keeps it alive
+  // Where data_ goes back to: the allocator of the copy of this code that made it. The CPU
+  // backend is a plugin with a copy of its own (plugins/), whose tensors the host frees:
+  // through this, they return to the plugin's pool of buffers, which reuses them.
+  void (*release_)(float*, size_t) = nullptr;
 };
 
 struct Tensor {
@@ -59,6 +65,19 @@ std::string out_of_memory_text(const std::vector<int64_t>& shape);
 
 // Creation. Each returns false with *error for a bad shape.
 bool zeros(const std::vector<int64_t>& shape, Tensor* out, std::string* error);
+// NumPy's empty: the storage is not cleared, for a caller that overwrites every element (a
+// kernel that defines its whole output before reading it: tensor/schedule.h,
+// defined_before_read).
+bool empty(const std::vector<int64_t>& shape, Tensor* out, std::string* error);
+
+// Tensor storage of 256 bytes and more is recycled: a freed buffer waits (32 MiB of them at
+// most) for the next request of the same size. Process-wide counts, for :memory
+// and the tests: buffers served from freed ones, buffers newly allocated, and those waiting.
+struct StorageStats {
+  uint64_t reused = 0, fresh = 0;
+  size_t kept_buffers = 0, kept_bytes = 0;
+};
+StorageStats storage_stats();
 bool ones(const std::vector<int64_t>& shape, Tensor* out, std::string* error);
 bool full(const std::vector<int64_t>& shape, float value, Tensor* out, std::string* error);
 // Uniform in [-1, 1), reproducible for a seed on every machine: a documented integer

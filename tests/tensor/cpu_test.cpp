@@ -599,3 +599,78 @@ TEST_CASE("bench/schedules/linear_relu.sched on the prelude's linear_relu") {
     CHECK(ir.find("<32 x float>") != std::string::npos);
   }
 }
+
+namespace {
+
+// Y[vi] = A[vi] for vi < `written` of Y's `size` elements: the rest of Y is never written,
+// so it must read as the zeros the interpreter allocates it with.
+PrimFunc partial_copy(int64_t size, int64_t written) {
+  PrimFunc f;
+  f.name = "partial";
+  f.buffers = {buffer("A", {size}, BufferRole::Input), buffer("Y", {size}, BufferRole::Output)};
+  f.params = {0};
+  f.output = 1;
+  std::vector<IterVar> iters;
+  iters.push_back(iter("vi", written, IterKind::Spatial, v("i")));
+  f.body = make_for("i", written, block("Y", std::move(iters), make_store(1, idx(v("vi")), load(0, idx(v("vi"))))));
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("defined_before_read: what a kernel overwrites whole, and what it must find zeroed") {
+  PrimFunc mm = matmul(4, 8, 3);
+  CHECK(tensor::defined_before_read(mm, mm.output));  // its init writes each Y before the sum reads it
+  PrimFunc no_init = mm;
+  no_init.body->body->body->body->init.reset();  // i / j / k / block: a sum onto whatever Y held
+  CHECK_FALSE(tensor::defined_before_read(no_init, no_init.output));
+  PrimFunc full = partial_copy(8, 8), half = partial_copy(8, 4);
+  CHECK(tensor::defined_before_read(full, full.output));
+  CHECK_FALSE(tensor::defined_before_read(half, half.output));  // Y[4..7] never written
+  // A fused kernel: its intermediate Y is written whole before C reads it, and stays so
+  // through a schedule that tiles, caches and decomposes the reduction.
+  PrimFunc fused = descent::testing::lower_kernel_text(descent::testing::kMmRelu);
+  int y = fused.find_buffer("Y");
+  REQUIRE(y >= 0);
+  CHECK(tensor::defined_before_read(fused, y));
+  CHECK(tensor::defined_before_read(fused, fused.output));
+  PrimFunc tiled = scheduled(fused, "tile Y.i Y.j 4 16\nreorder Y.i_0 Y.j_0 Y.k Y.i_1 Y.j_1\n"
+                                    "cache_write Y local\nreverse_compute_at Y_writeback Y.j_0\n"
+                                    "decompose_reduction Y Y.k\n");
+  CHECK(tensor::defined_before_read(tiled, tiled.find_buffer("Y")));
+  CHECK(tensor::defined_before_read(tiled, tiled.output));
+  // The consumer first: C reads Y before anything wrote it.
+  PrimFunc backwards = fused;
+  std::swap(backwards.body->stmts[0], backwards.body->stmts[1]);
+  CHECK_FALSE(tensor::defined_before_read(backwards, y));
+}
+
+TEST_CASE("outputs in recycled memory: cleared where the kernel does not write, never stale") {
+  // A kernel that writes all of a [1024] output leaves it holding data when it is freed; the
+  // next [1024] output reuses that storage. A kernel writing half of it must still show
+  // zeros in the other half, as the interpreter does.
+  PrimFunc full = partial_copy(1024, 1024), half = partial_copy(1024, 512);
+  cpu::CpuOptions options;
+  std::unique_ptr<cpu::CpuKernel> k_full, k_half;
+  std::string error;
+  REQUIRE_MESSAGE(cpu::compile_cpu(full, options, &k_full, &error), error);
+  REQUIRE_MESSAGE(cpu::compile_cpu(half, options, &k_half, &error), error);
+  Tensor a;
+  REQUIRE(tensor::full({1024}, 7.0f, &a, &error));
+  for (int round = 0; round < 3; ++round) {
+    {
+      Tensor sevens;
+      REQUIRE(k_full->run({&a}, &sevens, &error));
+      CHECK(sevens.data[1000] == 7.0f);
+    }  // freed: its storage waits for the next [1024]
+    uint64_t reused = tensor::storage_stats().reused;
+    Tensor got;
+    REQUIRE(k_half->run({&a}, &got, &error));
+    CHECK(tensor::storage_stats().reused > reused);  // it did get the sevens' storage
+    CHECK(got.data[0] == 7.0f);
+    CHECK(got.data[511] == 7.0f);
+    CHECK(got.data[512] == 0.0f);
+    CHECK(got.data[1023] == 0.0f);
+  }
+  check_against_interpreter(half);
+}

@@ -47,6 +47,17 @@ TEST_CASE("the same graph again replays its plan: same result, nothing lowered o
     StageResult g = s.graph_view("executed", Format::Text);
     REQUIRE(g.ok);
     CHECK(g.text.rfind("# replayed: ", 0) == 0);
+    // The replay ran the plan's launches without copying its graph; the view's graph is
+    // made when asked, on this evaluation's tensors.
+    const tensor::Evaluation& e = s.tensors().last_evaluation();
+    int kernels = 0;
+    for (const auto& n : e.executed.nodes) {
+      if (n.kind != tensor::NodeKind::Kernel) continue;
+      ++kernels;
+      CHECK(contains(g.text, "%" + std::to_string(n.id) + " = " + n.label));
+    }
+    CHECK(kernels == 1);  // linear, bias_add and relu fused into one
+    CHECK(e.kernels.size() == 1);
   }
 }
 

@@ -220,3 +220,33 @@ TEST_CASE("allclose: relative tolerance, nan, inf, first difference named") {
   CHECK(why == "shapes differ: [2, 3] vs [3, 2]");
   CHECK(allclose(a, a, 0.0, nullptr));
 }
+
+TEST_CASE("storage of 256 bytes and more is recycled: the next tensor of that size reuses it") {
+  std::string error;
+  const float* first = nullptr;
+  {
+    Tensor t;
+    REQUIRE(full({3, 100}, 5.0f, &t, &error));  // 1,200 bytes
+    first = t.data.data();
+  }
+  StorageStats before = storage_stats();
+  CHECK(before.kept_buffers >= 1);
+  Tensor z, e;
+  REQUIRE(zeros({300}, &z, &error));  // the same 1,200 bytes: the freed buffer, cleared
+  CHECK(z.data.data() == first);
+  CHECK(storage_stats().reused == before.reused + 1);
+  for (size_t i = 0; i < z.data.size(); ++i) REQUIRE(z.data[i] == 0.0f);
+  {
+    Tensor t;
+    REQUIRE(full({300}, 5.0f, &t, &error));
+    first = t.data.data();
+  }
+  REQUIRE(empty({300}, &e, &error));  // not cleared: for a writer of every element
+  CHECK(e.data.data() == first);
+  CHECK(e.data[7] == 5.0f);
+  // Small buffers are malloc's: not counted, not kept.
+  uint64_t fresh = storage_stats().fresh, reused = storage_stats().reused;
+  { Tensor s; REQUIRE(zeros({8}, &s, &error)); }
+  CHECK(storage_stats().fresh == fresh);
+  CHECK(storage_stats().reused == reused);
+}
