@@ -165,7 +165,10 @@ class JitKernel final : public CpuKernel {
       *error = "interrupted";
       return false;
     }
-    std::vector<const float*> raw;
+    // Kept per thread between runs: a model in a loop launches small kernels by the
+    // thousand, and these would be its only allocations besides the output.
+    thread_local std::vector<const float*> raw;
+    raw.clear();
     for (size_t i = 0; i < args.size(); ++i) {
       if (!args[i] || args[i]->shape != param_shapes_[i]) {
         *error = "argument " + std::to_string(i + 1) + " ('" + param_names_[i] + "') has shape " +
@@ -211,8 +214,8 @@ class JitKernel final : public CpuKernel {
   }
 
   void run_raw(const std::vector<const float*>& args, float* out) override {
-    std::vector<float*> ptrs;
-    ptrs.reserve(args.size() + 1 + temps_.size());
+    thread_local std::vector<float*> ptrs;
+    ptrs.clear();
     for (const float* a : args) ptrs.push_back(const_cast<float*>(a));  // read only
     ptrs.push_back(out);
     for (auto& t : temps_) ptrs.push_back(t.data());

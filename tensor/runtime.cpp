@@ -128,29 +128,39 @@ bool GraphRuntime::call_kernel(const KernelDecl& kernel, const std::vector<int64
              " arguments, got " + std::to_string(args.size());
     return false;
   }
-  std::vector<std::vector<int64_t>> shapes;
+  shape_key_.clear();
+  shape_key_.push_back(int64_t(reinterpret_cast<uintptr_t>(&kernel)));
   for (int64_t a : args) {
     if (!valid(a)) {
       *error = "kernel '" + kernel.name + "': argument is not a tensor";
       return false;
     }
-    shapes.push_back(nodes_[size_t(a)].shape);
+    const auto& dims = nodes_[size_t(a)].shape;
+    shape_key_.push_back(int64_t(dims.size()));
+    shape_key_.insert(shape_key_.end(), dims.begin(), dims.end());
   }
   std::vector<int64_t> shape;
-  auto key = std::make_pair(&kernel, std::move(shapes));
-  if (auto known = result_shapes_.find(key); known != result_shapes_.end()) {
+  if (auto known = result_shapes_.find(shape_key_); known != result_shapes_.end()) {
     shape = known->second;
+    // Valid when it was first worked out; the limit may have changed since (:memory).
+    double bytes = sizeof(float);
+    for (int64_t d : shape) bytes *= double(d);
+    if (bytes > double(limit_bytes_) &&
+        !within_limit("the result of '" + kernel.name + "'", shape, error))
+      return false;
   } else {
+    std::vector<std::vector<int64_t>> shapes;
+    for (int64_t a : args) shapes.push_back(nodes_[size_t(a)].shape);
     Diagnostic d;
-    if (!result_shape(kernel, key.second, &shape, &d)) {
+    if (!result_shape(kernel, shapes, &shape, &d)) {
       *error = d.message;
       return false;
     }
+    // Checked now, at the call, where the student can see it: the kernel runs later.
+    if (!within_limit("the result of '" + kernel.name + "'", shape, error)) return false;
     if (result_shapes_.size() >= 1024) result_shapes_.clear();  // ever-new shapes: start over
-    result_shapes_.emplace(std::move(key), shape);
+    result_shapes_.emplace(shape_key_, shape);
   }
-  // Checked now, at the call, where the student can see it: the kernel runs later.
-  if (!within_limit("the result of '" + kernel.name + "'", shape, error)) return false;
   Node n;
   n.kind = NodeKind::Kernel;
   n.label = kernel.name;

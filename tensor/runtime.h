@@ -314,8 +314,17 @@ class GraphRuntime : public TensorRuntime {
   // kernel's statements and costs more than the rest of a call, and a loop that runs a model
   // asks the same question every iteration. Keyed by the declaration's address, as plans
   // are (a Session keeps every declaration it compiled).
-  std::map<std::pair<const KernelDecl*, std::vector<std::vector<int64_t>>>, std::vector<int64_t>>
-      result_shapes_;
+  // The key is flat (the address, then each argument's rank and dims) and built in a
+  // buffer kept between calls, so a hit allocates nothing.
+  struct FlatKeyHash {
+    size_t operator()(const std::vector<int64_t>& k) const {
+      uint64_t h = 1469598103934665603ull;
+      for (int64_t x : k) h = (h ^ uint64_t(x)) * 1099511628211ull;
+      return size_t(h);
+    }
+  };
+  std::unordered_map<std::vector<int64_t>, std::vector<int64_t>, FlatKeyHash> result_shapes_;
+  std::vector<int64_t> shape_key_;
 
   NodeTable nodes_;  // index = handle = node id
   std::vector<uint8_t> freed_;  // per node: 1 once collect() freed it (handles never reused)

@@ -185,6 +185,13 @@ TEST_CASE("a tensor over the limit is a located error before allocation; the ses
   CHECK(contains(o.message, "<test>:3:5"));
   CHECK(contains(o.message, "the result of 'matmul' of shape [512, 1024] would need 2.0 MiB"));
   CHECK(printed_by(s, "print(a[1, 1] + 1.0)\n") == "2.0\n");
+  // A call whose result shape the runtime already knows is checked against the limit of now.
+  s.tensors().set_tensor_limit(64 * kMiB);
+  CHECK(printed_by(s, "c = matmul(p, q)\nprint(c[0, 0])\n") == "1.0\n");
+  s.tensors().set_tensor_limit(1 * kMiB);
+  o = submit(s, "d = matmul(p, q)\n");
+  REQUIRE(o.status == Outcome::RuntimeError);
+  CHECK(contains(o.message, "the result of 'matmul' of shape [512, 1024] would need 2.0 MiB"));
 }
 
 TEST_CASE("the file base: relative load and save paths are read from it, absolute ones are not") {
