@@ -64,6 +64,7 @@ const uint16_t* location_list(const RegFunction& f, const Instr& in) {
   switch (in.op) {
     case Op::CALL: case Op::TENSOR: case Op::TCHECK: return &f.lists[in.c];
     case Op::SAFEPOINT: return &f.lists[in.a];
+    case Op::HALT: return f.promoted.empty() ? nullptr : &f.lists[in.a];
     default: return nullptr;
   }
 }

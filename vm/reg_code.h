@@ -200,7 +200,8 @@ enum class Res : uint8_t { None, Int, Float, Bool, CopyB, KType, GType, Ret, Spi
   X(RETGEK_INT, Use, Const, Use, None,                                                             \
     "if R[A] >= K[B] then return R[C]   (fused jltk_int; return)")                                 \
   X(RETURN0, None, None, None, None, "return (no value)")                                          \
-  X(HALT, None, None, None, None, "end of top-level code")                                         \
+  X(HALT, None, None, None, None,                                                                  \
+    "end of top-level code; G[promoted[n]] := R[L[A][n]]: top-level variables in registers go home") \
   X(PRINT, List, None, None, None, "print the items of L[A] separated by spaces, then newline")    \
   X(ECHO, Use, Type, None, None, "REPL: print R[A] as type B, then newline")                     \
   X(TENSOR, Def, Site, List, Site,                                                                 \
@@ -251,6 +252,12 @@ struct RegFunction {
   std::vector<SourceLoc> list_locs;  // per lists entry: a printed tensor's errors point here
   std::vector<TensorSite> tensor_sites;  // S: the tensor operations
   bool uses_tensors = false;  // CALL notes the tensor handle count for it (the collector)
+
+  // Top-level code only: the globals that live in registers for this input (issue 34's
+  // "top-level loops as fast as functions"), by global index. HALT's list L[A] names their
+  // locations, which the allocator assigns like any list's; HALT and a run's error write
+  // each back to its global (the value only: whether it is assigned was set when it was).
+  std::vector<uint16_t> promoted;
 
   // Virtual form (the compiler's output). Locals are v0.. (parameters first), then temps.
   int num_vregs = 0;

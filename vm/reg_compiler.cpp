@@ -1,9 +1,16 @@
 #include "vm/reg_compiler.h"
 
+#include "vm/reg_globals.h"
+#include "vm/reg_ops.h"
+
 #include <algorithm>
+#include <map>
+#include <set>
 
 namespace descent {
 namespace {
+
+using namespace reg_ops;
 
 // Thrown when a function outgrows the 16-bit fields; caught at the API boundary.
 struct TooLarge {};
@@ -14,123 +21,6 @@ struct Opnd {
   int v = 0;
 };
 
-// Comparison kinds for compare-and-branch; the N* forms exist for floats only, where
-// !(a < b) is not a >= b (nan).
-enum class Cond { EQ, NE, LT, LE, GT, GE, NLT, NLE, NGT, NGE };
-
-Cond cond_of(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::Eq: return Cond::EQ;
-    case BinaryOp::Ne: return Cond::NE;
-    case BinaryOp::Lt: return Cond::LT;
-    case BinaryOp::Le: return Cond::LE;
-    case BinaryOp::Gt: return Cond::GT;
-    default: return Cond::GE;
-  }
-}
-Cond negate(Cond c, bool is_float) {
-  switch (c) {
-    case Cond::EQ: return Cond::NE;
-    case Cond::NE: return Cond::EQ;
-    case Cond::LT: return is_float ? Cond::NLT : Cond::GE;
-    case Cond::LE: return is_float ? Cond::NLE : Cond::GT;
-    case Cond::GT: return is_float ? Cond::NGT : Cond::LE;
-    case Cond::GE: return is_float ? Cond::NGE : Cond::LT;
-    case Cond::NLT: return Cond::LT;
-    case Cond::NLE: return Cond::LE;
-    case Cond::NGT: return Cond::GT;
-    default: return Cond::GE;
-  }
-}
-// a OP b  ==  b MIRROR(OP) a
-Cond mirror(Cond c) {
-  switch (c) {
-    case Cond::LT: return Cond::GT;
-    case Cond::LE: return Cond::GE;
-    case Cond::GT: return Cond::LT;
-    case Cond::GE: return Cond::LE;
-    case Cond::NLT: return Cond::NGT;
-    case Cond::NLE: return Cond::NGE;
-    case Cond::NGT: return Cond::NLT;
-    case Cond::NGE: return Cond::NLE;
-    default: return c;
-  }
-}
-
-// Register-register branch opcodes exist for EQ NE LT LE (and NLT NLE on floats); the
-// others are the same ops with the operands swapped.
-bool needs_swap(Cond c) {
-  return c == Cond::GT || c == Cond::GE || c == Cond::NGT || c == Cond::NGE;
-}
-Op branch_rr(Cond c, bool f) {
-  switch (c) {
-    case Cond::EQ: return f ? Op::JEQ_FLOAT : Op::JEQ_INT;
-    case Cond::NE: return f ? Op::JNE_FLOAT : Op::JNE_INT;
-    case Cond::LT:
-    case Cond::GT: return f ? Op::JLT_FLOAT : Op::JLT_INT;
-    case Cond::LE:
-    case Cond::GE: return f ? Op::JLE_FLOAT : Op::JLE_INT;
-    case Cond::NLT:
-    case Cond::NGT: return Op::JNLT_FLOAT;
-    default: return Op::JNLE_FLOAT;
-  }
-}
-Op branch_rk(Cond c, bool f) {
-  switch (c) {
-    case Cond::EQ: return f ? Op::JEQK_FLOAT : Op::JEQK_INT;
-    case Cond::NE: return f ? Op::JNEK_FLOAT : Op::JNEK_INT;
-    case Cond::LT: return f ? Op::JLTK_FLOAT : Op::JLTK_INT;
-    case Cond::LE: return f ? Op::JLEK_FLOAT : Op::JLEK_INT;
-    case Cond::GT: return f ? Op::JGTK_FLOAT : Op::JGTK_INT;
-    case Cond::GE: return f ? Op::JGEK_FLOAT : Op::JGEK_INT;
-    case Cond::NLT: return Op::JNLTK_FLOAT;
-    case Cond::NLE: return Op::JNLEK_FLOAT;
-    case Cond::NGT: return Op::JNGTK_FLOAT;
-    default: return Op::JNGEK_FLOAT;
-  }
-}
-
-// Typed arithmetic opcodes: register-register, and register-constant (K in C).
-Op arith_rr(BinaryOp op, bool f) {
-  switch (op) {
-    case BinaryOp::Add: return f ? Op::ADD_FLOAT : Op::ADD_INT;
-    case BinaryOp::Sub: return f ? Op::SUB_FLOAT : Op::SUB_INT;
-    case BinaryOp::Mul: return f ? Op::MUL_FLOAT : Op::MUL_INT;
-    case BinaryOp::Div: return f ? Op::DIV_FLOAT : Op::DIV_INT;
-    default: return f ? Op::MOD_FLOAT : Op::MOD_INT;
-  }
-}
-Op arith_rk(BinaryOp op, bool f) {
-  switch (op) {
-    case BinaryOp::Add: return f ? Op::ADDK_FLOAT : Op::ADDK_INT;
-    case BinaryOp::Sub: return f ? Op::SUBK_FLOAT : Op::SUBK_INT;
-    case BinaryOp::Mul: return f ? Op::MULK_FLOAT : Op::MULK_INT;
-    case BinaryOp::Div: return f ? Op::DIVK_FLOAT : Op::DIVK_INT;
-    default: return f ? Op::MODK_FLOAT : Op::MODK_INT;
-  }
-}
-// Value-producing comparisons: EQ NE LT LE register-register (GT GE swap), all six with K.
-Op compare_rr(Cond c, bool f) {
-  switch (c) {
-    case Cond::EQ: return f ? Op::EQ_FLOAT : Op::EQ_INT;
-    case Cond::NE: return f ? Op::NE_FLOAT : Op::NE_INT;
-    case Cond::LT:
-    case Cond::GT: return f ? Op::LT_FLOAT : Op::LT_INT;
-    default: return f ? Op::LE_FLOAT : Op::LE_INT;
-  }
-}
-Op compare_rk(Cond c, bool f) {
-  switch (c) {
-    case Cond::EQ: return f ? Op::EQK_FLOAT : Op::EQK_INT;
-    case Cond::NE: return f ? Op::NEK_FLOAT : Op::NEK_INT;
-    case Cond::LT: return f ? Op::LTK_FLOAT : Op::LTK_INT;
-    case Cond::LE: return f ? Op::LEK_FLOAT : Op::LEK_INT;
-    case Cond::GT: return f ? Op::GTK_FLOAT : Op::GTK_INT;
-    default: return f ? Op::GEK_FLOAT : Op::GEK_INT;
-  }
-}
-
-bool is_compare(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::Ge; }
 
 // A literal (possibly negated or promoted): usable as a K operand.
 bool as_const(const Expr& e, Value* v) {
@@ -172,17 +62,6 @@ bool may_fail(const Expr& e) {
   return false;
 }
 
-// Whether a block assigns local `slot` (then a for loop keeps a hidden counter).
-bool assigns_local(const Block& b, int slot) {
-  for (const auto& s : b) {
-    if ((s->kind == StmtKind::Assign || s->kind == StmtKind::For) && s->storage == Storage::Local &&
-        s->slot == slot)
-      return true;
-    if (assigns_local(s->body, slot) || assigns_local(s->else_body, slot)) return true;
-  }
-  return false;
-}
-
 class RegCompiler {
  public:
   RegCompiler(const Module& m, RegFunction& f) : m_(m), f_(f) {}
@@ -210,19 +89,52 @@ class RegCompiler {
     f_.name = "<top>";
     f_.uses_tensors = p.uses_tensors;
     echo_ = echo;
-    SourceLoc end;
+    SourceLoc end, start = p.body.empty() ? SourceLoc{} : p.body.front()->loc;
+    // Top-level variables in registers (reg_globals.h). Each starts as the global's value, so that writing it back
+    // before the input assigned it (an error in the first lines) changes nothing.
+    std::vector<uint16_t> homes;
+    for (int g : promotable_globals(p, m_)) {
+      Type t = m_.globals[size_t(g)].type;
+      int r = new_vreg(t, m_.globals[size_t(g)].name);
+      promoted_[g] = r;
+      f_.promoted.push_back(field(g));
+      homes.push_back(field(r));
+      emit(Op::GETGLOBAL, r, g, 0, start);
+    }
+    marked_.emplace_back();  // the top-level statements' block
     for (const auto& s : p.body) {
       stmt(*s);
       safe_point(*s);
       end = s->loc;
     }
-    emit(Op::HALT, 0, 0, 0, end);
+    emit(Op::HALT, homes.empty() ? 0 : list(homes), 0, 0, end);
   }
 
  private:
   struct Loop {
     std::vector<int> breaks, continues;
   };
+
+  // The register of a variable: a local's slot, a promoted global's register, else -1.
+  int reg_of(Storage storage, int slot) const {
+    if (storage == Storage::Local) return slot;
+    if (storage != Storage::Global) return -1;
+    auto it = promoted_.find(slot);
+    return it == promoted_.end() ? -1 : it->second;
+  }
+  bool promoted(Storage storage, int slot) const {
+    return storage == Storage::Global && promoted_.count(slot);
+  }
+  // Whether a block assigns the variable in register `reg` (then a for loop keeps a
+  // hidden counter, and a loop bound in it is copied first).
+  bool assigns_reg(const Block& b, int reg) const {
+    for (const auto& s : b) {
+      if ((s->kind == StmtKind::Assign || s->kind == StmtKind::For) && reg_of(s->storage, s->slot) == reg)
+        return true;
+      if (assigns_reg(s->body, reg) || assigns_reg(s->else_body, reg)) return true;
+    }
+    return false;
+  }
 
   // ---- emission ----
   int here() const { return static_cast<int>(f_.code.size()); }
@@ -362,9 +274,9 @@ class RegCompiler {
     }
     switch (e.kind) {
       case ExprKind::Var: {
-        if (e.storage == Storage::Local) {
-          if (dest < 0 || dest == e.slot) return e.slot;
-          emit(Op::MOVE, dest, e.slot, 0, e.loc);
+        if (int v = reg_of(e.storage, e.slot); v >= 0) {
+          if (dest < 0 || dest == v) return v;
+          emit(Op::MOVE, dest, v, 0, e.loc);
           return dest;
         }
         int r = target(dest, e.type);
@@ -595,11 +507,21 @@ class RegCompiler {
   }
 
   // ---- statements ----
-  void block(const Block& b) {
+  void block(const Block& b, int assigned = -1) {
+    marked_.emplace_back();
+    if (assigned >= 0) marked_.back().insert(assigned);
     for (const auto& s : b) {
       stmt(*s);
       safe_point(*s);
     }
+    marked_.pop_back();
+  }
+  // A promoted global certainly marked assigned by now: by an earlier statement of this
+  // block or of an enclosing one (each of which stored to the global when it ran).
+  bool marked(int g) const {
+    for (const auto& m : marked_)
+      if (m.count(g)) return true;
+    return false;
   }
 
   void stmt(const Stmt& s) {
@@ -637,12 +559,17 @@ class RegCompiler {
   }
 
   void assign(const Stmt& s) {
-    if (s.storage == Storage::Local) {
+    if (int v = reg_of(s.storage, s.slot); v >= 0) {
       if (s.has_op)
-        emit_arith(s.assign_op, s.var_type, s.slot, Opnd{false, s.slot}, operand(*s.expr),
-                   s.op_loc);
+        emit_arith(s.assign_op, s.var_type, v, Opnd{false, v}, operand(*s.expr), s.op_loc);
       else
-        expr(*s.expr, s.slot);
+        expr(*s.expr, v);
+      // The first assignment on its way also stores to the global, which marks it assigned
+      // (a later input may read it); the ones after it need not.
+      if (promoted(s.storage, s.slot) && !marked(s.slot)) {
+        emit(Op::SETGLOBAL, v, s.slot, 0, s.loc);
+        marked_.back().insert(s.slot);
+      }
       return;
     }
     int r;
@@ -693,12 +620,13 @@ class RegCompiler {
   // ends holding the last value, as in the walker. Otherwise a hidden counter is copied
   // into the variable at the top of each iteration.
   void for_stmt(const Stmt& s) {
-    bool direct = s.storage == Storage::Local && !assigns_local(s.body, s.slot);
+    const int var = reg_of(s.storage, s.slot);
+    bool direct = var >= 0 && !assigns_reg(s.body, var);
     Opnd lo, hi;
     int counter;
     if (direct) {
       lo = operand(*s.expr);
-      counter = s.slot;
+      counter = var;
     } else {
       counter = temp(Type::Int);
       expr(*s.expr, counter);
@@ -707,7 +635,7 @@ class RegCompiler {
     hi = operand(*s.expr2);
     if (!hi.is_k && hi.v < static_cast<int>(f_.vreg_names.size()) &&
         !f_.vreg_names[static_cast<size_t>(hi.v)].empty() &&
-        (assigns_local(s.body, hi.v) || (direct && hi.v == counter))) {
+        (assigns_reg(s.body, hi.v) || (direct && hi.v == counter))) {
       int t = temp(Type::Int);  // a local bound that the loop itself would overwrite
       emit(Op::MOVE, t, hi.v, 0, s.loc);
       hi.v = t;
@@ -729,15 +657,19 @@ class RegCompiler {
       else if (lo.v != counter)
         emit(Op::MOVE, counter, lo.v, 0, s.loc);
     }
+    // A promoted loop variable is marked assigned once, before the first iteration (which
+    // assigns it the value it stores), not on each one.
+    const bool mark = promoted(s.storage, s.slot) && !marked(s.slot);
+    if (mark) emit(Op::SETGLOBAL, counter, s.slot, 0, s.loc);
     int top = label();
     if (!direct) {
-      if (s.storage == Storage::Local)
-        emit(Op::MOVE, s.slot, counter, 0, s.loc);
+      if (var >= 0)
+        emit(Op::MOVE, var, counter, 0, s.loc);
       else
         emit(Op::SETGLOBAL, counter, s.slot, 0, s.loc);
     }
     loops_.emplace_back();
-    block(s.body);
+    block(s.body, promoted(s.storage, s.slot) ? s.slot : -1);
     Loop loop = std::move(loops_.back());
     loops_.pop_back();
     patch_here(loop.continues);
@@ -749,6 +681,8 @@ class RegCompiler {
   const Module& m_;
   RegFunction& f_;
   const FnDecl* fn_ = nullptr;          // the function being compiled (null: top-level code)
+  std::map<int, int> promoted_;         // top-level code: global index -> its register
+  std::vector<std::set<int>> marked_;   // per block entered: promoted globals marked assigned
   std::vector<uint16_t> tensor_locals_;  // its Tensor-typed locals: the safe points' roots
   bool echo_ = false;
   int last_label_ = -1;

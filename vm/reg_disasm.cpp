@@ -130,6 +130,11 @@ std::string disassemble_instr(const RegFunction& f, int pc, const Module* m) {
     } else if (!args.empty()) {
       ops.back() += " " + args;
     }
+  } else if (in.op == Op::HALT) {
+    // halt  sum <- r2, i <- r0: the top-level variables that lived in registers go home
+    if (const uint16_t* l = location_list(f, in))
+      for (int i = 0; i < l[0]; ++i)
+        ops.push_back(global_name(m, f.promoted[size_t(i)]) + " <- " + location_name(f, l[1 + i]));
   } else if (in.op == Op::PRINT) {
     const uint16_t* l = &f.lists[in.a];
     for (int i = 0; i < l[0]; ++i) {

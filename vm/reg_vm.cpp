@@ -168,6 +168,16 @@ class RegVM final : public Engine {
   Tracer tracer_;  // only the traced instantiation of execute uses it (reg_trace.cpp)
 };
 
+// Top-level variables kept in registers go home, the values only (reg_globals.h). HALT's
+// list says where each lives; only FORLOOP's spill trampolines may follow HALT.
+void write_back(const FnRt& top, const Value* base, Value* G) {
+  const RegFunction& f = *top.src;
+  const uint16_t* l = nullptr;
+  for (size_t pc = f.code.size(); pc-- > 0 && !l && !f.promoted.empty();)
+    if (f.code[pc].op == Op::HALT) l = location_list(f, f.code[pc]);
+  for (int n = 0; l && n < l[0]; ++n) G[f.promoted[size_t(n)]] = base[l[1 + n]];
+}
+
 // A safe point: roots are the tensor globals and the tensor locals of the current frame.
 // The callers' frames need not be scanned: everything they hold was made before the current
 // call began, below `from`, which the collector never frees.
@@ -641,8 +651,8 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
         vmbreak;
       }
       vmcase(HALT) {
-        // The end of a run is a safe point with nothing held but globals: what none of them
-        // holds now is garbage, whichever input made it.
+        write_back(*fn, base, G);
+        // The end of a run is a safe point: what no global holds now is garbage.
         if (trt) collect(*trt, module, globals, nullptr, base, 0);
         if constexpr (kTrace)
           tracer_.step(*ran_in, ran, *fn, base, pc, module, options,
@@ -745,6 +755,7 @@ RunResult RegVM::execute(const FnRt& top, const Module& module, GlobalStore& glo
   }
 
 fail : {
+  write_back(top, stack_, G);  // what a REPL reads after the error: as on the walker
   RunResult r;
   r.ok = false;
   size_t at = static_cast<size_t>(pc - 1 - fn->code);
