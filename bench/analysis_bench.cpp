@@ -7,7 +7,7 @@
 // front end (lex, parse, check, fold: Session::compile) of the same program in the same run,
 // so "time/base" reads "the analysis costs N front ends". The programs:
 //
-//   b1_fib .. b4_collatz   the vm suite's programs (bench/programs): loops and recursion
+//   b1_fib .. b3_top       the vm suite's programs (bench/programs): loops and recursion
 //   big_program            4,000 generated statements: loops in loops, ifs, calls
 //   and_chain              a 10,000-term `&&` chain (a malformed-input probe: conditions that
 //                          tall are not used to narrow, docs/analysis.md)
@@ -80,7 +80,8 @@ std::vector<Program> programs(const BenchOptions& o, std::string* error) {
 }  // namespace
 
 std::vector<std::string> analysis_workloads() {
-  return {"b1_fib", "b2_sum_squares", "b3_mandelbrot", "b4_collatz", "big_program", "and_chain", "deep_loops"};
+  return {"b1_fib",  "b2_sum_squares", "b3_mandelbrot", "b4_collatz", "b2_top",
+          "b3_top",  "big_program",    "and_chain",     "deep_loops"};
 }
 
 std::vector<BenchRecord> run_analysis_benchmarks(const BenchOptions& o, std::string* error) {

@@ -55,6 +55,12 @@ const std::vector<Workload>& workloads() {
       {"vm", "b4_collatz", "total Collatz steps for n in 1..1,000,000",
        "branchy integer code: a data-dependent while loop with if/else, % and /",
        {{"N", 1000000, 10000}}, "131434424", "849666"},
+      {"vm", "b2_top", "B2 written at top level (no function): 100 million iterations",
+       "the same loop on top-level variables: as fast as B2 where they live in registers",
+       {{"N", 100000000, 100000}}, "954980", "368001"},
+      {"vm", "b3_top", "B3 written at top level (no function)",
+       "the same loops on top-level variables",
+       {{"W", 600, 60}, {"H", 400, 40}, {"MAX_ITER", 200, 200}}, "13428357", "136029"},
   };
   return all;
 }

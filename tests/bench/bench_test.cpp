@@ -83,11 +83,13 @@ TEST_CASE("the vm suite has the four workloads with their checksums") {
                     (w.name + ext));
   }
   CHECK(names ==
-        std::vector<std::string>{"b1_fib", "b2_sum_squares", "b3_mandelbrot", "b4_collatz"});
+        std::vector<std::string>{"b1_fib", "b2_sum_squares", "b3_mandelbrot", "b4_collatz", "b2_top", "b3_top"});
   CHECK(workloads()[0].expected == "2178309");
   CHECK(workloads()[1].expected == "954980");
   CHECK(workloads()[2].expected == "13428357");
   CHECK(workloads()[3].expected == "131434424");
+  CHECK(workloads()[4].expected == workloads()[1].expected);  // B2 at top level: the same sums
+  CHECK(workloads()[5].expected == workloads()[2].expected);
 }
 
 TEST_CASE("the program files hold the full-scale parameter values") {
@@ -136,7 +138,7 @@ TEST_CASE("quick suite on the ast engine: every checksum matches") {
   // A line when each cell starts and one when it ends; no trailing newlines.
   CHECK(lines.size() == 2 * records.size());
   for (const auto& l : lines) CHECK((l.empty() || l.back() != '\n'));
-  CHECK(lines.front().find("[1/4] vm/b1_fib on ast") == 0);
+  CHECK(lines.front().find("[1/6] vm/b1_fib on ast") == 0);
   CHECK(lines.back().find("ok") != std::string::npos);
 
   std::string table = format_table(records);
@@ -271,7 +273,7 @@ TEST_CASE("a wrong checksum, a runtime error or a missing parameter fails the re
   std::string error;
   auto records = run_benchmarks(o, &error);
   CHECK(error.empty());
-  REQUIRE(records.size() == 4);
+  REQUIRE(records.size() == 6);
   CHECK(!all_ok(records));
 
   CHECK(!records[0].checksum_ok);
@@ -288,6 +290,8 @@ TEST_CASE("a wrong checksum, a runtime error or a missing parameter fails the re
   CHECK(records[2].note.find("MAX_ITER") != std::string::npos);
 
   CHECK(records[3].checksum_ok);
+  CHECK(records[4].checksum_ok);  // b2_top and b3_top: untouched
+  CHECK(records[5].checksum_ok);
   CHECK(format_table(records).find("FAILED") != std::string::npos);
 }
 
