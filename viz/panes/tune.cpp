@@ -152,10 +152,34 @@ struct TunePane : Pane {
     return true;
   }
 
+  // A chart's frame with its axes: the title above, the y range's ends at the left, the x
+  // range's ends and the x title below. Returns the inner rectangle to plot in.
+  struct Plot {
+    ImVec2 lo, hi;  // inner rectangle, screen coordinates
+  };
+  static Plot axes(ImDrawList* dl, ImVec2 p0, float w, float h, const std::string& title,
+                   const std::string& x_title, const std::string& x_lo, const std::string& x_hi,
+                   const std::string& y_lo, const std::string& y_hi) {
+    const ImU32 frame = IM_COL32(150, 150, 150, 255), ink = IM_COL32(70, 70, 70, 255);
+    const float line = ImGui::GetTextLineHeight();
+    const float left = std::max(ImGui::CalcTextSize(y_lo.c_str()).x, ImGui::CalcTextSize(y_hi.c_str()).x) + 6;
+    Plot pl{ImVec2(p0.x + left, p0.y + line + 2), ImVec2(p0.x + w, p0.y + h - line - 2)};
+    dl->AddText(ImVec2(p0.x + left, p0.y), ink, title.c_str());
+    dl->AddRect(pl.lo, pl.hi, frame);
+    dl->AddText(ImVec2(p0.x, pl.lo.y - 2), ink, y_hi.c_str());
+    dl->AddText(ImVec2(p0.x, pl.hi.y - line + 2), ink, y_lo.c_str());
+    dl->AddText(ImVec2(pl.lo.x, pl.hi.y + 2), ink, x_lo.c_str());
+    float xw = ImGui::CalcTextSize(x_hi.c_str()).x, tw = ImGui::CalcTextSize(x_title.c_str()).x;
+    dl->AddText(ImVec2(pl.hi.x - xw, pl.hi.y + 2), ink, x_hi.c_str());
+    dl->AddText(ImVec2((pl.lo.x + pl.hi.x - tw) / 2, pl.hi.y + 2), ink, x_title.c_str());
+    return pl;
+  }
+
   // The two charts of `descent tune --plot`, drawn with ImGui's draw list: the best time so
-  // far against the candidates measured, and each candidate the model scored before it ran,
-  // its score (x) against its measured time (y, lower is faster).
-  static void charts(const std::vector<tune::Candidate>& cands) {
+  // far against the candidates measured, with the default schedule's time as a reference
+  // line, and each candidate the model scored before it ran, its score (x) against its
+  // measured time (y, lower is faster).
+  static void charts(const std::vector<tune::Candidate>& cands, double default_s = 0) {
     std::vector<float> best;
     float b = 0;
     struct Dot { float score, time; };
@@ -167,28 +191,40 @@ struct TunePane : Pane {
     }
     if (best.empty()) return;
     float lo = *std::min_element(best.begin(), best.end()), hi = *std::max_element(best.begin(), best.end());
-    ImGui::Text("best so far: %.4g ms after the first candidate, %.4g ms after %zu", hi, lo, best.size());
+    const float def = float(default_s * 1e3);
+    if (def > 0) {  // the default's line on the chart when it is within reach of the search
+      lo = std::min(lo, def);
+      if (def < hi * 3) hi = std::max(hi, def);
+    }
+    auto ms_text = [](float v) { return fmt::format("{:.3g} ms", v); };
+    ImGui::Text("best so far: %.4g ms after the first candidate, %.4g ms after %zu", best.front(),
+                best.back(), best.size());
     ImVec2 p0 = ImGui::GetCursorScreenPos();
-    float full = std::max(200.0f, ImGui::GetContentRegionAvail().x), h = 80;
+    float full = std::max(240.0f, ImGui::GetContentRegionAvail().x), h = 170;
     float w = dots.empty() ? full : full * 0.5f - 8;
     ImGui::Dummy(ImVec2(full, h));
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    const ImU32 blue = IM_COL32(30, 90, 180, 255), orange = IM_COL32(220, 100, 20, 255);
-    dl->AddRect(p0, ImVec2(p0.x + w, p0.y + h), IM_COL32(180, 180, 180, 255));
+    const ImU32 blue = IM_COL32(30, 90, 180, 255), orange = IM_COL32(220, 100, 20, 255),
+                grey = IM_COL32(120, 120, 120, 255);
+    Plot pl = axes(dl, p0, w, h, "best time so far (lower is faster)", "candidates measured", "1",
+                   std::to_string(best.size()), ms_text(lo), ms_text(hi));
     float span = std::max(hi - lo, hi * 0.01f);
     auto at = [&](size_t k, float v) {
-      float x = p0.x + 4 + (w - 8) * (best.size() > 1 ? float(k) / float(best.size() - 1) : 0.f);
-      float y = p0.y + 4 + (h - 8) * (1 - (v - lo) / span);
+      float x = pl.lo.x + 3 + (pl.hi.x - pl.lo.x - 6) * (best.size() > 1 ? float(k) / float(best.size() - 1) : 0.f);
+      float y = pl.lo.y + 3 + (pl.hi.y - pl.lo.y - 6) * (1 - (std::min(v, hi) - lo) / span);
       return ImVec2(x, y);
     };
+    if (def > 0 && def <= hi) {
+      ImVec2 a = at(0, def), z = at(best.size() > 1 ? best.size() - 1 : 0, def);
+      for (float x = a.x; x < z.x; x += 8) dl->AddLine(ImVec2(x, a.y), ImVec2(std::min(x + 4, z.x), a.y), grey, 1);
+      dl->AddText(ImVec2(z.x - ImGui::CalcTextSize("default").x, a.y - ImGui::GetTextLineHeight()), grey, "default");
+    }
     // A step down at every candidate that found a faster schedule.
     for (size_t k = 1; k < best.size(); ++k) {
       dl->AddLine(at(k - 1, best[k - 1]), at(k, best[k - 1]), blue, 2);
       dl->AddLine(at(k, best[k - 1]), at(k, best[k]), blue, 2);
     }
     if (dots.empty()) return;
-    ImVec2 q0(p0.x + w + 16, p0.y);
-    dl->AddRect(q0, ImVec2(q0.x + w, q0.y + h), IM_COL32(180, 180, 180, 255));
     float slo = dots[0].score, shi = slo, tlo = dots[0].time, thi = tlo;
     for (const auto& d : dots) {
       slo = std::min(slo, d.score);
@@ -196,15 +232,14 @@ struct TunePane : Pane {
       tlo = std::min(tlo, d.time);
       thi = std::max(thi, d.time);
     }
-    // The chart's caption inside its frame, so the two never compete for one line.
-    std::string caption = "model score (x) against measured ms (y): " + std::to_string(dots.size()) +
-                          " candidates";
-    dl->AddText(ImVec2(q0.x + 4, q0.y + 2), IM_COL32(90, 90, 90, 255), caption.c_str());
+    Plot q = axes(dl, ImVec2(p0.x + w + 16, p0.y), w, h,
+                  fmt::format("model score vs time ({} ranked)", dots.size()), "model score",
+                  fmt::format("{:.2f}", slo), fmt::format("{:.2f}", shi), ms_text(tlo), ms_text(thi));
     float sspan = std::max(shi - slo, 1e-6f), tspan = std::max(thi - tlo, thi * 0.01f);
     for (const auto& d : dots) {
-      float x = q0.x + 4 + (w - 8) * (d.score - slo) / sspan;
-      float y = q0.y + 4 + (h - 8) * (1 - (d.time - tlo) / tspan);
-      dl->AddRectFilled(ImVec2(x - 2, y - 2), ImVec2(x + 3, y + 3), orange);
+      float x = q.lo.x + 4 + (q.hi.x - q.lo.x - 8) * (d.score - slo) / sspan;
+      float y = q.lo.y + 4 + (q.hi.y - q.lo.y - 8) * (1 - (d.time - tlo) / tspan);
+      dl->AddCircleFilled(ImVec2(x, y), 3.5f, orange);
     }
   }
 
@@ -354,7 +389,7 @@ struct TunePane : Pane {
       ImGui::SameLine();
       ImGui::ProgressBar(float(values[i] / longest), ImVec2(-1, 0), "");
     }
-    charts(sr.candidates);
+    charts(sr.candidates, t.default_seconds);
     if (sr.ranked > 0)
       ImGui::Text("cost model: rank correlation %.2f on %d candidates it ranked before they ran",
                   sr.rank_correlation, sr.ranked);
