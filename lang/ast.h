@@ -32,6 +32,8 @@ const char* op_symbol(UnaryOp op);   // "-", "!"
 const char* op_symbol(BinaryOp op);  // "+", "&&", ...
 const char* op_name(UnaryOp op);     // "neg", "not" (s-expressions, bytecode comments)
 const char* op_name(BinaryOp op);    // "add", "and", ...
+// == != < <= > >=: in a kernel, a comparison is an f32 mask (1.0 where it holds, else 0.0).
+inline bool is_kernel_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::Ge; }
 
 // Functions every program can call without declaring them.
 enum class Builtin : uint8_t {

@@ -120,8 +120,12 @@ class KernelChecker {
         value(e.kids[0]);
         return;
       case ExprKind::Binary:
+        // Arithmetic, and comparisons as masks: `x[i] > 0.0` is 1.0 where it holds and 0.0
+        // elsewhere (NumPy's `(x > 0)` in arithmetic), so `dy[i] * (x[i] > 0.0)` is relu's
+        // gradient. && and || and % stay scalar-only.
         if (e.binary_op != BinaryOp::Add && e.binary_op != BinaryOp::Sub &&
-            e.binary_op != BinaryOp::Mul && e.binary_op != BinaryOp::Div)
+            e.binary_op != BinaryOp::Mul && e.binary_op != BinaryOp::Div &&
+            !is_kernel_comparison(e.binary_op))
           error_(e.loc, std::string("operator '") + op_symbol(e.binary_op) +
                             "' is not supported in kernels");
         e.operand_type = Type::Float;

@@ -514,6 +514,13 @@ struct Builder {
       }
       case ExprKind::Unary: return tir::unary(tir::Op::Neg, value(*e.kids[0], acc));
       case ExprKind::Binary: {
+        if (is_kernel_comparison(e.binary_op)) {  // a mask: select(a OP b, 1.0, 0.0)
+          static const tir::Op cmp[] = {tir::Op::Eq, tir::Op::Ne, tir::Op::Lt,
+                                        tir::Op::Le, tir::Op::Gt, tir::Op::Ge};
+          tir::Op op = cmp[int(e.binary_op) - int(BinaryOp::Eq)];
+          return tir::select(tir::binary(op, value(*e.kids[0], acc), value(*e.kids[1], acc)),
+                             tir::float_imm(1), tir::float_imm(0));
+        }
         tir::Op op = e.binary_op == BinaryOp::Add   ? tir::Op::Add
                      : e.binary_op == BinaryOp::Sub ? tir::Op::Sub
                      : e.binary_op == BinaryOp::Mul ? tir::Op::Mul
@@ -555,7 +562,7 @@ struct Builder {
     if ((e.kind == ExprKind::Unary && e.unary_op != UnaryOp::Neg) ||
         (e.kind == ExprKind::Binary && e.binary_op != BinaryOp::Add &&
          e.binary_op != BinaryOp::Sub && e.binary_op != BinaryOp::Mul &&
-         e.binary_op != BinaryOp::Div))
+         e.binary_op != BinaryOp::Div && !is_kernel_comparison(e.binary_op)))
       return fail(error, e.loc, "operator is not supported in kernels");
     if (e.kind == ExprKind::Index) return true;  // indices were checked as affine forms
     for (const auto& kid : e.kids)

@@ -345,8 +345,11 @@ TEST_CASE("tensor sema: kernel errors, exactly located") {
   CHECK(k("  B[i, j] = A[i, j]\n  return A") ==
         Lines{"3:10: 'A' is a parameter; a kernel returns a buffer one of its stages computes"});
   CHECK(k("  B[i, j] = B[i, j] + A[i, j]\n  return B") == Lines{"2:13: unknown buffer 'B'"});
-  CHECK(k("  B[i, j] = A[i, j] < 1.0\n  return B") ==
-        Lines{"2:21: operator '<' is not supported in kernels"});
+  CHECK(k("  B[i, j] = A[i, j] < 1.0\n  return B") == Lines{});  // a comparison is a 0/1 mask
+  CHECK(k("  B[i, j] = A[i, j] % 2.0\n  return B") ==
+        Lines{"2:21: operator '%' is not supported in kernels"});
+  CHECK(k("  B[i, j] = (A[i, j] < 1.0) && (A[i, j] > 0.0)\n  return B") ==
+        Lines{"2:29: operator '&&' is not supported in kernels"});
   CHECK(k("  B[i, j] = sin(A[i, j])\n  return B") ==
         Lines{"2:13: 'sin' cannot be called in a kernel (only max, min, exp, log, sqrt and abs)"});
   CHECK(k("  B[i, j] = exp(A[i, j], 1)\n  return B") == Lines{"2:13: 'exp' expects 1 argument, got 2"});

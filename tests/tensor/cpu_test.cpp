@@ -674,3 +674,13 @@ TEST_CASE("outputs in recycled memory: cleared where the kernel does not write, 
   }
   check_against_interpreter(half);
 }
+
+TEST_CASE("comparisons as 0/1 masks equal the interpreter, vectorized and not") {
+  PrimFunc f = descent::testing::lower_kernel_text(R"(kernel m(a: f32[n, k], b: f32[n, k]) -> f32[n, k] {
+  c[i, j] = (a[i, j] < b[i, j]) + 2.0 * (a[i, j] <= 0.0) + 4.0 * (a[i, j] == a[i, j]) + 8.0 * (b[i, j] != 0.5) + 16.0 * (a[i, j] >= b[i, j]) + 32.0 * (a[i, j] > -0.25)
+  return c
+}
+)", {{8, 32}, {8, 32}});
+  check_against_interpreter(f);
+  check_against_interpreter(scheduled(f, "split c.j 16\nvectorize c.j_1\n"));
+}

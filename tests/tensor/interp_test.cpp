@@ -235,6 +235,42 @@ TEST_CASE("max and min follow Python's rule; max/min reductions skip nan element
   CHECK(y.data[2] == -INFINITY);  // nothing but nan: the identity survives
 }
 
+TEST_CASE("a comparison in a kernel is a 0/1 mask; nan compares false but for !=") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  PrimFunc cmp = lower_kernel_text(R"(kernel cmp(a: f32[n], b: f32[n]) -> f32[n] {
+  c[i] = (a[i] < b[i]) + 2.0 * (a[i] <= b[i]) + 4.0 * (a[i] == b[i]) + 8.0 * (a[i] != b[i]) + 16.0 * (a[i] >= b[i]) + 32.0 * (a[i] > b[i])
+  return c
+}
+)", {{4}, {4}});
+  tensor::Tensor a = make({4}, {1, 2, 3, nan}), b = make({4}, {2, 2, 1, 0});
+  tensor::Tensor c = run(cmp, {&a, &b});
+  CHECK(c.data[0] == 1 + 2 + 8);    // 1 < 2
+  CHECK(c.data[1] == 2 + 4 + 16);   // 2 == 2
+  CHECK(c.data[2] == 8 + 16 + 32);  // 3 > 1
+  CHECK(c.data[3] == 8);            // nan: only != holds
+  // relu's gradient, the use it is for, and a count by a reduction of masks.
+  PrimFunc grad = lower_kernel_text(R"(kernel relu_grad(x: f32[n], dy: f32[n]) -> f32[n] {
+  dx[i] = dy[i] * (x[i] > 0.0)
+  return dx
+}
+)", {{4}, {4}});
+  tensor::Tensor x = make({4}, {-1, 0, 0.5f, 3}), dy = make({4}, {10, 20, 30, 40});
+  tensor::Tensor dx = run(grad, {&x, &dy});
+  CHECK(dx.data[0] == 0);
+  CHECK(dx.data[1] == 0);  // relu'(0) is taken as 0, as PyTorch does
+  CHECK(dx.data[2] == 30);
+  CHECK(dx.data[3] == 40);
+  PrimFunc count = lower_kernel_text(R"(kernel count(x: f32[n, m]) -> f32[n] {
+  c[i] = sum(j) (x[i, j] > 0.0)
+  return c
+}
+)", {{2, 3}});
+  tensor::Tensor m = make({2, 3}, {1, -1, 2, -3, -4, 0});
+  tensor::Tensor counted = run(count, {&m});
+  CHECK(counted.data[0] == 2);
+  CHECK(counted.data[1] == 0);
+}
+
 // ---- blocks: predicates, init, allocation; every failure -------------------------------------
 
 namespace {
