@@ -1,7 +1,7 @@
 // GraphRuntime's replayed plans: the key naming a graph's structure, and running a kept
 // plan again on new tensors as its list of launches, without lowering, passes, compile-cache
 // lookups or graph copies; the views' graphs are made from the plan only when asked for.
-// Making a plan is evaluate_unguarded's (runtime.cpp), which this reads none of.
+// Making a plan, its list of launches included, is evaluate_unguarded's (runtime.cpp).
 #include <string>
 #include <unordered_map>
 #include <vector>

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <unordered_map>
 #include <new>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -45,7 +45,9 @@ constexpr size_t kKeptBytes = size_t(32) << 20;
 
 struct KeptBlocks {
   std::mutex mutex;
-  std::unordered_map<size_t, std::vector<void*>> by_size;  // bytes -> storage, oldest first
+  // bytes -> storage, oldest first; a size with none waiting has no entry (a program of
+  // ever-new shapes would otherwise grow the map by one empty entry per size)
+  std::unordered_map<size_t, std::vector<void*>> by_size;
   size_t bytes = 0, count = 0;
   uint64_t reused = 0, fresh = 0;  // allocations of kRecycleBytes or more, by where from
 };
@@ -66,6 +68,7 @@ float* allocate_floats(size_t n, bool zero = true) {
     if (it != k.by_size.end() && !it->second.empty()) {
       void* p = it->second.back();
       it->second.pop_back();
+      if (it->second.empty()) k.by_size.erase(it);
       k.bytes -= bytes;
       --k.count;
       ++k.reused;
@@ -113,6 +116,23 @@ StorageStats storage_stats() {
   KeptBlocks& k = kept();
   std::lock_guard<std::mutex> lock(k.mutex);
   return {k.reused, k.fresh, k.count, k.bytes};
+}
+
+void release_kept_storage() {
+  KeptBlocks& k = kept();
+  std::unordered_map<size_t, std::vector<void*>> waiting;
+  {
+    std::lock_guard<std::mutex> lock(k.mutex);
+    waiting.swap(k.by_size);
+    k.bytes = k.count = 0;
+  }
+  for (auto& [bytes, blocks] : waiting)
+    for (void* p : blocks) {
+      if (bytes < kMapBytes)
+        ::operator delete(p, kAlign);
+      else
+        munmap(p, bytes);
+    }
 }
 
 AlignedFloats AlignedFloats::uninitialized(size_t n) {

@@ -46,6 +46,18 @@ struct AlignedFloats {
   void (*release_)(float*, size_t) = nullptr;
 };
 
+// Storage of 256 bytes and more is recycled: a freed buffer waits (32 MiB of them at most)
+// for the next request of the same size (tensor.cpp says why). The counts, for the tests:
+// buffers served from freed ones, buffers newly allocated, and those waiting. They are this
+// copy of the code's: the CPU backend's plugin has a pool of its own (plugins/).
+struct StorageStats {
+  uint64_t reused = 0, fresh = 0;
+  size_t kept_buffers = 0, kept_bytes = 0;
+};
+StorageStats storage_stats();
+// Gives every waiting buffer back (a test that needs an empty pool; memory after a big job).
+void release_kept_storage();
+
 struct Tensor {
   std::vector<int64_t> shape;  // every dim >= 1; rank >= 1
   AlignedFloats data;          // product(shape) floats, C order
@@ -70,14 +82,6 @@ bool zeros(const std::vector<int64_t>& shape, Tensor* out, std::string* error);
 // defined_before_read).
 bool empty(const std::vector<int64_t>& shape, Tensor* out, std::string* error);
 
-// Tensor storage of 256 bytes and more is recycled: a freed buffer waits (32 MiB of them at
-// most) for the next request of the same size. Process-wide counts, for :memory
-// and the tests: buffers served from freed ones, buffers newly allocated, and those waiting.
-struct StorageStats {
-  uint64_t reused = 0, fresh = 0;
-  size_t kept_buffers = 0, kept_bytes = 0;
-};
-StorageStats storage_stats();
 bool ones(const std::vector<int64_t>& shape, Tensor* out, std::string* error);
 bool full(const std::vector<int64_t>& shape, float value, Tensor* out, std::string* error);
 // Uniform in [-1, 1), reproducible for a seed on every machine: a documented integer
