@@ -58,6 +58,24 @@ std::vector<Repl::Command> Repl::kernel_commands() {
          for (const auto& o : s.open_schedules()) v.push_back(std::to_string(o.id));
          return v;
        }},
+      {":grad", "KERNEL", "the kernel's adjoint kernels: each parameter's gradient, derived as index notation",
+       [](Repl& r, const Call& c) {
+         if (c.words.size() != 2) {
+           r.err_ << "error: usage: :grad KERNEL (e.g. :grad linear)\n";
+           return;
+         }
+         std::string text, error;
+         if (r.session_.kernel_adjoints(c.words[1], &text, &error))
+           r.out_ << text;
+         else
+           r.err_ << "error: " << error << '\n';
+       },
+       [](const Session& s, const Words& w) {
+         Words v;
+         if (w.size() == 1)
+           for (const auto& k : s.module().kernels) v.push_back(k.name);
+         return v;
+       }},
       {":schedules", "", "the open schedules: kernel, dims, steps; which one calls use, which one :sched edits",
        [](Repl& r, const Call&) {
          auto open = r.session_.open_schedules();

@@ -312,6 +312,8 @@ const std::vector<Session::StageEntry>& Session::stage_table() {
        analysis_view},
       {{"graph", "the tensor dataflow graph as the last evaluation ran it (after graph passes)"},
        graph},
+      {{"grad", "the adjoint kernels of every kernel the input defines or calls (tensor/autodiff.h)"},
+       [](const Session& s, std::string_view, Format, const CodeScope*) { return s.grad_view(); }},
   };
   return t;
 }

@@ -418,6 +418,13 @@ class Session {
   // The same, as the "tir" view prints it (TVMScript-like): a tuning candidate's loop nest.
   bool kernel_script(const std::string& name, const std::map<std::string, int64_t>& dims,
                      std::string_view schedule, std::string* text, std::string* error) const;
+  // ---- Training (tensor/autodiff.h, docs/training.md; grad_session.cpp) ----
+  // The adjoint kernels of kernel `name`, derived from its index notation, as Descent
+  // source (`:grad NAME`). False with *error: no such kernel, or the construct the rules
+  // cannot differentiate, with its location.
+  bool kernel_adjoints(const std::string& name, std::string* text, std::string* error) const;
+  // The "grad" stage: the same for every kernel the last input defines or calls.
+  StageResult grad_view() const;
   // ---- Tuning (tune/, docs/tuning.md; tune_session.cpp) ----
   // Kernels nobody scheduled run with the rule-based default schedule on cpu and OpenCL
   // (on unless turned off: `--no-default-schedule`, `:defaults off`); off, they run as
