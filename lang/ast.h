@@ -41,7 +41,9 @@ enum class Builtin : uint8_t {
   // Tensor layer: creation, file I/O, the host operations a classifier needs (computed on
   // the host, not kernels: docs/tensor.md) and reductions to a scalar. SumAll stays the last:
   // loops over every builtin end there.
-  Zeros, Ones, Rand, Arange, Load, Save, Argmax, Reshape, Flatten, Rows, Eq, Mean, SumAll,
+  Zeros, Ones, Rand, Arange, Load, Save, Argmax, Reshape, Flatten, Rows, Eq, Mean,
+  // Training (docs/training.md): grad(loss, x) and param(t), host operations too.
+  Grad, Param, SumAll,
 };
 const char* builtin_name(Builtin b);
 const std::vector<std::string>& builtin_names();  // every builtin's name, for "did you mean"

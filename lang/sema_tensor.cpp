@@ -88,6 +88,10 @@ Type Checker::tensor_builtin(Expr& e) {
     case Builtin::Flatten: want = {Type::Tensor}; break;
     case Builtin::Rows: want = {Type::Tensor, Type::Int, Type::Int}; break;
     case Builtin::Eq: want = {Type::Tensor, Type::Tensor}; break;
+    // grad(loss, x): d sum(loss) / dx, shaped like x; param(t): t computed now, as a
+    // parameter with no history (docs/training.md).
+    case Builtin::Grad: want = {Type::Tensor, Type::Tensor}; break;
+    case Builtin::Param: want = {Type::Tensor}; break;
     default: want = {Type::Tensor}; ret = Type::Float; break;  // mean, sum_all
   }
   if (e.builtin == Builtin::Argmax && e.kids.size() != 2) {

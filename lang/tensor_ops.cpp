@@ -51,7 +51,7 @@ bool builtin(TensorRuntime& r, const Expr& e, const Value* in, Value* out, Tenso
     case Builtin::Load: ok = r.load(e.kids[0]->text, &t, &err); break;
     case Builtin::Save: ok = r.save(in[0].i, e.kids[1]->text, &err); break;
     case Builtin::Argmax: case Builtin::Reshape: case Builtin::Flatten: case Builtin::Rows:
-    case Builtin::Eq: {
+    case Builtin::Eq: case Builtin::Grad: case Builtin::Param: {
       // Tensors and ints apart, as TensorRuntime::host_op takes them (a shape: its dims).
       std::vector<int64_t> tensors, ints;
       for (size_t i = 0; i < e.kids.size(); ++i) {

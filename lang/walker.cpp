@@ -294,7 +294,7 @@ class Walker final : public Engine {
       case Builtin::Zeros: case Builtin::Ones: case Builtin::Rand: case Builtin::Arange:
       case Builtin::Load: case Builtin::Save: case Builtin::SumAll:
       case Builtin::Argmax: case Builtin::Reshape: case Builtin::Flatten: case Builtin::Rows:
-      case Builtin::Eq: case Builtin::Mean:
+      case Builtin::Eq: case Builtin::Mean: case Builtin::Grad: case Builtin::Param:
         return tensor_builtin(e);
       default: return Value::of_float(call_math(e.builtin, eval(*e.kids[0]).f));
     }
@@ -390,7 +390,7 @@ class Walker final : public Engine {
         break;
       }
       case Builtin::Argmax: case Builtin::Reshape: case Builtin::Flatten: case Builtin::Rows:
-      case Builtin::Eq: {
+      case Builtin::Eq: case Builtin::Grad: case Builtin::Param: {
         // Arguments left to right; tensors and ints apart, as TensorRuntime::host_op takes them.
         std::vector<int64_t> tensors, ints;
         for (const auto& k : e.kids) {

@@ -165,7 +165,7 @@ llvm::Value* Lowering::tensor_builtin(const Expr& e) {
       return nullptr;
     }
     case Builtin::Argmax: case Builtin::Reshape: case Builtin::Flatten: case Builtin::Rows:
-    case Builtin::Eq: {
+    case Builtin::Eq: case Builtin::Grad: case Builtin::Param: {
       std::vector<llvm::Value*> args = {site(e.loc), b_.getInt32(static_cast<uint32_t>(e.builtin)),
                                         b_.getInt64(e.kids.size())};
       for (const auto& k : e.kids) {

@@ -53,6 +53,7 @@ std::string graph_to_text(const Graph& g) {
       s += std::string(node_kind_name(n.kind)) + " " + n.label;
     }
     s += "  " + shape_text(n.shape);
+    if (n.backward) s += "  (backward)";
     // Inputs the kernel reads re-laid out (transform_layout), made once per input tensor.
     for (const auto& p : n.packs) s += "  [" + p.buffer + ": made once per tensor]";
     s += "\n";
@@ -69,7 +70,9 @@ std::string graph_to_dot(const Graph& g, const std::string& title) {
   for (const auto& n : g.nodes) {
     bool out = std::find(g.outputs.begin(), g.outputs.end(), n.id) != g.outputs.end();
     s += "  n" + std::to_string(n.id) + " [label=\"" + node_ref(n.id) + " " + n.label + "\"";
-    if (n.kind == NodeKind::Kernel) s += ", shape=box";
+    if (n.kind == NodeKind::Kernel && n.backward)  // the backward pass, in the views' orange
+      s += ", shape=box, style=filled, fillcolor=\"#f6c38b\"";
+    else if (n.kind == NodeKind::Kernel) s += ", shape=box";
     else if (n.kind == NodeKind::Constant)
       s += ", shape=ellipse, style=filled, fillcolor=lightgrey";
     else s += ", shape=ellipse";
@@ -469,6 +472,7 @@ Graph fuse_elementwise(const Graph& g, PassStats* stats) {
       users.erase(pid);
       removed[pit->second] = true;
       e.label = label;
+      e.backward = e.backward || p.backward;
       if (p.schedule == "user") e.schedule = "user";  // the user's steps are in the fused nest
       e.inputs = std::move(inputs);
       e.kernel = nullptr;

@@ -57,6 +57,11 @@ struct Node {
   // inputs' (tensor/schedule.h, hoist_layout_prologues): the runtime computes each once per
   // input tensor and keeps it while that tensor lives (a layer's weights, packed once).
   std::vector<LayoutPrologue> packs;
+  // Training (runtime_grad.cpp): a node grad() made, part of the backward pass (the views
+  // colour it); and a node that depends on a tensor grad() differentiated or assign()
+  // updated, which keeps what it read while it lives (the tape), computed or not.
+  bool backward = false;
+  bool tape = false;
 };
 
 struct Graph {

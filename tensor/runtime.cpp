@@ -167,6 +167,7 @@ bool GraphRuntime::call_kernel(const KernelDecl& kernel, const std::vector<int64
   n.kernel = &kernel;
   n.inputs = args;
   n.shape = std::move(shape);
+  for (int64_t a : args) n.tape = n.tape || nodes_[size_t(a)].tape;
   *tensor = add_node(std::move(n));
   return true;
 }
@@ -622,6 +623,8 @@ bool GraphRuntime::save(int64_t tensor, const std::string& path, std::string* er
 // wrong call costs nothing, and the graph so far runs only for a call that can succeed.
 bool GraphRuntime::host_op(Builtin which, const std::vector<int64_t>& tensors,
                            const std::vector<int64_t>& ints, int64_t* tensor, std::string* error) {
+  if (which == Builtin::Grad && tensors.size() == 2) return grad(tensors[0], tensors[1], tensor, error);
+  if (which == Builtin::Param && tensors.size() == 1) return param(tensors[0], tensor, error);
   std::vector<std::vector<int64_t>> shapes;
   for (int64_t t : tensors) {
     if (!valid(t)) {

@@ -30,6 +30,8 @@
 
 namespace descent::tensor {
 
+struct Adjoint;  // tensor/autodiff.h
+
 // The prelude's source text (tensor/prelude.ds, compiled in): add, mul, relu, bias_add,
 // matmul, linear, linear_relu, transpose, softmax. A session parses it before the user's code.
 std::string_view prelude_source();
@@ -145,6 +147,21 @@ class GraphRuntime : public TensorRuntime {
   bool wants_collect() const override;
   int64_t next_handle() const override { return int64_t(nodes_.size()); }
   void collect(const std::vector<int64_t>& roots, int64_t from) override;
+
+  // ---- Training (runtime_grad.cpp, docs/training.md) ----
+  // grad(loss, x): the gradient of the sum of loss's elements with respect to x, a tensor of
+  // x's shape. Reverse mode over the graph: from loss back to x, each kernel node on the way
+  // gets its adjoint kernels (tensor/autodiff.h) as new pending nodes, which the graph passes
+  // then fuse and schedule like any others; a tensor used twice sums its gradients. Nodes
+  // made for one loss are kept with it: grad(loss, b) after grad(loss, w) reuses them. x not
+  // reached from loss: zeros.
+  bool grad(int64_t loss, int64_t wrt, int64_t* out, std::string* error);
+  // param(t): t computed now, as a new tensor with t's data (shared, not copied) and no
+  // history: a parameter. What is computed from a parameter keeps its tape (the inputs a
+  // gradient needs) while it lives, even once computed, so grad(loss, w) works after the
+  // loss was read. An optimizer step is `w = param(sgd(w, dw))`: the old w goes when nothing
+  // reads it, and its storage back to the pool the new step's tensors come from.
+  bool param(int64_t t, int64_t* out, std::string* error);
 
   // ---- Memory ----
   // What the tensors of this runtime hold (data only, not the graph or compiled kernels).
@@ -325,6 +342,20 @@ class GraphRuntime : public TensorRuntime {
   };
   std::unordered_map<std::vector<int64_t>, std::vector<int64_t>, FlatKeyHash> result_shapes_;
   std::vector<int64_t> shape_key_;
+
+  // ---- Training (runtime_grad.cpp) ----
+  struct Backward {
+    std::unordered_map<int64_t, int64_t> grads;  // node id -> its gradient's node id
+    std::set<int64_t> done;  // nodes whose gradient has every contribution
+  };
+  std::unordered_map<int64_t, Backward> backward_;  // by the loss's id
+  // Adjoint kernels derived so far, by (declaration, parameter); accumulation kernels by rank.
+  std::map<std::pair<const KernelDecl*, size_t>, std::shared_ptr<const Adjoint>> adjoints_;
+  std::map<size_t, std::shared_ptr<Program>> accumulators_;
+  const Adjoint* adjoint(const KernelDecl& k, size_t param, std::string* error);
+  const KernelDecl* accumulator(size_t rank, std::string* error);
+  void backward_roots(const std::vector<int64_t>& roots, const std::function<void(int64_t)>& push);
+  void prune_backward();
 
   NodeTable nodes_;  // index = handle = node id
   std::vector<uint8_t> freed_;  // per node: 1 once collect() freed it (handles never reused)

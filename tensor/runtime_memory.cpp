@@ -92,13 +92,15 @@ void GraphRuntime::collect(const std::vector<int64_t>& roots, int64_t from) {
   };
   for (int64_t r : roots) push(r);
   for (int64_t r : pinned_) push(r);
+  backward_roots(roots, push);
   while (!work.empty()) {
     int64_t id = work.back();
     work.pop_back();
     if (marked[size_t(id - from)]) continue;
     marked[size_t(id - from)] = 1;
     const Node& n = nodes_[size_t(id)];
-    if (!n.value)  // still to compute: what it reads must stay
+    // Still to compute, what it reads must stay; on the tape, too (grad may need it).
+    if (!n.value || n.tape)
       for (int64_t in : n.inputs) push(in);
   }
   // Sweep: the data goes; the slot stays until its whole chunk of the table is freed.
@@ -115,6 +117,7 @@ void GraphRuntime::collect(const std::vector<int64_t>& roots, int64_t from) {
     ++freed_count_;
     nodes_.release(i);
   }
+  prune_backward();
   ++collections_;
   nodes_at_collect_ = nodes_.size();
   allocated_since_collect_ = 0;

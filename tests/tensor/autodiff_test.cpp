@@ -70,18 +70,25 @@ Tensor random(const std::vector<int64_t>& shape, int64_t seed) {
 // Checks every parameter's adjoint of `k` at the given argument shapes; returns the adjoints.
 std::vector<Adjoint> check_gradients(const KernelDecl& k,
                                      const std::vector<std::vector<int64_t>>& shapes,
-                                     int64_t seed = 1, double eps = 1e-3) {
+                                     int64_t seed = 1, double eps = 1e-3,
+                                     const std::map<size_t, Tensor>& fixed = {}) {
   std::vector<Adjoint> adjoints;
   Diagnostic d;
   REQUIRE_MESSAGE(derive_adjoints(k, &adjoints, &d), d.message);
   REQUIRE(adjoints.size() == k.params.size());
   std::vector<Tensor> x;
-  for (size_t p = 0; p < shapes.size(); ++p) x.push_back(random(shapes[p], seed + int64_t(p)));
+  for (size_t p = 0; p < shapes.size(); ++p)
+    x.push_back(fixed.count(p) ? fixed.at(p) : random(shapes[p], seed + int64_t(p)));
   std::vector<const Tensor*> args;
   for (const Tensor& t : x) args.push_back(&t);
   Tensor y = run(k, args);
   Tensor u = random(y.shape, seed + 100);
   for (size_t p = 0; p < shapes.size(); ++p) {
+    // A fixed input (class labels) is not differentiable there: its adjoint must be zero.
+    if (fixed.count(p)) {
+      CHECK(adjoints[p].zero);
+      continue;
+    }
     CAPTURE(adjoints[p].source);
     Tensor v = random(shapes[p], seed + 200 + int64_t(p));
     // The adjoint's value.
@@ -127,6 +134,9 @@ TEST_CASE("every prelude kernel's adjoints agree with central differences") {
     check_gradients(ks.get("linear_relu"), {{n, k}, {m, k}}, round);
     check_gradients(ks.get("transpose"), {{n, m}}, round);
     check_gradients(ks.get("softmax"), {{n, m}}, round);
+    Tensor labels = random({n}, round);
+    for (int64_t i = 0; i < n; ++i) labels.data[size_t(i)] = float((i * 5 + round) % m);
+    check_gradients(ks.get("cross_entropy"), {{n, m}, {n}}, round, 1e-3, {{1, labels}});
   }
 }
 

@@ -99,7 +99,8 @@ TEST_CASE("prelude: parses, checks, and defines the documented kernels") {
   std::vector<std::string> names;
   for (const auto& k : p.module.kernels) names.push_back(k.name);
   CHECK(names == std::vector<std::string>{"add", "mul", "relu", "bias_add", "matmul", "linear",
-                                          "linear_relu", "transpose", "softmax"});
+                                          "linear_relu", "transpose", "softmax",
+                                          "cross_entropy"});
   CHECK(p.kernel("linear_relu").stages.size() == 1);  // fused by hand: one statement
   CHECK(p.kernel("softmax").stages.size() == 4);
 }
@@ -188,6 +189,31 @@ TEST_CASE("prelude: softmax is row-wise, sums to 1, and survives large inputs") 
           row += at(y, i, j);
         }
         CHECK(row == doctest::Approx(1.0).epsilon(1e-5));
+      }
+    }
+  }
+}
+
+TEST_CASE("prelude: cross_entropy is -log softmax at the label, finite for large logits") {
+  for (const char* dev : kDevices) {
+    INFO("device ", std::string(dev));
+    Prelude p(dev);
+    for (float scale : {1.0f, 1000.0f}) {
+      INFO("scale ", scale);
+      Tensor x = random({5, 7}, 11, scale);
+      Tensor labels;
+      std::string error;
+      REQUIRE(zeros({5}, &labels, &error));
+      for (int64_t i = 0; i < 5; ++i) labels.data[size_t(i)] = float((i * 3) % 7);
+      Tensor y = p.call("cross_entropy", {&x, &labels});
+      REQUIRE(y.shape == std::vector<int64_t>{5});
+      for (int64_t i = 0; i < 5; ++i) {
+        double mx = -INFINITY, s = 0;
+        for (int64_t c = 0; c < 7; ++c) mx = std::max(mx, double(at(x, i, c)));
+        for (int64_t c = 0; c < 7; ++c) s += std::exp(double(at(x, i, c)) - mx);
+        double want = std::log(s) + mx - double(at(x, i, (i * 3) % 7));
+        CHECK(std::isfinite(y.data[size_t(i)]));
+        CHECK(y.data[size_t(i)] == doctest::Approx(want).epsilon(1e-4).scale(std::max(1.0, mx)));
       }
     }
   }
