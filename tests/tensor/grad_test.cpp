@@ -1,0 +1,220 @@
+// test_tensor_grad: grad(loss, x) and param(t) (tensor/runtime_grad.cpp) through the Session,
+// as a student's program uses them. The oracles: NumPy's hand-derived gradients of the
+// digits MLP (examples/train_digits/make_data.py), closed forms for small cases, and the
+// same training run on every engine and device.
+#include <doctest/doctest.h>
+
+#include <stdlib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "pipeline/pipeline.h"
+#include "session_util.h"
+#include "tensor/runtime.h"
+#include "tensor/tensor.h"
+
+using namespace descent;
+using descent::testing::contains;
+using descent::testing::printed_by;
+using descent::testing::submit;
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A Session whose relative load paths start at the project root.
+void at_root(Session& s) { s.tensors().set_file_base(DESCENT_SOURCE_DIR); }
+
+std::string temp_dir() {
+  std::string t = (std::filesystem::temp_directory_path() / "descent_grad_XXXXXX").string();
+  REQUIRE(mkdtemp(t.data()) != nullptr);
+  return t;
+}
+
+tensor::Tensor npy(const std::string& path) {
+  tensor::Tensor t;
+  std::string error;
+  REQUIRE_MESSAGE(tensor::load_npy(path, &t, &error), error);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("one step's gradients of the digits MLP equal NumPy's hand-derived ones") {
+  for (const char* device : {"ref", "cpu"}) {
+    CAPTURE(std::string(device));
+    Session s;
+    at_root(s);
+    REQUIRE(s.set_device(device));
+    std::string dir = temp_dir();
+    printed_by(s,
+               "x = rows(load(\"examples/train_digits/train_images.npy\"), 0, 64)\n"
+               "y = rows(load(\"examples/train_digits/train_labels.npy\"), 0, 64)\n"
+               "w1 = param(load(\"examples/train_digits/w1_init.npy\"))\n"
+               "b1 = param(load(\"examples/train_digits/b1_init.npy\"))\n"
+               "w2 = param(load(\"examples/train_digits/w2_init.npy\"))\n"
+               "b2 = param(load(\"examples/train_digits/b2_init.npy\"))\n"
+               "loss = cross_entropy(bias_add(linear(relu(bias_add(linear(x, w1), b1)), w2), b2), y)\n"
+               "save(grad(loss, w1), \"" + dir + "/w1.npy\")\n"
+               "save(grad(loss, b1), \"" + dir + "/b1.npy\")\n"
+               "save(grad(loss, w2), \"" + dir + "/w2.npy\")\n"
+               "save(grad(loss, b2), \"" + dir + "/b2.npy\")\n");
+    for (const char* p : {"w1", "b1", "w2", "b2"}) {
+      CAPTURE(std::string(p));
+      tensor::Tensor got = npy(dir + "/" + p + ".npy");
+      tensor::Tensor want = npy(std::string(DESCENT_SOURCE_DIR) + "/examples/train_digits/grad_" + p + ".npy");
+      std::string why;
+      CHECK_MESSAGE(tensor::allclose(got, want, 1e-4, &why), why);
+    }
+    std::filesystem::remove_all(dir);
+  }
+}
+
+TEST_CASE("closed forms: a tensor used twice sums its gradients; unreached is zeros") {
+  Session s;
+  std::string out = printed_by(s,
+      "x = rand([3, 4], 1)\n"
+      "w = rand([2, 4], 2)\n"
+      "g = grad(mul(x, x), x)\n"                   // 2x: both occurrences
+      "print(g[1, 2] - 2.0 * x[1, 2])\n"
+      "two = add(linear(x, w), linear(x, w))\n"    // one node read twice by add's two params
+      "gw = grad(two, w)\n"
+      "one = grad(linear(x, w), w)\n"
+      "print(gw[1, 3] - 2.0 * one[1, 3])\n"
+      "z = grad(relu(x), w)\n"                     // relu(x) does not depend on w
+      "print(z.shape, sum_all(z))\n"
+      "print(sum_all(grad(x, x)))\n");             // d sum(x) / dx: ones
+  CHECK(out == "0.0\n0.0\n[2, 4] 0.0\n12.0\n");
+}
+
+TEST_CASE("the backward nodes are in the graph view, and :grad prints a kernel's adjoints") {
+  Session s;
+  submit(s, "x = rand([3, 4], 1)\nw = param(rand([2, 4], 2))\nl = relu(linear(x, w))\ng = grad(l, w)\n");
+  std::string pending = s.graph_view("pending", Format::Text).text;
+  CHECK(contains(pending, "relu_dx("));
+  CHECK(contains(pending, "linear_dw("));
+  CHECK(contains(pending, "(backward)"));
+  std::string text, error;
+  REQUIRE(s.kernel_adjoints("linear", &text, &error));
+  CHECK(contains(text, "dw[j, r] = sum(i) dout[i, j] * x[i, r]"));
+  CHECK_FALSE(s.kernel_adjoints("nope", &text, &error));
+  CHECK(contains(error, "no kernel named 'nope'"));
+}
+
+TEST_CASE("a parameter's tape outlives a collection; without one, a clear error") {
+  const std::string churn = "for i in 0..12 {\n  t = ones([1024, 1024])\n  print(t[0, 0] > 2.0)\n}\n";
+  Session s;
+  std::string out = printed_by(s,
+      "x = rand([3, 4], 1)\n"
+      "w = param(rand([2, 4], 2))\n"
+      "l = relu(linear(x, w))\n"
+      "before = sum_all(l)\n" + churn +  // the loss is computed, then collections run
+      "g = grad(l, w)\n"
+      "l2 = relu(linear(x, w))\n"
+      "g2 = grad(l2, w)\n"
+      "print(sum_all(g) - sum_all(g2))\n");
+  CHECK(s.tensors().memory().collections > 0);
+  CHECK(contains(out, "0.0\n"));
+  // w made by rand alone is no parameter until grad names it: once l is computed and
+  // collected, how it was made is gone. The error says what to do.
+  Session t;
+  std::string printed;
+  submit(t, "x = rand([3, 4], 1)\nw = rand([2, 4], 2)\nl = relu(linear(x, w))\nb = sum_all(l)\n" + churn);
+  Outcome o = submit(t, "g = grad(l, w)\n", &printed);
+  CHECK(o.status != Outcome::Ok);
+  CHECK(contains(o.message, "ask for grad(loss, x) before reading the loss's value"));
+}
+
+TEST_CASE("refusals: a kernel the rules cannot differentiate; grad's arguments are tensors") {
+  Session s;
+  std::string printed;
+  Outcome o = submit(s,
+      "kernel shift(x: f32[n], w: f32[3]) -> f32[6] {\n"
+      "  out[i] = sum(r) x[i + r] * w[r]\n"
+      "  return out\n"
+      "}\n"
+      "x = rand([8], 1)\nw = rand([3], 2)\n"
+      "g = grad(shift(x, w), x)\n", &printed);
+  CHECK(o.status != Outcome::Ok);
+  CHECK(contains(o.message, "cannot differentiate kernel 'shift'"));
+  CHECK(contains(o.message, "'x[i + r]'"));
+  o = submit(s, "g = grad(1.0, x)\n", &printed);
+  CHECK(o.status != Outcome::Ok);
+  CHECK(contains(o.message, "argument 1 of 'grad' must be tensor"));
+}
+
+TEST_CASE("a training loop does not grow: live tensors are flat over 1,000 steps") {
+  for (const char* engine : {"ast", "reg"}) {
+    CAPTURE(std::string(engine));
+    Session s;
+    at_root(s);
+    REQUIRE(s.set_engine(engine));
+    REQUIRE(s.set_device("cpu"));
+    const std::string loop =
+        "for i in 0..n {\n"
+        "  loss = cross_entropy(linear(x, w), y)\n"
+        "  w = param(descend(w, grad(loss, w)))\n"
+        "  total = sum_all(loss)\n"
+        "}\n";
+    std::string printed;
+    REQUIRE(submit(s,
+        "kernel descend(w: f32[n, m], g: f32[n, m]) -> f32[n, m] {\n"
+        "  out[i, j] = w[i, j] - 0.01 * g[i, j]\n"
+        "  return out\n"
+        "}\n"
+        "x = rand([16, 8], 1)\ny = rows(load(\"examples/train_digits/test_labels.npy\"), 0, 16)\n"
+        "w = param(rand([10, 8], 2))\n"
+        "total = 0.0\nn = 200\n" + loop + "first = total\n", &printed).status == Outcome::Ok);
+    // The Session pins the globals as they were before each run (:compare runs it again),
+    // and a pinned loss keeps its backward graph: measured from the second run on.
+    REQUIRE(submit(s, "n = 200\n" + loop, &printed).status == Outcome::Ok);
+    size_t live = s.tensors().memory().live_tensors;
+    REQUIRE(submit(s, "n = 1000\n" + loop + "print(total < first)\n", &printed).status == Outcome::Ok);
+    CHECK(printed == "true\n");
+    CHECK(s.tensors().memory().live_tensors <= live);
+    CHECK(s.tensors().memory().live_tensors < 40);
+  }
+}
+
+TEST_CASE("the training example, a few steps, agrees on every engine and device") {
+  std::string program = slurp(std::string(DESCENT_SOURCE_DIR) + "/examples/train_digits/train_digits.ds");
+  REQUIRE(contains(program, "steps = 22"));
+  REQUIRE(contains(program, "epochs = 20"));
+  program.replace(program.find("steps = 22"), 10, "steps = 3");
+  program.replace(program.find("epochs = 20"), 11, "epochs = 2");
+  std::map<std::string, std::string> by_device;
+  for (const char* device : {"ref", "cpu"}) {
+    for (const char* engine : {"ast", "stack", "reg", "jit"}) {
+      CAPTURE(std::string(device) + " " + engine);
+      Session s;
+      at_root(s);
+      REQUIRE(s.set_engine(engine));
+      REQUIRE(s.set_device(device));
+      std::string out = printed_by(s, program);
+      CHECK(contains(out, "epoch 2 loss"));
+      if (!by_device.count(device)) by_device[device] = out;
+      CHECK(out == by_device[device]);  // the engines run the same kernels
+    }
+  }
+  // Devices differ in rounding only: the losses agree to 1e-4.
+  auto losses = [](const std::string& out) {
+    std::vector<double> v;
+    for (size_t at = out.find("loss "); at != std::string::npos; at = out.find("loss ", at + 1))
+      v.push_back(std::stod(out.substr(at + 5)));
+    return v;
+  };
+  auto a = losses(by_device["ref"]), b = losses(by_device["cpu"]);
+  REQUIRE(a.size() == 2);
+  REQUIRE(b.size() == 2);
+  for (size_t i = 0; i < a.size(); ++i) CHECK(a[i] == doctest::Approx(b[i]).epsilon(1e-4));
+  CHECK(a[1] < a[0]);
+}
