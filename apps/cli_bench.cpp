@@ -60,11 +60,12 @@ int bench_command(Session& session, const BenchArgs& a) {
     return kUsageError;
   }
   std::vector<bench::BenchRecord> program_records, tensor_records, model_records, tune_records,
-      analysis_records;
+      analysis_records, train_records;
   for (auto& r : records)
     (r.suite == "tensor"     ? tensor_records
      : r.suite == "model"    ? model_records
      : r.suite == "tune"     ? tune_records
+     : r.suite == "train"    ? train_records
      : r.suite == "analysis" ? analysis_records
                              : program_records)
         .push_back(r);
@@ -78,6 +79,7 @@ int bench_command(Session& session, const BenchArgs& a) {
     fmt::print("{}{}", program_records.empty() && tensor_records.empty() ? "" : "\n",
                bench::format_model_table(model_records));
   if (!tune_records.empty()) fmt::print("{}", bench::format_tune_table(tune_records));
+  if (!train_records.empty()) fmt::print("{}", bench::format_train_table(train_records));
   if (!analysis_records.empty()) fmt::print("{}", bench::format_analysis_table(analysis_records));
   if (interrupted) {
     // Ctrl-C: show what finished, write no file (a partial run must not replace an earlier
@@ -112,7 +114,7 @@ Subcommand add_bench(CLI::App& app) {
   auto* benchcmd = app.add_subcommand(
       "bench", "time workloads on every engine (and Lua, Python, OpenBLAS); with no options, "
                "everything at classroom sizes (a few minutes)");
-  a->suite_opt = benchcmd->add_option("--suite", bopts.suite, "vm (engines vs Lua/Python/C), tensor (kernels on CPU and OpenCL vs OpenBLAS), model (MLPs vs NumPy and ONNX Runtime), tune (the auto-tuner from naive nests; minutes: not in all), analysis (abstract interpretation per domain against the front end; not in all), startup (`descent run` of print(1) per engine against lua5.4 and python3, whole processes; not in all), or all (default)");
+  a->suite_opt = benchcmd->add_option("--suite", bopts.suite, "vm (engines vs Lua/Python/C), tensor (kernels on CPU and OpenCL vs OpenBLAS), model (MLPs vs NumPy and ONNX Runtime), tune (the auto-tuner from naive nests; minutes: not in all), train (an epoch of MLP training vs NumPy and PyTorch; not in all), analysis (abstract interpretation per domain against the front end; not in all), startup (`descent run` of print(1) per engine against lua5.4 and python3, whole processes; not in all), or all (default)");
   benchcmd->add_option("--trials", bopts.tune_trials, "tune suite: candidates measured per search (default 200; 4 with --quick)");
   benchcmd->add_option("--threads", bopts.threads, "tensor and tune suites: thread counts to run at (repeatable; default 1 and 2)");
   benchcmd->add_option("--csv", bopts.csv, "also write the records as CSV");

@@ -72,6 +72,7 @@ std::vector<std::string> suites() {
   s.push_back("tensor");
   s.push_back("model");
   s.push_back("tune");
+  s.push_back("train");
   s.push_back("analysis");
   s.push_back("startup");
   return s;
@@ -386,6 +387,7 @@ std::vector<BenchRecord> run_benchmarks(const BenchOptions& o, std::string* erro
   if (o.suite == "tensor") return run_tensor_benchmarks(o, error);
   if (o.suite == "model") return run_model_benchmarks(o, error);
   if (o.suite == "tune") return run_tune_benchmarks(o, error);
+  if (o.suite == "train") return run_train_benchmarks(o, error);
   if (o.suite == "analysis") return run_analysis_benchmarks(o, error);
   if (o.suite == "startup") return run_startup_benchmarks(o, error);
   if (o.suite != "all") return run_program_benchmarks(o, error);

@@ -214,6 +214,14 @@ std::vector<std::string> model_engines();    // the columns, in table order
 // the ratio to the baseline, check; then the notes of skipped and failed cells.
 std::string format_model_table(const std::vector<BenchRecord>& records);
 
+// The train suite alone (run_benchmarks calls it for "train"; "all" leaves it out): one
+// epoch of MLP training (digits 64-128-10 and MNIST-shaped 784-128-10, batch 64, 22 steps)
+// on cpu-ast, cpu-reg, cpu-jit and, in a child python3, NumPy (backward by hand) and PyTorch
+// when installed; each column's first-epoch loss checked against NumPy's (train_bench.cpp).
+std::vector<BenchRecord> run_train_benchmarks(const BenchOptions& options, std::string* error);
+std::vector<std::string> train_workloads();  // "digits_train", "mnist_train"
+std::string format_train_table(const std::vector<BenchRecord>& records);
+
 // The tune suite alone (run_benchmarks calls it for "tune"; "all" leaves it out: minutes per
 // workload): kernels searched from their naive nests by the evolutionary strategy, on the
 // columns <device>-naive, -default, -sched (bench/schedules) and -tuned, all measured by the

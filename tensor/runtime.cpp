@@ -336,8 +336,18 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
     }
   }
 
+  // Training: a pending node of this request that a pending node outside it reads too is
+  // kept (an output, so fusion keeps and stores it): the gradients of one loss, asked for one
+  // at a time, then share their forward pass and backward chain instead of each recomputing it.
+  std::vector<int64_t> keep;
+  if (!backward_.empty()) keep = shared_pending(all, tensor);
   ++times_.evaluations;
   std::string key = plan_key(canon, tensor);
+  if (!keep.empty()) {
+    key += "|keep";
+    for (int64_t id : keep)
+      key += " " + std::to_string(std::find(canon.begin(), canon.end(), id) - canon.begin());
+  }
   auto found = plans_.find(key);
   if (found != plans_.end()) return replay(found->second, canon, tensor, error);
 
@@ -353,6 +363,7 @@ bool GraphRuntime::evaluate_unguarded(int64_t tensor, std::string* error) {
   };
   Graph g;
   g.outputs = {tensor};
+  g.outputs.insert(g.outputs.end(), keep.begin(), keep.end());
   for (int64_t id : all) {
     Node n = nodes_[size_t(id)];
     if (n.value) {

@@ -355,6 +355,9 @@ class GraphRuntime : public TensorRuntime {
   const Adjoint* adjoint(const KernelDecl& k, size_t param, std::string* error);
   const KernelDecl* accumulator(size_t rank, std::string* error);
   void backward_roots(const std::vector<int64_t>& roots, const std::function<void(int64_t)>& push);
+  // The pending nodes of `all` (sorted ids, a request for `tensor`) that a live pending node
+  // outside it also reads.
+  std::vector<int64_t> shared_pending(const std::vector<int64_t>& all, int64_t tensor) const;
   void prune_backward();
 
   NodeTable nodes_;  // index = handle = node id

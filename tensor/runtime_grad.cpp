@@ -188,6 +188,30 @@ void GraphRuntime::backward_roots(const std::vector<int64_t>& roots,
       for (const auto& [id, g] : bw.grads) push(g);
 }
 
+std::vector<int64_t> GraphRuntime::shared_pending(const std::vector<int64_t>& all,
+                                                  int64_t tensor) const {
+  std::vector<int64_t> out;
+  auto pending_in_all = [&](int64_t id) {
+    return std::binary_search(all.begin(), all.end(), id) && !nodes_[size_t(id)].value;
+  };
+  int64_t lo = -1;
+  for (int64_t id : all)
+    if (!nodes_[size_t(id)].value) {
+      lo = id;
+      break;
+    }
+  if (lo < 0) return out;
+  for (size_t i = size_t(lo); i < nodes_.size(); ++i) {
+    if (freed_[i] || nodes_[i].value || std::binary_search(all.begin(), all.end(), int64_t(i)))
+      continue;
+    for (int64_t in : nodes_[i].inputs)
+      if (in >= lo && in != tensor && pending_in_all(in)) out.push_back(in);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 void GraphRuntime::prune_backward() {
   for (auto it = backward_.begin(); it != backward_.end();)
     it = valid(it->first) ? std::next(it) : backward_.erase(it);

@@ -64,7 +64,7 @@ TEST_CASE("every stage in Session::stages() dispatches, and the list names each 
   StageResult bad = s.stage("nosuch");
   CHECK_FALSE(bad.ok);
   CHECK(contains(bad.text, "unknown stage 'nosuch' (stages: tokens, ast, ast-folded,"));
-  CHECK(contains(bad.text, ", graph)"));
+  CHECK(contains(bad.text, ", graph, grad)"));
 }
 
 TEST_CASE("every REPL command in the table has help and is reachable") {

@@ -28,7 +28,7 @@ TEST_CASE("pipeline: the stages and their names") {
     CHECK(std::string(s.description).size() > 5);
   }
   CHECK(names == Lines{"tokens", "ast", "ast-folded", "stack", "stack-fused", "reg", "reg-alloc", "reg-fused",
-                      "live", "llvm", "llvm-opt", "passes", "mir", "mir-regalloc", "asm", "native-dag", "native-legal", "native-combine", "native-isel", "native-sched", "native-regalloc", "native-asm", "native-patterns", "cfg", "analysis", "analysis-cfg", "analysis-mul", "graph"});
+                      "live", "llvm", "llvm-opt", "passes", "mir", "mir-regalloc", "asm", "native-dag", "native-legal", "native-combine", "native-isel", "native-sched", "native-regalloc", "native-asm", "native-patterns", "cfg", "analysis", "analysis-cfg", "analysis-mul", "graph", "grad"});
 
   Session s;
   StageResult none = s.stage("tokens");
@@ -37,7 +37,7 @@ TEST_CASE("pipeline: the stages and their names") {
   REQUIRE(s.compile("x = 1\n", "t.ds").status == Outcome::Ok);
   StageResult bad = s.stage("nope");
   CHECK_FALSE(bad.ok);
-  CHECK(bad.text == "unknown stage 'nope' (stages: tokens, ast, ast-folded, stack, stack-fused, reg, reg-alloc, reg-fused, live, llvm, llvm-opt, passes, mir, mir-regalloc, asm, native-dag, native-legal, native-combine, native-isel, native-sched, native-regalloc, native-asm, native-patterns, cfg, analysis, analysis-cfg, analysis-mul, graph)");
+  CHECK(bad.text == "unknown stage 'nope' (stages: tokens, ast, ast-folded, stack, stack-fused, reg, reg-alloc, reg-fused, live, llvm, llvm-opt, passes, mir, mir-regalloc, asm, native-dag, native-legal, native-combine, native-isel, native-sched, native-regalloc, native-asm, native-patterns, cfg, analysis, analysis-cfg, analysis-mul, graph, grad)");
   for (const auto& n : names) CHECK(s.stage(n).ok);
 }
 

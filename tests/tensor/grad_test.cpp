@@ -108,6 +108,17 @@ TEST_CASE("the backward nodes are in the graph view, and :grad prints a kernel's
   CHECK(contains(text, "dw[j, r] = sum(i) dout[i, j] * x[i, r]"));
   CHECK_FALSE(s.kernel_adjoints("nope", &text, &error));
   CHECK(contains(error, "no kernel named 'nope'"));
+  // The grad stage: the kernels the input defines, then the ones it calls.
+  submit(s, "kernel twice(x: f32[n]) -> f32[n] {\n  out[i] = 2.0 * x[i]\n  return out\n}\n"
+            "y = relu(linear(rand([2, 3], 1), rand([4, 3], 2)))\n");
+  StageResult st = s.stage("grad");
+  CHECK(st.ok);
+  size_t twice = st.text.find("kernel twice_dx(dout: f32[n]) -> f32[n] {\n  dx[i] = dout[i] * 2.0\n");
+  size_t relu = st.text.find("kernel relu_dx("), linear = st.text.find("kernel linear_dw(");
+  CHECK(twice != std::string::npos);
+  CHECK(relu != std::string::npos);
+  CHECK(linear != std::string::npos);
+  CHECK(twice < std::min(relu, linear));
 }
 
 TEST_CASE("a parameter's tape outlives a collection; without one, a clear error") {
