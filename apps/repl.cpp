@@ -343,11 +343,11 @@ const std::vector<Repl::Command>& Repl::command_table() {
          if (c.words.size() < 2) r.out_ << r.session_.memory_report();
          else if (!r.session_.set_tensor_limit(c.words[1], &error)) r.err_ << "error: " << error << '\n';
        }},
-      {":graph", "[pending|before|PASS|executed] [dot]",
+      {":graph", "[pending|backward|before|PASS|executed] [dot]",
        "the tensor dataflow graph of the last evaluation",
        handled_by<&Repl::graph_command>,
        [](const Session& s, const Words&) {
-         Words v = {"pending", "before", "executed", "dot"};
+         Words v = {"pending", "backward", "before", "executed", "dot"};
          for (const auto& p : s.passes())
            if (p.stage == "graph") v.push_back(p.name.substr(6));  // "graph.fuse_..." -> "fuse_..."
          return v;

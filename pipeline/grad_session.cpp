@@ -51,6 +51,22 @@ bool Session::kernel_adjoints(const std::string& name, std::string* text, std::s
   return k && adjoint_text(*k, text, error);
 }
 
+bool Session::kernel_adjoint_list(const std::string& name, std::vector<AdjointInfo>* out,
+                                  std::string* error) const {
+  const KernelDecl* k = find_kernel_or_error(module_, name, error);
+  if (!k) return false;
+  std::vector<tensor::Adjoint> adjoints;
+  Diagnostic d;
+  if (!tensor::derive_adjoints(*k, &adjoints, &d)) {
+    *error = "kernel '" + k->name + "': " + where(d.loc) + d.message;
+    return false;
+  }
+  out->clear();
+  for (const auto& a : adjoints)
+    out->push_back(AdjointInfo{k->params[a.param].name, a.name, a.source, a.inputs, a.zero});
+  return true;
+}
+
 StageResult Session::grad_view() const {
   StageResult r;
   const Program* program = last_checked_program();

@@ -67,6 +67,7 @@ struct GraphData {
     std::string kind;    // "const", "input", "kernel"
     std::string shape;   // "[1, 200]"
     bool output = false; // someone asked for this value
+    bool backward = false;  // made by grad(): part of the backward pass (docs/training.md)
   };
   struct Edge {
     int64_t from = -1, to = -1;  // node ids: `from` is an input of `to`
@@ -423,6 +424,16 @@ class Session {
   // source (`:grad NAME`). False with *error: no such kernel, or the construct the rules
   // cannot differentiate, with its location.
   bool kernel_adjoints(const std::string& name, std::string* text, std::string* error) const;
+  // The same one by one, for a front end that calls them (the Python module's grad).
+  struct AdjointInfo {
+    std::string param;           // the parameter it is the gradient of
+    std::string name;            // the adjoint kernel's name ("linear_dw")
+    std::string source;          // its Descent source
+    std::vector<size_t> inputs;  // what it takes: these parameters of the kernel, then dout
+    bool zero = false;           // the kernel does not depend on the parameter
+  };
+  bool kernel_adjoint_list(const std::string& name, std::vector<AdjointInfo>* out,
+                           std::string* error) const;
   // The "grad" stage: the same for every kernel the last input defines or calls.
   StageResult grad_view() const;
   // ---- Tuning (tune/, docs/tuning.md; tune_session.cpp) ----

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <set>
 
 #include "lang/text.h"
 #include "pipeline/kernel_lookup.h"
@@ -37,6 +38,7 @@ GraphData graph_data(const tensor::Graph& g) {
     dn.kind = tensor::node_kind_name(n.kind);
     dn.shape = tensor::shape_text(n.shape);
     dn.output = std::find(g.outputs.begin(), g.outputs.end(), n.id) != g.outputs.end();
+    dn.backward = n.backward;
     d.nodes.push_back(std::move(dn));
     for (int64_t in : n.inputs) {
       const tensor::Node* from = g.find(in);
@@ -453,13 +455,49 @@ StageResult Session::graph_view(std::string_view which, Format format) const {
       return okay("(no pending tensor computations)\n");
     return render(g, "pending");
   }
+  if (which == "backward") {
+    // The backward pass still to run: grad's nodes, and the forward tensors they read (the
+    // tape), with what keeping the tape costs.
+    tensor::Graph all = tensors_->pending_graph(), g;
+    std::set<int64_t> keep;
+    for (const auto& n : all.nodes)
+      if (n.backward) {
+        keep.insert(n.id);
+        keep.insert(n.inputs.begin(), n.inputs.end());
+      }
+    if (keep.empty() && format != Format::Dot)
+      return okay("(no backward pass pending: grad(loss, x) makes one)\n");
+    double tape_bytes = 0;
+    size_t tape = 0;
+    for (const auto& n : all.nodes) {
+      if (!keep.count(n.id)) continue;
+      g.nodes.push_back(n);
+      if (!n.backward) {
+        // A leaf here, shown as data: the tape's side of the picture.
+        g.nodes.back().inputs.clear();
+        g.nodes.back().kind = tensor::NodeKind::Input;
+        double b = 4;
+        for (int64_t d : n.shape) b *= double(d);
+        tape_bytes += b;
+        ++tape;
+      }
+    }
+    for (int64_t o : all.outputs)
+      if (keep.count(o)) g.outputs.push_back(o);
+    StageResult r = render(g, "backward");
+    if (format != Format::Dot)
+      r.text += "tape: " + std::to_string(tape) + " tensor" + (tape == 1 ? "" : "s") +
+                " the backward pass reads and does not make, " + std::to_string(int64_t(tape_bytes)) +
+                " bytes kept alive for it\n";
+    return r;
+  }
   if (ev.before.nodes.empty() && ev.executed.nodes.empty())
     return fail("no tensor evaluation yet (print or sum_all a kernel's result first)");
   if (which == "before") return render(ev.before, "before");
   if (which == "executed") return render(ev.executed, "executed");
   for (const auto& p : ev.passes)
     if (p.name == which) return render(p.after, p.name);
-  std::string known = "pending, before, executed";
+  std::string known = "pending, backward, before, executed";
   for (const auto& p : ev.passes) known += ", " + p.name;
   return fail("unknown graph view '" + std::string(which) + "' (views: " + known + ")");
 }

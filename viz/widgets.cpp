@@ -29,6 +29,7 @@ ImU32 node_kind(std::string_view k) {
   if (k == "kernel") return IM_COL32(198, 219, 239, 255);
   if (k == "input") return IM_COL32(199, 233, 192, 255);
   if (k == "const") return IM_COL32(217, 217, 217, 255);
+  if (k == "backward") return IM_COL32(246, 195, 139, 255);  // a kernel of the backward pass
   // AST categories
   if (k == "stmt") return IM_COL32(253, 208, 162, 255);
   if (k == "expr") return IM_COL32(198, 219, 239, 255);

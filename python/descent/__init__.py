@@ -239,6 +239,31 @@ class Session(_Session):
         """{name: signature} of every kernel: the prelude's, then the session's own."""
         return dict(_Session.kernels(self))
 
+    # ---- gradients (docs/training.md) -------------------------------------------------------
+    def adjoints(self, kernel):
+        """The adjoint kernels of `kernel`, derived from its index notation: one dict per
+        parameter with its name ("linear_dw"), Descent source, and the parameters it takes."""
+        return list(_Session.adjoints(self, kernel))
+
+    def grad(self, kernel, *args, wrt=0, dout=None, device=None):
+        """The gradient of sum(dout * kernel(*args)) with respect to argument `wrt` (an index
+        or a parameter name), by the derived adjoint kernel, which is defined in this session
+        (under its own name) and called. dout defaults to ones (the gradient of the sum).
+        Arrays in, a Tensor out (np.asarray() it)."""
+        adjoints = self.adjoints(kernel)
+        if isinstance(wrt, str):
+            names = [a["param"] for a in adjoints]
+            if wrt not in names:
+                raise KeyError("kernel %r has no parameter %r (parameters: %s)" % (kernel, wrt, ", ".join(names)))
+            wrt = names.index(wrt)
+        a = adjoints[wrt]
+        if dout is None:
+            import numpy as np
+            dout = np.ones(np.asarray(self.call(kernel, *args, device=device)).shape, dtype=np.float32)
+        if a["name"] not in self.kernels():
+            self.run(a["source"])
+        return self.call(a["name"], *[args[i] for i in a["inputs"]], dout, device=device)
+
     # ---- schedules ------------------------------------------------------------------------
     def schedule(self, kernel, **dims):
         """A Schedule of `kernel` lowered for the named dims (others 64), TVM-style."""

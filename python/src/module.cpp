@@ -510,6 +510,17 @@ tensor, as torch.from_numpy shares memory.)")
            }, py::arg("step_limit") = 0)
       .def("known_names", [](PySession& ps) { SessionLock lock_(ps); return ps.s.known_names(); })
       .def("kernels", [](PySession& ps) { SessionLock lock_(ps); return ps.s.kernel_signatures(); })
+      .def("adjoints", [](PySession& ps, const std::string& kernel) { SessionLock lock_(ps);
+             std::vector<Session::AdjointInfo> list;
+             std::string error;
+             if (!ps.s.kernel_adjoint_list(kernel, &list, &error)) raise("TensorError", error);
+             py::list out;
+             for (const auto& a : list)
+               out.append(py::dict(py::arg("param") = a.param, py::arg("name") = a.name,
+                                   py::arg("source") = a.source, py::arg("inputs") = a.inputs,
+                                   py::arg("zero") = a.zero));
+             return out;
+           })
       .def("get_global", &global_to_python)
       .def("set_global", &global_from_python)
       .def("call", [](PySession& ps, const std::string& kernel, py::args args, const std::string& device) { SessionLock lock_(ps);

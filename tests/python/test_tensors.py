@@ -167,3 +167,19 @@ def test_calls_do_not_pile_up_in_the_tensor_table(sess):
     # The live tensors stay what they were: each call's nodes are freed after it.
     live = lambda report: [l for l in report.splitlines() if "live" in l][0]
     assert live(sess.memory_report()) == live(first)
+
+
+def test_grad_of_a_kernel_matches_numpy():
+    s = descent.Session()
+    x = np.random.default_rng(1).uniform(-1, 1, (4, 3)).astype(np.float32)
+    w = np.random.default_rng(2).uniform(-1, 1, (5, 3)).astype(np.float32)
+    dout = np.random.default_rng(3).uniform(-1, 1, (4, 5)).astype(np.float32)
+    # linear: out = x w^T, so d/dw of sum(dout * out) is dout^T x, and d/dx is dout w.
+    gw = np.asarray(s.grad("linear", x, w, wrt="w", dout=dout))
+    gx = np.asarray(s.grad("linear", x, w, wrt=0, dout=dout))
+    assert np.allclose(gw, dout.T @ x, atol=1e-5)
+    assert np.allclose(gx, dout @ w, atol=1e-5)
+    # The default dout is ones: the gradient of the sum; relu's is its mask.
+    assert np.allclose(np.asarray(s.grad("relu", x)), (x >= 0).astype(np.float32))
+    srcs = {a["name"]: a["source"] for a in s.adjoints("linear")}
+    assert "dw[j, r] = sum(i) dout[i, j] * x[i, r]" in srcs["linear_dw"]

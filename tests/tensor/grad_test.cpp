@@ -103,6 +103,16 @@ TEST_CASE("the backward nodes are in the graph view, and :grad prints a kernel's
   CHECK(contains(pending, "relu_dx("));
   CHECK(contains(pending, "linear_dw("));
   CHECK(contains(pending, "(backward)"));
+  // The backward pass alone, its tape as data and what keeping it costs: x [3, 4], the
+  // linear's result [3, 2] and the ones [3, 2] it starts from, 4 bytes each.
+  StageResult back = s.graph_view("backward", Format::Text);
+  CHECK(contains(back.text, "linear_dw("));
+  CHECK_FALSE(contains(back.text, "= relu("));
+  CHECK(contains(back.text, "tape: 3 tensors the backward pass reads and does not make, 96 bytes"));
+  REQUIRE(back.graph);
+  bool coloured = false;
+  for (const auto& n : back.graph->nodes) coloured = coloured || n.backward;
+  CHECK(coloured);
   std::string text, error;
   REQUIRE(s.kernel_adjoints("linear", &text, &error));
   CHECK(contains(text, "dw[j, r] = sum(i) dout[i, j] * x[i, r]"));

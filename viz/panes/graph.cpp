@@ -88,7 +88,8 @@ void load(Picture* p, const Session& s, const std::string& view) {
   for (const auto& n : g.nodes) {
     GraphNodeStyle st;
     st.label = n.label + "\n" + n.shape;
-    st.fill = colors::node_kind(n.kind);
+    // The backward pass (grad's nodes) in orange, as the DOT view draws it.
+    st.fill = n.backward ? colors::node_kind("backward") : colors::node_kind(n.kind);
     if (n.output) st.border = kOutputBorder;
     p->styles.push_back(std::move(st));
   }
