@@ -238,4 +238,16 @@ TEST_CASE("the training example, a few steps, agrees on every engine and device"
   REQUIRE(b.size() == 2);
   for (size_t i = 0; i < a.size(); ++i) CHECK(a[i] == doctest::Approx(b[i]).epsilon(1e-4));
   CHECK(a[1] < a[0]);
+  // OpenCL where a device is installed (PoCL's CPU device in CI; its kernels compile slowly,
+  // so one engine).
+  Session s;
+  at_root(s);
+  std::string why;
+  if (s.set_device("opencl", &why)) {
+    auto c = losses(printed_by(s, program));
+    REQUIRE(c.size() == 2);
+    for (size_t i = 0; i < a.size(); ++i) CHECK(a[i] == doctest::Approx(c[i]).epsilon(1e-4));
+  } else {
+    MESSAGE("no OpenCL device here (" << why << "): the opencl run is left out");
+  }
 }
