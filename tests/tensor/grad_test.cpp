@@ -251,3 +251,21 @@ TEST_CASE("the training example, a few steps, agrees on every engine and device"
     MESSAGE("no OpenCL device here (" << why << "): the opencl run is left out");
   }
 }
+
+TEST_CASE("both training examples reach 95% held-out accuracy (SGD with momentum, Adam)") {
+  for (const char* file : {"train_digits.ds", "train_adam.ds"}) {
+    CAPTURE(std::string(file));
+    Session s;
+    at_root(s);
+    REQUIRE(s.set_device("cpu"));
+    std::string out = printed_by(s, slurp(std::string(DESCENT_SOURCE_DIR) + "/examples/train_digits/" + file));
+    size_t at = out.find("test accuracy ");
+    REQUIRE(at != std::string::npos);
+    double accuracy = std::stod(out.substr(at + 14));
+    CHECK(accuracy >= 0.95);
+    // The loss fell: the last epoch's is a fraction of the first's.
+    double first = std::stod(out.substr(out.find("loss ") + 5));
+    double last = std::stod(out.substr(out.rfind("loss ") + 5));
+    CHECK(last < first / 10);
+  }
+}
