@@ -218,6 +218,51 @@ kernel ignores(x: f32[n], y: f32[n]) -> f32[n] {
   CHECK_FALSE(z[0].zero);
 }
 
+TEST_CASE("more shapes of derivation: outer products, broadcasts, column maxima, chains") {
+  Kernels ks;
+  ks.add(R"(
+kernel outer_sum(x: f32[n], w: f32[m]) -> f32[n] {
+  t[i, j] = x[i] * w[j]
+  out[i] = sum(j) t[i, j]
+  return out
+}
+kernel bcast(x: f32[n]) -> f32[n, 4] {
+  out[i, j] = x[i] * 2.0
+  return out
+}
+kernel colmax(x: f32[n, m]) -> f32[m] {
+  mx[j] = max(i) x[i, j]
+  out[j] = mx[j] * mx[j]
+  return out
+}
+kernel axisval(x: f32[n]) -> f32[n] {
+  out[i] = x[i] * i
+  return out
+}
+kernel chain3(x: f32[n, m]) -> f32[n] {
+  a[i, j] = exp(x[i, j])
+  b[i] = sum(j) a[i, j]
+  c[i, j] = a[i, j] / b[i]
+  out[i] = max(j) c[i, j]
+  return out
+}
+kernel twostage(a: f32[n, k], b: f32[k, m], c: f32[m, p]) -> f32[n, p] {
+  ab[i, j] = sum(r) a[i, r] * b[r, j]
+  out[i, q] = sum(j) ab[i, j] * c[j, q]
+  return out
+}
+)");
+  // An intermediate whose gradient has an axis no access gives an extent (t's j, from
+  // dout[i] alone) is substituted where it is used rather than made a stage.
+  auto o = check_gradients(ks.get("outer_sum"), {{5}, {3}});
+  CHECK(o[0].source.find("dt[") == std::string::npos);
+  check_gradients(ks.get("bcast"), {{6}});
+  check_gradients(ks.get("colmax"), {{4, 5}});
+  check_gradients(ks.get("axisval"), {{7}});
+  check_gradients(ks.get("chain3"), {{3, 6}});
+  check_gradients(ks.get("twostage"), {{3, 4}, {4, 5}, {5, 2}});
+}
+
 TEST_CASE("bodies the rules cannot differentiate are refused with the construct named") {
   Kernels ks;
   ks.add(R"(
