@@ -62,6 +62,9 @@ struct Node {
   // updated, which keeps what it read while it lives (the tape), computed or not.
   bool backward = false;
   bool tape = false;
+  // Input made by a host operation (reshape, rows, ...): the tensors it was made from. The
+  // gradient does not flow through a host operation; grad says so rather than give zeros.
+  std::vector<int64_t> made_from;
 };
 
 struct Graph {

@@ -661,6 +661,8 @@ bool GraphRuntime::host_op(Builtin which, const std::vector<int64_t>& tensors,
     return false;
   }
   *tensor = add_tensor(std::move(out), builtin_name(which));
+  // Data now, but made from these: grad must not mistake it for a constant (runtime_grad.cpp).
+  nodes_[size_t(*tensor)].made_from = tensors;
   return true;
 }
 

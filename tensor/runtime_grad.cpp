@@ -90,7 +90,10 @@ bool GraphRuntime::grad(int64_t loss, int64_t wrt, int64_t* out, std::string* er
         above[0] = 1;
         continue;
       }
-      for (int64_t in : n.inputs) {
+      std::vector<int64_t> reads = n.inputs;
+      reads.insert(reads.end(), n.made_from.begin(), n.made_from.end());
+      for (int64_t in : reads) {
+        if (!valid(in) && !n.made_from.empty() && n.inputs.empty()) continue;  // long gone
         if (!valid(in)) {
           *error = "grad: part of how this loss was computed is gone (its tensors were freed "
                    "once it was computed); ask for grad(loss, x) before reading the loss's value";
@@ -103,7 +106,14 @@ bool GraphRuntime::grad(int64_t loss, int64_t wrt, int64_t* out, std::string* er
     for (int64_t id = wrt; id <= loss; ++id) {
       if (!needed[size_t(id - wrt)]) continue;
       bool dep = id == wrt;
-      for (int64_t in : nodes_[size_t(id)].inputs) dep = dep || (in >= wrt && above[size_t(in - wrt)]);
+      const Node& n = nodes_[size_t(id)];
+      for (int64_t in : n.inputs) dep = dep || (in >= wrt && above[size_t(in - wrt)]);
+      for (int64_t in : n.made_from)
+        if (in >= wrt && above[size_t(in - wrt)]) {
+          *error = "grad: the loss depends on x through '" + n.label + "', a host operation the "
+                   "gradient does not flow through (use kernels between x and the loss)";
+          return false;
+        }
       above[size_t(id - wrt)] = dep;
       if (dep) on_path.push_back(id);
     }

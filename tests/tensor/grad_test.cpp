@@ -170,6 +170,10 @@ TEST_CASE("refusals: a kernel the rules cannot differentiate; grad's arguments a
   CHECK(o.status != Outcome::Ok);
   CHECK(contains(o.message, "cannot differentiate kernel 'shift'"));
   CHECK(contains(o.message, "'x[i + r]'"));
+  // A host operation on the way is data to the graph: an error, never silent zeros.
+  o = submit(s, "w2 = rand([3, 2], 3)\nl = reshape(matmul(rand([4, 3], 4), w2), [8])\ng = grad(l, w2)\n", &printed);
+  CHECK(o.status != Outcome::Ok);
+  CHECK(contains(o.message, "through 'reshape', a host operation"));
   o = submit(s, "g = grad(1.0, x)\n", &printed);
   CHECK(o.status != Outcome::Ok);
   CHECK(contains(o.message, "argument 1 of 'grad' must be tensor"));
