@@ -47,7 +47,7 @@ const char* op_name(BinaryOp op) {
 static const char* const kBuiltinNames[] = {
     "",      "print", "sqrt",  "exp",  "log",    "sin",  "cos",  "abs",  "min",     "max",
     "floor", "float", "int",   "zeros", "ones",  "rand", "arange", "load", "save", "argmax",
-    "reshape", "flatten", "rows", "eq", "mean", "grad", "param", "sum_all"};
+    "reshape", "flatten", "rows", "eq", "mean", "grad", "param", "full", "sum_all"};
 
 static_assert(std::size(kBuiltinNames) == static_cast<size_t>(Builtin::SumAll) + 1,
               "one name per Builtin, in the enum's order");

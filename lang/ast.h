@@ -43,7 +43,9 @@ enum class Builtin : uint8_t {
   // loops over every builtin end there.
   Zeros, Ones, Rand, Arange, Load, Save, Argmax, Reshape, Flatten, Rows, Eq, Mean,
   // Training (docs/training.md): grad(loss, x) and param(t), host operations too.
-  Grad, Param, SumAll,
+  Grad, Param,
+  Full,  // full(shape, value): a tensor of one value (a learning rate as a [1] tensor)
+  SumAll,
 };
 const char* builtin_name(Builtin b);
 const std::vector<std::string>& builtin_names();  // every builtin's name, for "did you mean"

@@ -92,6 +92,7 @@ Type Checker::tensor_builtin(Expr& e) {
     // parameter with no history (docs/training.md).
     case Builtin::Grad: want = {Type::Tensor, Type::Tensor}; break;
     case Builtin::Param: want = {Type::Tensor}; break;
+    case Builtin::Full: want = {Type::Shape, Type::Float}; break;
     default: want = {Type::Tensor}; ret = Type::Float; break;  // mean, sum_all
   }
   if (e.builtin == Builtin::Argmax && e.kids.size() != 2) {

@@ -10,12 +10,25 @@
 // location ("shape mismatch: ..."); the engine adds the location of the expression.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "lang/ast.h"
 
 namespace descent {
+
+// full(shape, value)'s value as TensorRuntime::create takes it, and back.
+inline int64_t full_value_bits(double v) {
+  int64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
+inline double full_value(int64_t bits) {
+  double v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
 
 class TensorRuntime {
  public:
@@ -25,8 +38,9 @@ class TensorRuntime {
   virtual int64_t make_shape(const std::vector<int64_t>& dims) = 0;
   virtual const std::vector<int64_t>& shape_dims(int64_t shape_handle) const = 0;
 
-  // zeros(shape), ones(shape), rand(shape, seed), arange(n).
-  // Zeros/Ones: args = {}; Rand: args = {seed}; Arange: dims = {n}, args = {}.
+  // zeros(shape), ones(shape), rand(shape, seed), arange(n), full(shape, value).
+  // Zeros/Ones: args = {}; Rand: args = {seed}; Arange: dims = {n}, args = {};
+  // Full: args = {full_value_bits(value)} (the double's bits: args are int64).
   virtual bool create(Builtin which, const std::vector<int64_t>& dims,
                       const std::vector<int64_t>& args, int64_t* tensor, std::string* error) = 0;
   // Calls a kernel: adds a node to the dataflow graph; checks shapes now (named dims bind

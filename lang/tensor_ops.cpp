@@ -44,6 +44,9 @@ bool builtin(TensorRuntime& r, const Expr& e, const Value* in, Value* out, Tenso
     case Builtin::Zeros:
     case Builtin::Ones: ok = r.create(e.builtin, r.shape_dims(in[0].i), {}, &t, &err); break;
     case Builtin::Rand: ok = r.create(e.builtin, r.shape_dims(in[0].i), {in[1].i}, &t, &err); break;
+    case Builtin::Full:
+      ok = r.create(e.builtin, r.shape_dims(in[0].i), {full_value_bits(in[1].f)}, &t, &err);
+      break;
     case Builtin::Arange:
       if (in[0].i < 1) return failed(fail, e.loc, check_arange(in[0].i));
       ok = r.create(e.builtin, {in[0].i}, {}, &t, &err);

@@ -295,6 +295,7 @@ class Walker final : public Engine {
       case Builtin::Load: case Builtin::Save: case Builtin::SumAll:
       case Builtin::Argmax: case Builtin::Reshape: case Builtin::Flatten: case Builtin::Rows:
       case Builtin::Eq: case Builtin::Mean: case Builtin::Grad: case Builtin::Param:
+      case Builtin::Full:
         return tensor_builtin(e);
       default: return Value::of_float(call_math(e.builtin, eval(*e.kids[0]).f));
     }
@@ -375,6 +376,12 @@ class Walker final : public Engine {
         std::vector<int64_t> dims = r.shape_dims(eval(*e.kids[0]).i);
         int64_t seed = eval(*e.kids[1]).i;
         ok = r.create(e.builtin, dims, {seed}, &out, &err);
+        break;
+      }
+      case Builtin::Full: {
+        std::vector<int64_t> dims = r.shape_dims(eval(*e.kids[0]).i);
+        double value = eval(*e.kids[1]).f;
+        ok = r.create(e.builtin, dims, {full_value_bits(value)}, &out, &err);
         break;
       }
       case Builtin::Arange: {

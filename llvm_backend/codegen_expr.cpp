@@ -230,7 +230,7 @@ llvm::Value* Lowering::builtin(const Expr& e) {
     case Builtin::Zeros: case Builtin::Ones: case Builtin::Rand: case Builtin::Arange:
     case Builtin::Load: case Builtin::Save: case Builtin::SumAll: case Builtin::Argmax:
     case Builtin::Reshape: case Builtin::Flatten: case Builtin::Rows: case Builtin::Eq:
-    case Builtin::Mean: case Builtin::Grad: case Builtin::Param:
+    case Builtin::Mean: case Builtin::Grad: case Builtin::Param: case Builtin::Full:
       return tensor_builtin(e);
   }
   return nullptr;

@@ -41,6 +41,7 @@ llvm::FunctionCallee Lowering::tensor_helper(const char* name) {
       {rt::kTensorZeros, i64, {ptr, i64}, false},
       {rt::kTensorOnes, i64, {ptr, i64}, false},
       {rt::kTensorRand, i64, {ptr, i64, i64}, false},
+      {rt::kTensorFull, i64, {ptr, i64, f64}, false},
       {rt::kTensorArange, i64, {ptr, i64}, false},
       {rt::kTensorLoad, i64, {ptr, ptr}, false},
       {rt::kTensorSave, void_, {ptr, i64, ptr}, false},
@@ -153,6 +154,11 @@ llvm::Value* Lowering::tensor_builtin(const Expr& e) {
       llvm::Value* shape = expr(*e.kids[0]);
       llvm::Value* seed = expr(*e.kids[1]);
       return b_.CreateCall(tensor_helper(rt::kTensorRand), {site(e.loc), shape, seed}, "rand");
+    }
+    case Builtin::Full: {
+      llvm::Value* shape = expr(*e.kids[0]);
+      llvm::Value* value = expr(*e.kids[1]);
+      return b_.CreateCall(tensor_helper(rt::kTensorFull), {site(e.loc), shape, value}, "full");
     }
     case Builtin::Arange:
       return b_.CreateCall(tensor_helper(rt::kTensorArange), {site(e.loc), expr(*e.kids[0])},

@@ -78,6 +78,7 @@ inline constexpr const char* kTensorKernel = "ds_tensor_kernel";   // i64 (loc, 
 inline constexpr const char* kTensorZeros = "ds_tensor_zeros";     // i64 (loc, i64 shape)
 inline constexpr const char* kTensorOnes = "ds_tensor_ones";       // i64 (loc, i64 shape)
 inline constexpr const char* kTensorRand = "ds_tensor_rand";       // i64 (loc, i64 shape, i64 seed)
+inline constexpr const char* kTensorFull = "ds_tensor_full";       // i64 (loc, i64 shape, f64 value)
 inline constexpr const char* kTensorArange = "ds_tensor_arange";   // i64 (loc, i64 n)
 inline constexpr const char* kTensorLoad = "ds_tensor_load";       // i64 (loc, ptr path)
 inline constexpr const char* kTensorSave = "ds_tensor_save";       // void (loc, i64 t, ptr path)

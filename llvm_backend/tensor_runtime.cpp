@@ -121,7 +121,7 @@ bool create(Site site, Builtin which, int64_t shape, int64_t seed, int64_t* out)
   } else {
     dims = r->shape_dims(shape);
   }
-  if (which == Builtin::Rand) args = {seed};
+  if (which == Builtin::Rand || which == Builtin::Full) args = {seed};  // Full: the value's bits
   std::string message;
   if (!r->create(which, dims, args, out, &message)) return failed(site, 0, message);
   return true;
@@ -290,6 +290,12 @@ int64_t ds_tensor_rand(const int32_t* loc, int64_t shape, int64_t seed) {
   return out;
 }
 
+int64_t ds_tensor_full(const int32_t* loc, int64_t shape, double value) {
+  int64_t out = 0;
+  if (!create({loc}, Builtin::Full, shape, full_value_bits(value), &out)) raise();
+  return out;
+}
+
 int64_t ds_tensor_arange(const int32_t* loc, int64_t n) {
   int64_t out = 0;
   if (!create({loc}, Builtin::Arange, n, 0, &out)) raise();
@@ -371,6 +377,7 @@ std::vector<std::pair<std::string, void*>> tensor_symbols() {
       {rt::kTensorZeros, at(&ds_tensor_zeros)},
       {rt::kTensorOnes, at(&ds_tensor_ones)},
       {rt::kTensorRand, at(&ds_tensor_rand)},
+      {rt::kTensorFull, at(&ds_tensor_full)},
       {rt::kTensorArange, at(&ds_tensor_arange)},
       {rt::kTensorLoad, at(&ds_tensor_load)},
       {rt::kTensorSave, at(&ds_tensor_save)},

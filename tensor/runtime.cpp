@@ -78,6 +78,14 @@ bool GraphRuntime::create(Builtin which, const std::vector<int64_t>& dims,
       n.label = "rand";
       ok = tensor::rand(dims, args[0], t.get(), error);
       break;
+    case Builtin::Full:
+      if (args.size() != 1) {
+        *error = "full expects a shape and a value";
+        return false;
+      }
+      n.label = "full";
+      ok = full(dims, float(full_value(args[0])), t.get(), error);
+      break;
     case Builtin::Arange:
       if (dims.size() != 1) {
         *error = "arange expects one length";

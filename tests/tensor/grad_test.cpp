@@ -332,3 +332,21 @@ TEST_CASE("the MNIST example runs on stand-in files of MNIST's shapes, and learn
   CHECK(contains(out, "test accuracy"));
   fs::remove_all(root);
 }
+
+TEST_CASE("full(shape, value): a learning rate as a one-element tensor, on every engine") {
+  for (const char* engine : {"ast", "stack", "reg", "jit"}) {
+    CAPTURE(std::string(engine));
+    Session s;
+    REQUIRE(s.set_engine(engine));
+    std::string out = printed_by(s,
+        "kernel sgd1(w: f32[n], g: f32[n], lr: f32[1]) -> f32[n] {\n"
+        "  out[i] = w[i] - lr[0] * g[i]\n  return out\n}\n"
+        "lr = full([1], 0.25)\nprint(full([2, 2], -1.5))\nprint(sgd1(ones([3]), ones([3]), lr))\n");
+    CHECK(out == "tensor([2, 2], [-1.5, -1.5, -1.5, -1.5])\ntensor([3], [0.75, 0.75, 0.75])\n");
+  }
+  Session s;
+  std::string printed;
+  Outcome o = submit(s, "t = full([2], 1)\n", &printed);
+  CHECK(o.status != Outcome::Ok);
+  CHECK(contains(o.message, "argument 2 of 'full' must be float"));
+}
