@@ -95,7 +95,7 @@ bool write_data(const TrainWorkload& w, const fs::path& dir, std::string* error)
          tensor::save_npy(y, (dir / "y.npy").string(), error);
 }
 
-// The set-up (data, parameters, optimizer kernels), then the epoch, as two inputs.
+// The set-up (data, parameters, the optimizer's hyperparameters), then the epoch, as two inputs.
 std::string setup_program(const TrainWorkload& w, const fs::path& dir) {
   std::string d = dir.string() + "/";
   return fmt::format(
@@ -103,12 +103,9 @@ std::string setup_program(const TrainWorkload& w, const fs::path& dir) {
       "w1 = param(load(\"{0}w1.npy\"))\nb1 = param(load(\"{0}b1.npy\"))\n"
       "w2 = param(load(\"{0}w2.npy\"))\nb2 = param(load(\"{0}b2.npy\"))\n"
       "v_w1 = zeros([{1}, {2}])\nv_b1 = zeros([{1}])\nv_w2 = zeros([{3}, {1}])\nv_b2 = zeros([{3}])\n"
-      "kernel velocity(v: f32[n, m], g: f32[n, m]) -> f32[n, m] {{\n  out[i, j] = 0.9 * v[i, j] + g[i, j]\n  return out\n}}\n"
-      "kernel descend(w: f32[n, m], v: f32[n, m]) -> f32[n, m] {{\n  out[i, j] = w[i, j] - 0.0015625 * v[i, j]\n  return out\n}}\n"
-      "kernel velocity_vec(v: f32[n], g: f32[n]) -> f32[n] {{\n  out[i] = 0.9 * v[i] + g[i]\n  return out\n}}\n"
-      "kernel descend_vec(w: f32[n], v: f32[n]) -> f32[n] {{\n  out[i] = w[i] - 0.0015625 * v[i]\n  return out\n}}\n"
+      "lr = full([1], 0.1 / {4}.0)\nbeta = full([1], 0.9)\n"  // the prelude's optimizer kernels
       "total = 0.0\n",
-      d, w.hidden, w.in, w.out);
+      d, w.hidden, w.in, w.out, kBatch);
 }
 
 std::string epoch_program() {
@@ -118,10 +115,10 @@ std::string epoch_program() {
       "  x = rows(train_x, s * {0}, {0})\n  y = rows(train_y, s * {0}, {0})\n"
       "  loss = cross_entropy(bias_add(linear(relu(bias_add(linear(x, w1), b1)), w2), b2), y)\n"
       "  g_w1 = grad(loss, w1)\n  g_b1 = grad(loss, b1)\n  g_w2 = grad(loss, w2)\n  g_b2 = grad(loss, b2)\n"
-      "  v_w1 = param(velocity(v_w1, g_w1))\n  v_b1 = param(velocity_vec(v_b1, g_b1))\n"
-      "  v_w2 = param(velocity(v_w2, g_w2))\n  v_b2 = param(velocity_vec(v_b2, g_b2))\n"
-      "  w1 = param(descend(w1, v_w1))\n  b1 = param(descend_vec(b1, v_b1))\n"
-      "  w2 = param(descend(w2, v_w2))\n  b2 = param(descend_vec(b2, v_b2))\n"
+      "  v_w1 = param(momentum(v_w1, g_w1, beta))\n  v_b1 = param(momentum_vec(v_b1, g_b1, beta))\n"
+      "  v_w2 = param(momentum(v_w2, g_w2, beta))\n  v_b2 = param(momentum_vec(v_b2, g_b2, beta))\n"
+      "  w1 = param(sgd_step(w1, v_w1, lr))\n  b1 = param(sgd_step_vec(b1, v_b1, lr))\n"
+      "  w2 = param(sgd_step(w2, v_w2, lr))\n  b2 = param(sgd_step_vec(b2, v_b2, lr))\n"
       "  total = total + sum_all(loss)\n"
       "}}\nprint(total / {2}.0)\n",
       kBatch, kSteps, kBatch * kSteps);

@@ -21,6 +21,7 @@
 #include "lang/ast.h"
 #include "lang/text.h"
 #include "lang/token.h"
+#include "tensor/runtime.h"
 
 namespace descent::importer::onnx_internal {
 namespace {
@@ -48,9 +49,15 @@ const std::vector<std::string>& reserved_names() {
   // Names a generated variable must not take: keywords, builtins, the prelude's kernels,
   // and the names the program's own scaffolding uses.
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> n = {"add",      "mul",    "relu",   "bias_add", "matmul",
-                                  "linear",   "linear_relu", "transpose", "softmax",
-                                  "model",    "n",      "batch",  "out", "in_shape"};
+    std::vector<std::string> n = {"model", "n", "batch", "out", "in_shape"};
+    // Every prelude kernel, read from the prelude itself ("kernel NAME(" lines), so a kernel
+    // added there can never be shadowed by a generated variable.
+    std::string_view prelude = tensor::prelude_source();
+    for (size_t at = prelude.find("\nkernel "); at != std::string_view::npos;
+         at = prelude.find("\nkernel ", at + 1)) {
+      size_t start = at + 8, end = prelude.find('(', start);
+      if (end != std::string_view::npos) n.emplace_back(prelude.substr(start, end - start));
+    }
     for (auto k : keywords()) n.emplace_back(k);
     for (const auto& b : builtin_names()) n.push_back(b);
     return n;

@@ -106,18 +106,23 @@ bool transform_layout_impl(PrimFunc& g, const std::string& buf, const std::vecto
   return true;
 }
 
-// True when top-level statement `s` only copies parameters into one Global temp that no
-// other statement writes: a prologue that depends on the kernel's inputs alone.
-bool is_input_prologue(PrimFunc& f, Stmt* s, int* written) {
+// True when top-level statement `s` only copies the first `n_params` parameters into one
+// Global temp that no other statement writes: a prologue that depends on the kernel's
+// inputs alone. Only a copy (every store's value one load): a nest that computes from the
+// inputs (exp(x) in a sigmoid) is the kernel's own work, not a layout to make once.
+bool is_input_prologue(PrimFunc& f, size_t n_params, Stmt* s, int* written) {
   std::vector<Stmt*> blocks = blocks_under(s);
   if (blocks.empty()) return false;
+  auto first = f.params.begin(), last = f.params.begin() + long(std::min(n_params, f.params.size()));
   int y = -1;
   for (Stmt* b : blocks) {
     int w = written_buffer(b);
     if (w < 0 || (y >= 0 && w != y)) return false;
     y = w;
     for (int r : buffers_read(b))
-      if (std::find(f.params.begin(), f.params.end(), r) == f.params.end()) return false;
+      if (std::find(first, last, r) == last) return false;
+    for (Stmt* st : stores_of(b))
+      if (!st->value || st->value->kind != tir::ExprKind::Load) return false;
   }
   const tir::Buffer& out = f.buffers[size_t(y)];
   if (y == f.output || out.scope != tir::Scope::Global || out.role != tir::BufferRole::Temp)
@@ -143,11 +148,13 @@ std::vector<LayoutPrologue> hoist_layout_prologues(tir::PrimFunc& f) {
   std::vector<LayoutPrologue> out;
   if (!f.body || f.body->kind != tir::StmtKind::Seq) return out;
   auto& stmts = f.body->stmts;
+  const size_t n_params = f.params.size();  // a hoisted copy is appended as a parameter:
+                                            // the next prologue may read only the caller's
   // Only the leading statements: what comes before any other work (transform_layout puts
   // its copies first; a copy after other nests stays where the schedule put it).
   while (!stmts.empty() && stmts.size() > 1) {
     int y = -1;
-    if (!sched::is_input_prologue(f, stmts.front().get(), &y)) break;
+    if (!sched::is_input_prologue(f, n_params, stmts.front().get(), &y)) break;
     // The prologue as a function of its own: the parameters it reads, in f's order, and y.
     LayoutPrologue p;
     p.buffer = f.buffers[size_t(y)].name;

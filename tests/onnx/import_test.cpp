@@ -523,7 +523,7 @@ TEST_CASE("built graphs: each unsupported construction names its node") {
 
 TEST_CASE("built graphs: names that clash with Descent's are renamed, folding keeps the result") {
   // A weight called "x" (the run section's input), one called "relu" (a prelude kernel), an
-  // input called "fn" (a keyword), a Gemm with beta and a [1, N] C, and an Add of a computed
+  // output called "sigmoid" (another), an input called "fn" (a keyword), a Gemm with beta and a [1, N] C, and an Add of a computed
   // [1, N] row.
   Builder b({2, 3});
   b.g->mutable_input(0)->set_name("fn");
@@ -538,11 +538,12 @@ TEST_CASE("built graphs: names that clash with Descent's are renamed, folding ke
   beta->set_f(3.0f);
   b.weight("row", {1, 4}, 1.0f);
   b.node("Relu", {"row"}, "row_r", "rowrelu");
-  b.node("Add", {"h", "row_r"}, "out.0", "plus");
-  b.output("out.0");
+  b.node("Add", {"h", "row_r"}, "sigmoid", "plus");  // a prelude kernel added later
+  b.output("sigmoid");
   importer::ImportResult r;
   REQUIRE(b.error(&r) == "");
   CHECK_CONTAINS(r.program, "fn model(fn_2: f32[2, 3]) -> f32[2, 4]");
+  CHECK_CONTAINS(r.program, "sigmoid_2 = ");
   CHECK_CONTAINS(r.program, "x_2 = load(\"out/x_2.npy\")");
   CHECK_CONTAINS(r.program, "relu_scaled_row = load(");
   CHECK_CONTAINS(r.program, "times beta = 3.0, as [N]");

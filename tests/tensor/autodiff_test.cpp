@@ -132,11 +132,45 @@ TEST_CASE("every prelude kernel's adjoints agree with central differences") {
     check_gradients(ks.get("matmul"), {{n, k}, {k, m}}, round);
     check_gradients(ks.get("linear"), {{n, k}, {m, k}}, round);
     check_gradients(ks.get("linear_relu"), {{n, k}, {m, k}}, round);
+    check_gradients(ks.get("sigmoid"), {{n, m}}, round);
+    check_gradients(ks.get("tanh"), {{n, m}}, round);
     check_gradients(ks.get("transpose"), {{n, m}}, round);
     check_gradients(ks.get("softmax"), {{n, m}}, round);
     Tensor labels = random({n}, round);
     for (int64_t i = 0; i < n; ++i) labels.data[size_t(i)] = float((i * 5 + round) % m);
     check_gradients(ks.get("cross_entropy"), {{n, m}, {n}}, round, 1e-3, {{1, labels}});
+  }
+}
+
+TEST_CASE("sigmoid's and tanh's derived gradients are the closed forms, at 0 and far out too") {
+  // s' = s (1 - s) and tanh' = 1 - tanh^2, the forms libraries hand-write. The prelude's
+  // two-piece formulas must give them at exactly 0 (where abs(x) has no slope) and stay
+  // finite where exp(-x) alone would overflow (x = -100: inf / inf).
+  Kernels ks;
+  ks.add(std::string(prelude_source()));
+  Tensor x;
+  std::string error;
+  REQUIRE(zeros({2, 5}, &x, &error));
+  const float v[10] = {-100, -20, -1, -1e-3f, 0, 1e-3f, 0.5f, 2, 20, 100};
+  for (size_t k = 0; k < 10; ++k) x.data[k] = v[k];
+  Tensor ones_t;
+  REQUIRE(full({2, 5}, 1.0f, &ones_t, &error));
+  for (const char* name : {"sigmoid", "tanh"}) {
+    CAPTURE(std::string(name));
+    std::vector<Adjoint> a;
+    Diagnostic d;
+    REQUIRE_MESSAGE(derive_adjoints(ks.get(name), &a, &d), d.message);
+    REQUIRE(a.size() == 1);
+    REQUIRE(a[0].inputs == std::vector<size_t>{0});
+    Tensor g = run(*a[0].kernel(), {&x, &ones_t});
+    for (size_t k = 0; k < 10; ++k) {
+      double t = v[k];
+      double want = name == std::string("tanh") ? 1 - std::tanh(t) * std::tanh(t)
+                                                 : (1 / (1 + std::exp(-t))) * (1 - 1 / (1 + std::exp(-t)));
+      CAPTURE(t);
+      REQUIRE(std::isfinite(g.data[k]));
+      CHECK(g.data[k] == doctest::Approx(want).epsilon(1e-5).scale(1e-6));
+    }
   }
 }
 

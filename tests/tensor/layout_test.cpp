@@ -139,6 +139,17 @@ TEST_CASE("hoist_layout_prologues: the copy becomes a function, and the kernel t
   tir::PrimFunc plain = linear(5, 12, 6);
   CHECK(hoist_layout_prologues(plain).empty());
   CHECK(plain.params.size() == 2);
+  // Leading nests that compute from the inputs (the prelude sigmoid's exps) are the kernel's
+  // own work, not copies to make once per tensor; and a hoisted copy must not make the next
+  // nest, which reads it, look like a prologue (that read a missing input before).
+  tir::PrimFunc sig = lower_kernel_text(
+      "kernel s(x: f32[3, 4], d: f32[4, 3]) -> f32[3, 4] {\n"
+      "  c[i, j] = d[j, i]\n  t[i, j] = c[i, j] * x[i, j]\n  e[i, j] = exp(x[i, j])\n"
+      "  out[i, j] = e[i, j] + t[i, j]\n  return out\n}\n");
+  std::vector<LayoutPrologue> one = hoist_layout_prologues(sig);
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].buffer == "c");
+  CHECK(sig.params.size() == 3);
 }
 
 TEST_CASE("the runtime makes a weight's copy once per weight tensor, and a new tensor again") {

@@ -100,7 +100,11 @@ TEST_CASE("prelude: parses, checks, and defines the documented kernels") {
   for (const auto& k : p.module.kernels) names.push_back(k.name);
   CHECK(names == std::vector<std::string>{"add", "mul", "relu", "bias_add", "matmul", "linear",
                                           "linear_relu", "transpose", "softmax",
-                                          "cross_entropy"});
+                                          "cross_entropy", "sigmoid", "tanh", "momentum",
+                                          "momentum_vec", "sgd_step", "sgd_step_vec",
+                                          "adam_betas", "adam_powers", "adam_mean", "adam_mean_vec",
+                                          "adam_square", "adam_square_vec", "adam_step",
+                                          "adam_step_vec"});
   CHECK(p.kernel("linear_relu").stages.size() == 1);  // fused by hand: one statement
   CHECK(p.kernel("softmax").stages.size() == 4);
 }
@@ -215,6 +219,87 @@ TEST_CASE("prelude: cross_entropy is -log softmax at the label, finite for large
         CHECK(std::isfinite(y.data[size_t(i)]));
         CHECK(y.data[size_t(i)] == doctest::Approx(want).epsilon(1e-4).scale(std::max(1.0, mx)));
       }
+    }
+  }
+}
+
+TEST_CASE("prelude: sigmoid and tanh against libm, finite at +-100 and exact at 0") {
+  for (const char* dev : kDevices) {
+    INFO("device ", std::string(dev));
+    Prelude p(dev);
+    // Ordinary values, the points around 0, and far out where exp(-x) overflows f32.
+    Tensor x = make2(4, 6, [](auto i, auto j) {
+      static const double v[24] = {-100, -30, -9, -3, -1, -0.5, -1e-3, -1e-6, 0, 1e-6, 1e-3, 0.25,
+                                   0.5,  1,   2,  3,  5,  9,    15,    30,    88, 89, 100, 1e4};
+      return v[i * 6 + j];
+    });
+    Tensor s = p.call("sigmoid", {&x}), t = p.call("tanh", {&x});
+    for (int64_t i = 0; i < 4; ++i)
+      for (int64_t j = 0; j < 6; ++j) {
+        double v = at(x, i, j);
+        CAPTURE(v);
+        CHECK(at(s, i, j) == doctest::Approx(1 / (1 + std::exp(-v))).epsilon(1e-6).scale(1e-30));
+        // Relative 1e-5, or 1e-7 absolute near 0: 1 - exp(-2x) loses the digits of a tiny x
+        // (no expm1 in the kernel language); sigmoid has no such cancellation.
+        CHECK(at(t, i, j) == doctest::Approx(std::tanh(v)).epsilon(1e-5).scale(0.01));
+      }
+    CHECK(at(s, 1, 2) == 0.5f);  // x = 0
+    CHECK(at(t, 1, 2) == 0.0f);
+  }
+}
+
+TEST_CASE("prelude: the optimizers' kernels against the update written out") {
+  for (const char* dev : kDevices) {
+    INFO("device ", std::string(dev));
+    Prelude p(dev);
+    Tensor w = random({3, 5}, 1), g = random({3, 5}, 2), v = random({3, 5}, 3);
+    Tensor wb = random({5}, 4), gb = random({5}, 5), vb = random({5}, 6);
+    Tensor lr, beta, betas, powers;
+    std::string error;
+    REQUIRE(full({1}, 0.05f, &lr, &error));
+    REQUIRE(full({1}, 0.9f, &beta, &error));
+    REQUIRE(zeros({2}, &betas, &error));
+    betas.data[0] = 0.8f, betas.data[1] = 0.99f;
+    REQUIRE(zeros({2}, &powers, &error));
+    powers.data[0] = 0.8f * 0.8f, powers.data[1] = 0.99f * 0.99f;  // after two steps
+    // SGD with momentum.
+    Tensor v2 = p.call("momentum", {&v, &g, &beta});
+    check_close(v2, make2(3, 5, [&](auto i, auto j) { return 0.9 * at(v, i, j) + at(g, i, j); }));
+    check_close(p.call("sgd_step", {&w, &v2, &lr}),
+                make2(3, 5, [&](auto i, auto j) { return at(w, i, j) - 0.05 * at(v2, i, j); }));
+    Tensor vb2 = p.call("momentum_vec", {&vb, &gb, &beta});
+    Tensor wb2 = p.call("sgd_step_vec", {&wb, &vb2, &lr});
+    for (size_t k = 0; k < 5; ++k) {
+      CHECK(vb2.data[k] == doctest::Approx(0.9 * vb.data[k] + gb.data[k]));
+      CHECK(wb2.data[k] == doctest::Approx(wb.data[k] - 0.05 * vb2.data[k]));
+    }
+    // Adam: one step from (m, s) = (g, g^2)-ish states, with the powers after two steps.
+    Tensor p3 = p.call("adam_powers", {&powers, &betas});
+    CHECK(p3.data[0] == doctest::Approx(0.8 * 0.8 * 0.8));
+    CHECK(p3.data[1] == doctest::Approx(0.99 * 0.99 * 0.99));
+    Tensor s = p.call("mul", {&v, &v});
+    Tensor m2 = p.call("adam_mean", {&v, &g, &betas});
+    Tensor s2 = p.call("adam_square", {&s, &g, &betas});
+    check_close(m2, make2(3, 5, [&](auto i, auto j) { return 0.8 * at(v, i, j) + 0.2 * at(g, i, j); }));
+    check_close(s2, make2(3, 5, [&](auto i, auto j) {
+                  return 0.99 * at(s, i, j) + 0.01 * double(at(g, i, j)) * at(g, i, j);
+                }));
+    check_close(p.call("adam_step", {&w, &m2, &s2, &p3, &lr}), make2(3, 5, [&](auto i, auto j) {
+                  double mh = at(m2, i, j) / (1 - 0.8 * 0.8 * 0.8);
+                  double sh = at(s2, i, j) / (1 - 0.99 * 0.99 * 0.99);
+                  return at(w, i, j) - 0.05 * mh / (std::sqrt(sh) + 1e-8);
+                }));
+    Tensor sq = vb;  // a running square is never negative
+    for (size_t k = 0; k < sq.data.size(); ++k) sq.data[k] *= sq.data[k];
+    Tensor sb = p.call("adam_square_vec", {&sq, &gb, &betas});
+    Tensor mb = p.call("adam_mean_vec", {&vb, &gb, &betas});
+    Tensor wb3 = p.call("adam_step_vec", {&wb, &mb, &sb, &p3, &lr});
+    for (size_t k = 0; k < 5; ++k) {
+      CHECK(mb.data[k] == doctest::Approx(0.8 * vb.data[k] + 0.2 * gb.data[k]));
+      double want_s = 0.99 * sq.data[k] + 0.01 * double(gb.data[k]) * gb.data[k];
+      CHECK(sb.data[k] == doctest::Approx(want_s));
+      double mh = mb.data[k] / (1 - 0.8 * 0.8 * 0.8), sh = want_s / (1 - 0.99 * 0.99 * 0.99);
+      CHECK(wb3.data[k] == doctest::Approx(wb.data[k] - 0.05 * mh / (std::sqrt(sh) + 1e-8)).epsilon(1e-4));
     }
   }
 }
