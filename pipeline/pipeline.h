@@ -313,6 +313,8 @@ class Session {
   bool set_tensor_limit(std::string_view size, std::string* error);
   // The folder a relative path in load() and save() means ("": the current directory).
   void set_file_base(const std::string& dir);
+  // False: save() is an error (a lab's checker, so student code cannot rewrite its files).
+  void set_saves_allowed(bool on);
   // Told of each kernel launch as it happens (null: nobody); Outcome::launches has them all
   // after the run.
   void set_launch_observer(std::function<void(const tensor::LaunchRecord&)> observer);

@@ -270,6 +270,7 @@ bool Session::set_tensor_limit(std::string_view size, std::string* error) {
 }
 
 void Session::set_file_base(const std::string& dir) { tensors_->set_file_base(dir); }
+void Session::set_saves_allowed(bool on) { tensors_->set_saves_allowed(on); }
 
 void Session::set_launch_observer(std::function<void(const tensor::LaunchRecord&)> observer) {
   tensors_->set_launch_observer(std::move(observer));

@@ -185,6 +185,9 @@ class GraphRuntime : public TensorRuntime {
   // this way, since it cannot change the directory of a process that runs other things.
   void set_file_base(std::string dir) { file_base_ = std::move(dir); }
   const std::string& file_base() const { return file_base_; }
+  // Off while a lab checks a program: save() is then an error, so the student's code cannot
+  // write over the files the checker's driver loads after it (the held-out images).
+  void set_saves_allowed(bool on) { saves_allowed_ = on; }
   static size_t default_tensor_limit();
   // Handles the Session holds outside any engine's variables (the globals as they were
   // before the last run, which `:compare` and the debugger run again): roots of every
@@ -365,6 +368,7 @@ class GraphRuntime : public TensorRuntime {
   std::vector<int64_t> pinned_;
   size_t limit_bytes_ = default_tensor_limit();
   std::string file_base_;
+  bool saves_allowed_ = true;
   size_t live_bytes_ = 0, peak_bytes_ = 0, allocated_since_collect_ = 0;
   size_t live_after_collect_ = 0, freed_count_ = 0, collections_ = 0;
   size_t nodes_at_collect_ = 0;  // the table's size after the last collection

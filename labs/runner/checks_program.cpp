@@ -18,6 +18,8 @@
 #include "lang/text.h"
 #include "proc/process.h"
 
+#include <unistd.h>
+
 #include <random>
 
 namespace descent::labs {
@@ -206,6 +208,76 @@ bool check_aot_output(Context& c, const Check& check, std::string* why) {
     return false;
   }
   return true;
+}
+
+namespace {
+
+// A folder of its own holding fresh copies of the lab's data files (lab.json's "data", by
+// file name, as `start` lays them out), removed when it goes out of scope: a program run
+// against it reads the lab's files, never ones the student changed in the work folder.
+class LabData {
+ public:
+  explicit LabData(const Context& c) {
+    std::error_code ec;
+    dir_ = fs::temp_directory_path(ec) / fmt::format("descent-lab-data-{}-{}", ::getpid(), c.seed);
+    fs::remove_all(dir_, ec);
+    ok_ = fs::create_directories(dir_, ec);
+    for (const auto& f : c.lab.spec.value("data", std::vector<std::string>{}))
+      ok_ = ok_ && fs::copy_file(fs::path(c.lab.dir) / f, dir_ / fs::path(f).filename(), ec);
+  }
+  ~LabData() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  bool ok() const { return ok_; }
+  std::string path() const { return dir_.string(); }
+
+ private:
+  fs::path dir_;
+  bool ok_ = false;
+};
+
+}  // namespace
+
+// The student's file with the lab's driver appended, run once on `engine` and `device` within
+// `seconds`, its load() paths meaning fresh copies of the lab's data: the last word the
+// driver prints (its last line, after everything the student's code printed) must be a
+// number of at least `at_least`. For a result the student chooses how to reach (a trained
+// network's held-out accuracy), not one fixed answer.
+bool check_reaches(Context& c, const Check& check, std::string* why) {
+  std::string name, source, driver;
+  if (!student_file(c, check, &name, &source, why)) return false;
+  if (!read_file((fs::path(c.lab.dir) / check.spec.value("append", "")).string(), &driver, why)) return false;
+  std::string engine = check.spec.value("engine", "ast"), device = check.spec.value("device", "");
+  double limit = check.spec.value("seconds", c.limit_s()), at_least = check.spec.value("at_least", 0.0);
+  std::string where = fmt::format("on the {} engine{}", engine, device.empty() ? "" : " and the " + device + " device");
+  LabData data(c);
+  if (!data.ok()) {
+    *why = "the checker could not copy the lab's data into " + data.path();
+    c.status = "error";
+    return false;
+  }
+  Run r = run_program(source + "\n" + driver, name, engine, limit, data.path(), device);
+  if (r.outcome.status != Outcome::Ok || r.timed_out) {
+    if (r.timed_out) c.status = "timeout";
+    *why = r.timed_out ? fmt::format("{}, it was stopped after {:g} s, the lab's limit (fewer epochs?)", where, limit)
+                       : fmt::format("{}: {}", where, failure_text(r, limit));
+    return false;
+  }
+  std::vector<std::string> lines = split_lines(r.printed);
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();
+  std::string last = lines.empty() ? "" : lines.back();
+  std::string word = last.substr(last.find_last_of(' ') == std::string::npos ? 0 : last.find_last_of(' ') + 1);
+  char* end = nullptr;
+  double got = std::strtod(word.c_str(), &end);
+  if (word.empty() || *end != '\0' || !std::isfinite(got)) {
+    *why = fmt::format("{}, the driver's last line was {}, not a number", where, quoted_output(last));
+    return false;
+  }
+  c.measured = "the driver printed " + quoted_output(last);
+  if (got >= at_least) return true;
+  *why = fmt::format("{} its last line was {}; the lab asks for at least {:g}", where, quoted_output(last), at_least);
+  return false;
 }
 
 // The student's file (with the lab's driver appended) run once: it may launch at most `max`

@@ -35,9 +35,10 @@ struct Run {
   std::string printed;
   bool timed_out = false;
 };
-// `base`: the folder the program's relative load() and save() paths mean.
+// `base`: the folder the program's relative load() and save() paths mean; `device`: the
+// tensor device ("" for the Session's default, the reference interpreter).
 Run run_program(const std::string& source, const std::string& name, const std::string& engine,
-                double limit_s, const std::string& base);
+                double limit_s, const std::string& base, const std::string& device = "");
 // What a failed run says to the student: the error, or that it ran too long.
 std::string failure_text(const Run& r, double limit_s);
 
@@ -69,6 +70,7 @@ bool student_file(Context& c, const Check& check, std::string* name, std::string
 using CheckFn = bool (*)(Context&, const Check&, std::string*);
 bool check_output(Context& c, const Check& check, std::string* why);
 bool check_output_close(Context& c, const Check& check, std::string* why);
+bool check_reaches(Context& c, const Check& check, std::string* why);
 bool check_aot_output(Context& c, const Check& check, std::string* why);
 bool check_max_kernels(Context& c, const Check& check, std::string* why);
 bool check_max_steps(Context& c, const Check& check, std::string* why);

@@ -27,6 +27,8 @@ const std::map<std::string, std::vector<Field>>& check_fields() {
                   {"driver", Kind::String}, {"reference", Kind::String}, {"hidden", Kind::Hidden}}},
       {"output_close", {{"file", Kind::String}, {"append", Kind::String}, {"reference", Kind::String, 0, false, true},
                         {"reference_dir", Kind::String}, {"engines", Kind::Engines}, {"rtol", Kind::Number}}},
+      {"reaches", {{"file", Kind::String}, {"append", Kind::String, 0, false, true}, {"engine", Kind::String},
+                   {"device", Kind::String}, {"at_least", Kind::Number, 0, false, true}, {"seconds", Kind::Number, 0, true}}},
       {"max_steps", {{"file", Kind::String}, {"engine", Kind::String}, {"max", Kind::Int, 0, false, true}}},
       {"no_spills", {{"file", Kind::String}, {"registers", Kind::Int, 1}}},
       {"schedule_runs", {{"file", Kind::String}, {"devices", Kind::Strings}}},
