@@ -7,6 +7,7 @@
 
 #include "apps/cli_internal.h"
 #include "apps/repl.h"
+#include "bench/plot.h"
 #include "lang/text.h"
 
 namespace descent::cli {
@@ -35,7 +36,8 @@ int apply_registers(Session& session, int registers) {
 
 // ---- descent run FILE ----
 struct RunArgs {
-  std::string file, engine = "ast", debug_level = "0", device = "ref", tensor_limit;
+  std::string file, engine = "ast", debug_level = "0", device = "ref", tensor_limit, plot;
+  std::vector<std::string> plot_of = {"loss"};
   bool time = false, trace = false;
   int registers = 16, threads = 0, opt = 2;
   CLI::Option* registers_option = nullptr;  // given or not: a note when the engine ignores it
@@ -75,8 +77,11 @@ int run_program(Session& session, const RunArgs& a) {
     std::fwrite(s.data(), 1, s.size(), stderr);
   });
   bool trace = a.trace;
-  opts.out = [&log, trace](std::string_view s) {
+  std::string printed;  // for --plot: what the program printed, kept as it goes
+  bool keep = !a.plot.empty();
+  opts.out = [&log, trace, keep, &printed](std::string_view s) {
     std::fwrite(s.data(), 1, s.size(), stdout);
+    if (keep && printed.size() < (64u << 20)) printed += s;
     // Trace lines go to stderr unbuffered; flushed, the output keeps its place among them
     // when both are piped into one stream.
     if (trace) std::fflush(stdout);
@@ -96,6 +101,18 @@ int run_program(Session& session, const RunArgs& a) {
   for (const auto& n : o.notes) fmt::print(stderr, "note: {}\n", n);
   if (o.status != Outcome::Ok) fmt::print(stderr, "{}", o.message);
   if (a.time) fmt::print(stderr, "{}", timing_report(o, session.engine()));
+  // The curve of what was printed, also after an error: the epochs that ran are not lost.
+  if (!a.plot.empty()) {
+    bench::XYPanel panel;
+    bench::Image image;
+    if (!bench::output_panel(printed, a.plot_of, a.file, &panel, &error) ||
+        !bench::render_panels(a.file, bench::host_description(), {panel}, 1200, 700, &image, &error) ||
+        !bench::write_png(image, a.plot, &error)) {
+      fmt::print(stderr, "error: --plot: {}\n", error);
+      return o.status == Outcome::Ok ? 1 : o.exit_code();
+    }
+    fmt::print(stderr, "wrote {}\n", a.plot);
+  }
   return o.exit_code();
 }
 
@@ -202,6 +219,8 @@ Subcommand add_run(CLI::App& app) {
   run->add_option("--threads", a->threads, "threads for the cpu device's parallel loops (default: all)");
   run->add_option("--tensor-limit", a->tensor_limit, "the largest one tensor may be, e.g. 512M, 2G (default: half the memory)");
   run->add_option("-O", a->opt, "optimisation level 0..3 for --engine jit (default 2)");
+  run->add_option("--plot", a->plot, "draw what the program printed as curves (PNG): each line's 'loss NUMBER' per epoch");
+  run->add_option("--plot-of", a->plot_of, "the words whose numbers --plot draws (default: loss)")->expected(1, 20);
   add_tuned_options(run, &a->tuned);
   return {run, [a](Session& s) { return run_program(s, *a); }};
 }

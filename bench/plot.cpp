@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <sstream>
 
 // stb_image_write is a single-header library: the implementation is compiled here, once,
 // with its functions static so they cannot clash with another copy (libstb) in the process.
@@ -599,6 +600,59 @@ bool render_panels(const std::string& title, const std::string& subtitle,
     }
   }
   *out = std::move(img);
+  return true;
+}
+
+std::vector<XYSeries> series_from_output(const std::string& printed, const std::vector<std::string>& words) {
+  std::vector<XYSeries> out;
+  for (const auto& w : words) out.push_back({w, {}, true});
+  std::istringstream lines(printed);
+  std::string line;
+  auto number = [](const std::string& s, double* v) {
+    char* end = nullptr;
+    *v = std::strtod(s.c_str(), &end);
+    return !s.empty() && *end == '\0' && std::isfinite(*v);
+  };
+  while (std::getline(lines, line)) {
+    std::vector<std::string> tok;
+    std::istringstream in(line);
+    for (std::string t; in >> t;) tok.push_back(t);
+    double epoch = 0, v = 0;
+    bool has_epoch = false;
+    for (size_t i = 0; i + 1 < tok.size(); ++i)
+      if (tok[i] == "epoch" && number(tok[i + 1], &epoch)) has_epoch = true;
+    for (auto& s : out)
+      for (size_t i = 0; i + 1 < tok.size(); ++i)
+        if (tok[i] == s.name && number(tok[i + 1], &v)) {
+          s.points.push_back({has_epoch ? epoch : double(s.points.size() + 1), v});
+          break;
+        }
+  }
+  out.erase(std::remove_if(out.begin(), out.end(), [](const XYSeries& s) { return s.points.empty(); }),
+            out.end());
+  return out;
+}
+
+bool output_panel(const std::string& printed, const std::vector<std::string>& words,
+                  const std::string& program, XYPanel* out, std::string* error) {
+  XYPanel p;
+  p.series = series_from_output(printed, words);
+  if (p.series.empty()) {
+    std::string quoted;
+    for (const auto& w : words) quoted += (quoted.empty() ? "'" : ", '") + w + " NUMBER'";
+    *error = "the program printed no line with " + quoted + " to plot";
+    return false;
+  }
+  double lo = INFINITY, hi = 0;
+  bool epochs = printed.find("epoch ") != std::string::npos;
+  for (const auto& s : p.series)
+    for (const auto& [x, y] : s.points) lo = std::min(lo, y), hi = std::max(hi, y);
+  p.log_y = lo > 0 && hi / lo > 20;
+  p.x_label = epochs ? "epoch" : "line printed";
+  for (const auto& s : p.series) p.y_label += (p.y_label.empty() ? "" : ", ") + s.name;
+  p.title = p.y_label + " per " + p.x_label + ", as " + program + " printed it";
+  if (p.log_y) p.y_label += " (log scale)";
+  *out = std::move(p);
   return true;
 }
 

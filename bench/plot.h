@@ -84,6 +84,18 @@ struct TunePlotRun {
 };
 std::vector<XYPanel> tune_panels(const std::vector<TunePlotRun>& runs);
 
+// ---- Curves from a program's output (`descent run F --plot FILE`) ------------------------
+// Each line of `printed` holding one of `words` followed by a number ("epoch 3 loss 0.41")
+// adds a point to that word's series: x is the number after "epoch" on the same line when
+// there is one, else the point's position (1, 2, ...). A word never followed by a number
+// gives no series.
+std::vector<XYSeries> series_from_output(const std::string& printed, const std::vector<std::string>& words);
+// The chart of those series, titled with the program's name: a log y axis when the values
+// span more than a factor of 20 (a loss falling from 2 to 0.04 reads best that way). False
+// with *error when no line had a number to plot.
+bool output_panel(const std::string& printed, const std::vector<std::string>& words,
+                  const std::string& program, XYPanel* out, std::string* error);
+
 // The image as a PNG file; false with *error when it cannot be written.
 bool write_png(const Image& image, const std::string& path, std::string* error);
 // The same PNG as bytes in memory (a notebook shows them without a file).

@@ -466,8 +466,10 @@ StageResult Session::graph_view(std::string_view which, Format format) const {
         keep.insert(n.id);
         keep.insert(n.inputs.begin(), n.inputs.end());
       }
+    // The last evaluation's memory plan, when it ran backward kernels: before and after fusion.
+    std::string plan = tensor::backward_memory_plan(ev);
     if (keep.empty() && format != Format::Dot)
-      return okay("(no backward pass pending: grad(loss, x) makes one)\n");
+      return okay("(no backward pass pending: grad(loss, x) makes one)\n" + plan);
     double tape_bytes = 0;
     size_t tape = 0;
     for (const auto& n : all.nodes) {
@@ -489,7 +491,7 @@ StageResult Session::graph_view(std::string_view which, Format format) const {
     if (format != Format::Dot)
       r.text += "tape: " + std::to_string(tape) + " tensor" + (tape == 1 ? "" : "s") +
                 " the backward pass reads and does not make, " + std::to_string(int64_t(tape_bytes)) +
-                " bytes kept alive for it\n";
+                " bytes kept alive for it\n" + plan;
     return r;
   }
   if (ev.before.nodes.empty() && ev.executed.nodes.empty())

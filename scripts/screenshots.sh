@@ -98,3 +98,8 @@ echo "$out/lesson_order_tiled_pane.png"
 ./build/descent tune examples/tour.ds matmul --dim n=256 --dim m=256 --dim k=256 --trials 48 \
   --repeats 3 --plot "$out/tune_plot.png" >/dev/null 2>&1
 echo "$out/tune_plot.png"
+
+# The loss curve of the training example as `descent run --plot` draws it (docs/training.md).
+./build/descent run examples/train_digits/train_digits.ds --device cpu \
+  --plot "$out/train_loss.png" >/dev/null 2>&1
+echo "$out/train_loss.png"

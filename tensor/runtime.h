@@ -59,6 +59,13 @@ struct Evaluation {
   bool replayed = false;
 };
 
+// The memory plan of an evaluation that ran backward kernels (`:graph backward`): the bytes
+// its kernels wrote, forward and backward apart, in the graph as built and in the graph that
+// ran (an intermediate fused into its consumer stays in registers and never reaches memory),
+// and the tape: the forward tensors the backward kernels read, kept alive for them. "" when
+// the evaluation ran no backward kernel.
+std::string backward_memory_plan(const Evaluation& ev);
+
 // Where evaluation time went besides the kernels themselves (LaunchRecord has those), summed
 // over the evaluations since GraphRuntime::clear_launches(): `:time` shows it stage by stage.
 struct EvaluationTimes {

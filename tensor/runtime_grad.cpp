@@ -7,10 +7,12 @@
 // then the graph passes see forward and backward together (a relu's mask fuses into the
 // matmul that produced its input's gradient) and the default schedules apply as usual.
 #include <algorithm>
+#include <set>
 
 #include "lang/module.h"
 #include "lang/parser.h"
 #include "lang/sema.h"
+#include "lang/text.h"
 #include "tensor/autodiff.h"
 #include "tensor/runtime.h"
 
@@ -225,6 +227,68 @@ std::vector<int64_t> GraphRuntime::shared_pending(const std::vector<int64_t>& al
 void GraphRuntime::prune_backward() {
   for (auto it = backward_.begin(); it != backward_.end();)
     it = valid(it->first) ? std::next(it) : backward_.erase(it);
+}
+
+namespace {
+
+struct Written {
+  int kernels = 0;
+  uint64_t bytes = 0;
+};
+
+uint64_t bytes_of(const Node& n) {
+  uint64_t b = sizeof(float);
+  for (int64_t d : n.shape) b *= uint64_t(std::max<int64_t>(d, 0));
+  return b;
+}
+
+Written written(const Graph& g, bool backward) {
+  Written w;
+  for (const auto& n : g.nodes)
+    if (n.kind == NodeKind::Kernel && n.backward == backward) {
+      ++w.kernels;
+      w.bytes += bytes_of(n);
+    }
+  return w;
+}
+
+// The forward tensors the backward kernels of g read: their count and bytes.
+Written tape_of(const Graph& g) {
+  std::set<int64_t> read;
+  for (const auto& n : g.nodes)
+    if (n.backward)
+      for (int64_t in : n.inputs) read.insert(in);
+  Written w;
+  for (const auto& n : g.nodes)
+    if (!n.backward && read.count(n.id)) {
+      ++w.kernels;
+      w.bytes += bytes_of(n);
+    }
+  return w;
+}
+
+}  // namespace
+
+std::string backward_memory_plan(const Evaluation& ev) {
+  Written fb = written(ev.before, false), bb = written(ev.before, true);
+  Written fa = written(ev.executed, false), ba = written(ev.executed, true);
+  if (bb.kernels == 0 && ba.kernels == 0) return "";
+  auto cell = [](const Written& w) {
+    return std::to_string(w.kernels) + " kernel" + (w.kernels == 1 ? "" : "s") + ", " + bytes_text(w.bytes);
+  };
+  auto row = [](std::string a, std::string b, const std::string& c) {  // columns at 2, 17, 43
+    a.resize(std::max<size_t>(a.size(), 15), ' ');
+    b.resize(std::max<size_t>(b.size(), 26), ' ');
+    return "  " + a + b + c + "\n";
+  };
+  Written tb = tape_of(ev.before), ta = tape_of(ev.executed);
+  std::string s = "memory plan of the last evaluation (what its kernels wrote to memory):\n";
+  s += row("", "forward", "backward");
+  s += row("as built", cell(fb), cell(bb));
+  s += row("after passes", cell(fa), cell(ba));
+  s += "  tape: " + std::to_string(ta.kernels) + " forward tensor" + (ta.kernels == 1 ? "" : "s") +
+       " the backward kernels read, " + bytes_text(ta.bytes) + " (" + bytes_text(tb.bytes) + " as built)\n";
+  return s;
 }
 
 }  // namespace descent::tensor

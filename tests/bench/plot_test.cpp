@@ -122,6 +122,33 @@ TEST_CASE("plot: the time metric, the PNG file and the errors") {
   CHECK(error == "plot size 100 x 900 is outside 320 x 240 .. 8192 x 8192");
 }
 
+TEST_CASE("plot: curves from a program's output (descent run --plot)") {
+  std::string printed =
+      "training\nepoch 1 loss 1.5\nepoch 2 loss 0.5 accuracy 0.8\nloss is a word\n"
+      "epoch 3 loss 0.05 accuracy 0.9\nepoch four loss nan\ntest accuracy 0.95\n";
+  std::vector<XYSeries> s = series_from_output(printed, {"loss", "accuracy", "absent"});
+  REQUIRE(s.size() == 2);  // "absent" was never followed by a number
+  CHECK(s[0].name == "loss");
+  // x is the epoch on the line; "loss is" and "loss nan" are not points.
+  CHECK(s[0].points == std::vector<std::pair<double, double>>{{1, 1.5}, {2, 0.5}, {3, 0.05}});
+  // No epoch on the last line: its position among the series' points.
+  CHECK(s[1].points == std::vector<std::pair<double, double>>{{2, 0.8}, {3, 0.9}, {3, 0.95}});
+
+  XYPanel p;
+  std::string error;
+  REQUIRE(output_panel(printed, {"loss"}, "train.ds", &p, &error));
+  CHECK(p.log_y);  // 1.5 down to 0.05: a factor of 30
+  CHECK(p.x_label == "epoch");
+  CHECK(p.title == "loss per epoch, as train.ds printed it");
+  REQUIRE(output_panel("acc 0.5\nacc 0.6\n", {"acc"}, "a.ds", &p, &error));
+  CHECK_FALSE(p.log_y);
+  CHECK(p.x_label == "line printed");
+  Image img;
+  REQUIRE(render_panels("a.ds", "test machine", {p}, 640, 360, &img, &error));
+  CHECK_FALSE(output_panel("hello\n", {"loss", "acc"}, "a.ds", &p, &error));
+  CHECK(error == "the program printed no line with 'loss NUMBER', 'acc NUMBER' to plot");
+}
+
 TEST_CASE("plot: the bitmap font's metrics") {
   CHECK(text_width("", 2) == 0);
   CHECK(text_width("a", 1) == 5);

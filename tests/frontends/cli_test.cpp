@@ -2,6 +2,8 @@
 // `descent dump`, --help, usage errors and Ctrl-C (SIGINT).
 #include <doctest/doctest.h>
 
+#include <fstream>
+
 #include "frontend_util.h"
 #include "pipeline/pipeline.h"
 
@@ -122,6 +124,32 @@ TEST_CASE("run: a runtime error inside a function points into the function") {
   CHECK(r.exit_code == 1);
   CHECK(r.out == "2\n");
   CHECK(check_diagnostic(r.err, f, 2, 10, "invalid conversion", "  return int(v)") == "");
+}
+
+TEST_CASE("run: --plot draws the printed losses, also when the run stops with an error") {
+  fe::TempDir dir;
+  // Two epochs, then a runtime error: the curve of what ran is still drawn.
+  std::string f = dir.write("train.ds",
+                            "loss = 2.0\n"
+                            "for e in 1..3 { print(\"epoch\", e, \"loss\", loss)\n loss = loss / 4.0 }\n"
+                            "z = 0\nprint(1 / z)\n");
+  std::string png = dir.write("loss.png", "");  // the path; --plot writes over it
+  ProcResult r = run_descent({"run", f, "--plot", png});
+  INFO(describe(r));
+  CHECK(r.exit_code == 1);
+  CHECK(r.out == "epoch 1 loss 2.0\nepoch 2 loss 0.5\n");
+  CHECK(contains(r.err, "division by zero"));
+  CHECK(contains(r.err, "wrote " + png));
+  std::ifstream in(png, std::ios::binary);
+  std::string head(8, '\0');
+  in.read(head.data(), 8);
+  CHECK(head == "\x89PNG\r\n\x1a\n");
+  // Nothing to plot is an error on its own (exit 1 after a good run), naming the words.
+  std::string quiet = dir.write("quiet.ds", "print(1)\n");
+  r = run_descent({"run", quiet, "--plot", png, "--plot-of", "acc"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.out == "1\n");
+  CHECK(contains(r.err, "error: --plot: the program printed no line with 'acc NUMBER' to plot"));
 }
 
 TEST_CASE("run: a compile error exits 2 and nothing runs") {

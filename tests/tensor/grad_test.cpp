@@ -133,6 +133,30 @@ TEST_CASE("the backward nodes are in the graph view, and :grad prints a kernel's
   CHECK(twice < std::min(relu, linear));
 }
 
+TEST_CASE("the memory plan: what forward and backward kernels wrote, before and after fusion") {
+  // A two-layer MLP's first weight: relu_dx and bias_add_dx fuse into linear_dx, and
+  // bias_add into the forward linear.
+  Session s;
+  submit(s, "x = rand([8, 4], 1)\ny = ones([8])\nw1 = param(rand([16, 4], 2))\n"
+            "b1 = param(rand([16], 3))\nw2 = param(rand([3, 16], 4))\n"
+            "loss = cross_entropy(linear(relu(bias_add(linear(x, w1), b1)), w2), y)\n");
+  // Before any backward pass has run: no plan.
+  CHECK(tensor::backward_memory_plan(s.tensors().last_evaluation()) == "");
+  submit(s, "g = grad(loss, w1)\nprint(sum_all(g))\n");
+  const tensor::Evaluation& ev = s.tensors().last_evaluation();
+  int before = 0, after = 0;
+  for (const auto& n : ev.before.nodes) before += n.kind == tensor::NodeKind::Kernel && n.backward;
+  for (const auto& n : ev.executed.nodes) after += n.kind == tensor::NodeKind::Kernel && n.backward;
+  CHECK(before == 5);  // cross_entropy_dlogits, linear_dx, relu_dx, bias_add_dx, linear_dw
+  CHECK(after == 3);
+  std::string plan = tensor::backward_memory_plan(ev);
+  // Backward outputs as built: [8, 3] + 3 x [8, 16] + [16, 4] floats = 1,888 bytes; after:
+  // [8, 3] + [8, 16] + [16, 4] = 864.
+  CHECK(contains(plan, "as built       4 kernels, 1.6 KiB        5 kernels, 1.8 KiB"));
+  CHECK(contains(plan, "after passes   3 kernels, 1.1 KiB        3 kernels, 864 B"));
+  CHECK(contains(s.graph_view("backward", Format::Text).text, plan));
+}
+
 TEST_CASE("a parameter's tape outlives a collection; without one, a clear error") {
   const std::string churn = "for i in 0..12 {\n  t = ones([1024, 1024])\n  print(t[0, 0] > 2.0)\n}\n";
   Session s;
