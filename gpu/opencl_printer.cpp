@@ -34,7 +34,26 @@ bool reserved(const std::string& n) {
       "read_write", "image2d_t", "image3d_t", "sampler_t", "event_t", "max", "min", "exp",
       "log", "sqrt", "fabs", "fmod", "abs", "select", "barrier", "mad", "fma", "clamp",
       "get_group_id", "get_local_id", "get_global_id", "INFINITY", "NAN"};
-  if (words.count(n)) return true;
+  // OpenCL C's built-in functions (the math, common, geometric and relational ones): a
+  // kernel or buffer of that name (the prelude's tanh) would redeclare one.
+  static const std::set<std::string> builtins = {
+      "acos", "acosh", "acospi", "asin", "asinh", "asinpi", "atan", "atan2", "atanh", "atanpi",
+      "atan2pi", "cbrt", "ceil", "copysign", "cos", "cosh", "cospi", "erfc", "erf", "exp2",
+      "exp10", "expm1", "fdim", "floor", "fmax", "fmin", "fract", "frexp", "hypot", "ilogb",
+      "ldexp", "lgamma", "lgamma_r", "log2", "log10", "log1p", "logb", "maxmag", "minmag",
+      "modf", "nan", "nextafter", "pow", "pown", "powr", "remainder", "remquo", "rint", "rootn",
+      "round", "rsqrt", "sin", "sincos", "sinh", "sinpi", "tan", "tanh", "tanpi", "tgamma",
+      "trunc", "sign", "step", "smoothstep", "mix", "degrees", "radians", "dot", "cross",
+      "length", "distance", "normalize", "isnan", "isinf", "isfinite", "isnormal", "signbit",
+      "any", "all", "bitselect", "printf", "mul24", "mad24", "clz", "popcount", "rotate",
+      "hadd", "rhadd", "abs_diff", "add_sat", "sub_sat", "mad_sat", "mad_hi", "mul_hi",
+      "upsample", "convert_float", "convert_int", "as_float", "as_int", "vec_step", "shuffle",
+      "shuffle2", "mem_fence", "read_mem_fence", "write_mem_fence", "get_work_dim",
+      "get_global_size", "get_local_size", "get_num_groups", "get_global_offset"};
+  if (words.count(n) || builtins.count(n)) return true;
+  if (n.compare(0, 7, "native_") == 0 || n.compare(0, 5, "half_") == 0 ||
+      n.compare(0, 7, "atomic_") == 0 || n.compare(0, 5, "async") == 0)
+    return true;
   // Vector type names (float4, int16, ...) and our helpers.
   for (const char* t : {"float", "int", "char", "short", "long", "uchar", "ushort", "uint",
                         "ulong", "double", "half"}) {
