@@ -27,6 +27,8 @@
 //   compute_inline BLOCK                   substitute an elementwise producer into its readers
 //   cache_read BLOCK BUFFER local|shared   stage BUFFER into a copy read by BLOCK
 //   cache_write BLOCK local|shared         BLOCK accumulates in a copy, written back after
+//   set_scope BUFFER local|shared          an intermediate moved out of global memory, then
+//                                          shrunk to the box one loop iteration touches
 //   decompose_reduction BLOCK LOOP         hoist BLOCK's init into its own block before LOOP
 //   rfactor BLOCK LOOP                     LOOP (a reduce loop) becomes a spatial axis of a
 //                                          partial-sum block BLOCK_rf; BLOCK then reduces it
@@ -91,6 +93,9 @@ bool cache_write(tir::PrimFunc& f, const std::string& block, tir::Scope scope,
                  std::string* error);
 bool decompose_reduction(tir::PrimFunc& f, const std::string& block, const std::string& loop,
                          std::string* error);
+// A Temp buffer (an intermediate) moved to local or shared memory, then compacted
+// (compact_buffers): under one loop it shrinks to what one iteration touches (TVM's set_scope).
+bool set_scope(tir::PrimFunc& f, const std::string& buffer, tir::Scope scope, std::string* error);
 // The buffer re-laid out: new dimension d is old dimension perm[d] ("transform_layout W 1 0"
 // stores W[j, r] as W_t[r, j]). An intermediate is re-indexed in place, for free; an input
 // gets a re-laid-out copy, made by a nest at the start of the kernel (which

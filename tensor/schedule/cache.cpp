@@ -141,6 +141,30 @@ bool cache_write(PrimFunc& f, const std::string& block, tir::Scope scope, std::s
   return commit(f, error, [&](PrimFunc& g) { return cache_write_impl(g, block, scope, error); });
 }
 
+// An intermediate the kernel makes and uses itself (a Temp: not an input, not the result)
+// moved to local or shared memory, then compacted like any staging buffer: where every access
+// sits under one loop (softmax's exponentials, once its rows are fused), it shrinks to the
+// box one iteration touches (a row, in L1 or on the stack) instead of a whole tensor that
+// each row writes out to memory and reads back.
+bool set_scope(PrimFunc& f, const std::string& buffer, tir::Scope scope, std::string* error) {
+  return commit(f, error, [&](PrimFunc& g) {
+    int x = g.find_buffer(buffer);
+    if (x < 0)
+      return fail(error, "no buffer '" + buffer + "' (buffers: " + join(buffer_names(g)) + ")");
+    const tir::Buffer& b = g.buffers[size_t(x)];
+    std::string pre = "cannot set_scope '" + buffer + "': ";
+    if (b.role != tir::BufferRole::Temp)
+      return fail(error, pre + (b.role == tir::BufferRole::Input ? "it is an input" : "it is the kernel's result") +
+                             ", which lives where the caller put it");
+    if (has_allocate(g.body.get(), x))
+      return fail(error, pre + "it is already compacted into a loop (its scope is fixed there)");
+    if (b.scope == scope) return fail(error, pre + "it is in that scope already");
+    g.buffers[size_t(x)].scope = scope;
+    compact_buffers(g);
+    return true;
+  });
+}
+
 // A staging buffer whose accesses all sit under one loop L lives for one iteration of L only
 // (compute_at and reverse_compute_at put the write and the reads in the same iteration), so
 // it needs only the box one iteration touches: a [K, 32] panel instead of all of B, a [4, 32]

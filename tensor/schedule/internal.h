@@ -14,7 +14,7 @@
 //   for_kinds.cpp       unroll, vectorize, parallel, bind
 //   compute_at.cpp      compute_at, reverse_compute_at
 //   compute_inline.cpp  compute_inline
-//   cache.cpp           cache_read, cache_write, compact_buffers
+//   cache.cpp           cache_read, cache_write, set_scope, compact_buffers
 //   reduction.cpp       decompose_reduction, rfactor
 //   layout.cpp          transform_layout, hoist_layout_prologues
 //   blockize.cpp        blockize, and the helpers for blocks over tiles (nested blocks)

@@ -161,6 +161,12 @@ const Primitive kPrimitives[] = {
               sched::cache_write(f, a[0], scope, e);
      },
      2, 2, false},
+    {"set_scope", "set_scope BUFFER local|shared",
+     [](tir::PrimFunc& f, const std::vector<std::string>& a, std::string* e) {
+       tir::Scope scope;
+       return parse_scope("set_scope", a[1], &scope, e) && sched::set_scope(f, a[0], scope, e);
+     },
+     2, 2, false},
     {"decompose_reduction", "decompose_reduction BLOCK LOOP",
      [](tir::PrimFunc& f, const std::vector<std::string>& a, std::string* e) {
        return sched::decompose_reduction(f, a[0], a[1], e);

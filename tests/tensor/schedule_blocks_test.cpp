@@ -681,6 +681,51 @@ TEST_CASE("compact_buffers: leaves global and unenclosed buffers alone") {
   CHECK(outline(g) == before);
 }
 
+TEST_CASE("set_scope: softmax's intermediates shrink to one row once the rows are fused") {
+  PrimFunc f = softmax(8, 16);
+  PrimFunc g = f;
+  std::string error;
+  REQUIRE(ok(sched::compute_at(g, "s", "out.i", &error), error));
+  REQUIRE(ok(sched::compute_at(g, "e", "s.i", &error), error));
+  REQUIRE(ok(sched::compute_at(g, "mx", "e.i", &error), error));
+  for (const char* b : {"e", "mx", "s"})
+    REQUIRE(ok(sched::set_scope(g, b, tir::Scope::Local, &error), error));
+  // Each is now local, allocated inside the row loop with one row's shape.
+  for (const char* b : {"e", "mx", "s"}) {
+    CAPTURE(std::string(b));
+    const tir::Buffer& buf = g.buffers[size_t(g.find_buffer(b))];
+    CHECK(buf.scope == tir::Scope::Local);
+    CHECK(buf.shape.front() == 1);
+  }
+  CHECK(g.buffers[size_t(g.find_buffer("e"))].shape == std::vector<int64_t>{1, 16});
+  std::string script = tir::print_script(g);
+  CHECK(script.find("for i in range(8):\n        s = T.alloc_buffer((1,), \"float32\", scope=\"local\")") !=
+        std::string::npos);
+  check_same_result(f, g);
+  // Refusals: inputs and the result stay where the caller put them; a compacted buffer keeps
+  // its scope; no such buffer; the same scope.
+  check_refused(
+      g, [](PrimFunc& h, std::string* e) { return sched::set_scope(h, "x", tir::Scope::Local, e); },
+      "cannot set_scope 'x': it is an input, which lives where the caller put it");
+  check_refused(
+      g, [](PrimFunc& h, std::string* e) { return sched::set_scope(h, "out", tir::Scope::Local, e); },
+      "cannot set_scope 'out': it is the kernel's result, which lives where the caller put it");
+  check_refused(
+      g, [](PrimFunc& h, std::string* e) { return sched::set_scope(h, "e", tir::Scope::Shared, e); },
+      "cannot set_scope 'e': it is already compacted into a loop (its scope is fixed there)");
+  check_refused(
+      f, [](PrimFunc& h, std::string* e) { return sched::set_scope(h, "q", tir::Scope::Local, e); },
+      "no buffer 'q' (buffers: x, mx, e, s, out)");
+  // Not under one loop (the nests as lowered): local, but the whole tensor, still right.
+  PrimFunc h = f;
+  REQUIRE(ok(sched::set_scope(h, "e", tir::Scope::Local, &error), error));
+  CHECK(h.buffers[size_t(h.find_buffer("e"))].shape == std::vector<int64_t>{8, 16});
+  check_refused(
+      h, [](PrimFunc& k, std::string* e) { return sched::set_scope(k, "e", tir::Scope::Local, e); },
+      "cannot set_scope 'e': it is in that scope already");
+  check_same_result(f, h);
+}
+
 // ---- decompose_reduction / rfactor -----------------------------------------------------------
 
 TEST_CASE("decompose_reduction: the init gets its own block before the reduce loop") {
