@@ -7,6 +7,7 @@
 // it may run before the global is assigned. Top-level code is one more function, the entry.
 #include <set>
 
+#include "lang/promotable.h"
 #include "llvm_backend/codegen_internal.h"
 #include "llvm_backend/runtime.h"
 
@@ -151,7 +152,9 @@ llvm::Value* Lowering::load_var(Storage storage, int slot, const std::string& na
     return b_.CreateLoad(st_->local_types[i], st_->locals[i], name);
   }
   GlobalVars g = global(slot);
-  llvm::Value* v = b_.CreateLoad(g.value->getValueType(), g.value, name);
+  auto p = promoted_.find(slot);
+  llvm::Value* v = p != promoted_.end() ? b_.CreateLoad(p->second->getAllocatedType(), p->second, name)
+                                        : b_.CreateLoad(g.value->getValueType(), g.value, name);
   if (mod_.globals[static_cast<size_t>(slot)].type == Type::Bool)
     v = b_.CreateTrunc(v, b_.getInt1Ty(), name);
   return v;
@@ -164,8 +167,48 @@ void Lowering::store_var(Storage storage, int slot, llvm::Value* v) {
   }
   GlobalVars g = global(slot);
   if (v->getType()->isIntegerTy(1)) v = b_.CreateZExt(v, b_.getInt8Ty());
-  b_.CreateStore(v, g.value);
+  auto p = promoted_.find(slot);
+  b_.CreateStore(v, p != promoted_.end() ? static_cast<llvm::Value*>(p->second) : g.value);
+  // The "assigned" mark is stored as before: a constant store, never read back in the loop.
   b_.CreateStore(b_.getInt8(1), g.defined);
+}
+
+void Lowering::promote_globals() {
+  promoted_.clear();
+  for (int slot : promotable_globals(prog_, mod_)) {
+    GlobalVars g = global(slot);
+    llvm::Type* t = g.value->getValueType();
+    llvm::AllocaInst* a = b_.CreateAlloca(t, nullptr, mod_.globals[size_t(slot)].name + ".reg");
+    b_.CreateStore(b_.CreateLoad(t, g.value), a);
+    promoted_[slot] = a;
+  }
+}
+
+// Every call but a print (which touches only the runtime's output) and an intrinsic may end
+// the run (an error, Ctrl-C through a tick, a failing call: the runtime unwinds with
+// longjmp) or hand control to code that reads globals: the promoted values go home first,
+// and at every return. Nothing is reloaded after: no function writes them.
+void Lowering::write_back_promoted(llvm::Function* f) {
+  if (promoted_.empty()) return;
+  std::vector<llvm::Instruction*> points;
+  for (llvm::BasicBlock& bb : *f)
+    for (llvm::Instruction& inst : bb) {
+      if (auto* call = llvm::dyn_cast<llvm::CallInst>(&inst)) {
+        llvm::Function* callee = call->getCalledFunction();
+        if (callee && (callee->isIntrinsic() || callee->onlyAccessesInaccessibleMemory() ||
+                       callee->onlyAccessesInaccessibleMemOrArgMem()))
+          continue;
+        points.push_back(call);
+      } else if (llvm::isa<llvm::ReturnInst>(inst)) {
+        points.push_back(&inst);
+      }
+    }
+  for (llvm::Instruction* at : points) {
+    llvm::IRBuilder<> ib(at);
+    for (const auto& [slot, a] : promoted_)
+      ib.CreateStore(ib.CreateLoad(a->getAllocatedType(), a), global(slot).value);
+  }
+  promoted_.clear();
 }
 
 // The value assigned to `name` reads as %name.next.
@@ -234,6 +277,7 @@ void Lowering::emit_entry() {
   if (!first.valid()) first.line = 1;
   describe_function(f, "<script>", first);
   enter(block("entry"));
+  promote_globals();
   for (const auto& s : prog_.body) {
     if (!open()) break;
     if (spec_.echo && s->kind == StmtKind::Expr && s->expr->type != Type::Void) {
@@ -247,6 +291,7 @@ void Lowering::emit_entry() {
   }
   if (open()) b_.CreateRetVoid();
   finish();
+  write_back_promoted(f);
 }
 
 void Lowering::finish() {

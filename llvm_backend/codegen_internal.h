@@ -82,6 +82,11 @@ class Lowering {
   void name_assigned(llvm::Value* v, const std::string& name);
   void emit_function(int index);
   void emit_entry();
+  // Top-level variables kept in registers (lang/promotable.h): each an alloca that mem2reg
+  // turns into SSA values, loaded from its global at entry and stored back before every
+  // call that may not return or may look (errors, ticks, calls, tensor helpers) and at the end.
+  void promote_globals();
+  void write_back_promoted(llvm::Function* f);
   void finish();
   // Debug locations (UnitSpec::debug_info): the compile unit, a function's DISubprogram,
   // and the builder's current location; all do nothing without debug info.
@@ -140,6 +145,7 @@ class Lowering {
   FnState* st_ = nullptr;
   std::map<int, llvm::Function*> functions_;
   std::map<int, GlobalVars> globals_;
+  std::map<int, llvm::AllocaInst*> promoted_;  // top-level code: global slot -> its alloca
   std::map<const FnDecl*, const SourceFile*> source_of_;
   std::map<std::string, llvm::Constant*> names_;  // undefined-variable names as C strings
   std::map<std::vector<int32_t>, llvm::Constant*> sites_;  // tensor helpers' loc tables

@@ -1,6 +1,6 @@
 #include "vm/reg_compiler.h"
 
-#include "vm/reg_globals.h"
+#include "lang/promotable.h"
 #include "vm/reg_ops.h"
 
 #include <algorithm>
@@ -90,7 +90,7 @@ class RegCompiler {
     f_.uses_tensors = p.uses_tensors;
     echo_ = echo;
     SourceLoc end, start = p.body.empty() ? SourceLoc{} : p.body.front()->loc;
-    // Top-level variables in registers (reg_globals.h). Each starts as the global's value, so that writing it back
+    // Top-level variables in registers (lang/promotable.h). Each starts as the global's value, so that writing it back
     // before the input assigned it (an error in the first lines) changes nothing.
     std::vector<uint16_t> homes;
     for (int g : promotable_globals(p, m_)) {

@@ -168,7 +168,7 @@ class RegVM final : public Engine {
   Tracer tracer_;  // only the traced instantiation of execute uses it (reg_trace.cpp)
 };
 
-// Top-level variables kept in registers go home, the values only (reg_globals.h). HALT's
+// Top-level variables kept in registers go home, the values only (lang/promotable.h). HALT's
 // list says where each lives; only FORLOOP's spill trampolines may follow HALT.
 void write_back(const FnRt& top, const Value* base, Value* G) {
   const RegFunction& f = *top.src;

@@ -347,3 +347,23 @@ TEST_CASE("ir: every golden program lowers to valid IR at every level") {
     CHECK(error == "");
   }
 }
+
+TEST_CASE("ir: top-level loop variables are SSA values in the loop, stored at ticks and the end") {
+  // B2 at top level: after -O2 the loop body loads no global (only the runtime's poll flag);
+  // total and i go to their globals before the tick call (which may stop the run) and
+  // before the return. n, read by the loop bound, is promoted too.
+  Checked c("n = 1000\ntotal = 0\nfor i in 0..n {\n  total = (total + i * i) % 1000003\n}\nprint(total)\n");
+  std::string main = function_text(c.ir(2), "descent_main");
+  REQUIRE(!main.empty());
+  CHECK_FALSE(has(main, R"(load i64, ptr @ds\.)"));
+  CHECK(has(main, R"(phi i64 .*total)"));
+  std::string tick = main.substr(main.find("\ntick:"));
+  tick = tick.substr(0, tick.find("descent_rt_tick"));
+  CHECK(has(tick, R"(store i64 %.*, ptr @ds\.total)"));
+  CHECK(has(tick, R"(store i64 %.*, ptr @ds\.i,)"));
+  // A global a function reads stays a global: its store is in the loop, before the call.
+  Checked f("fn peek() -> int { return seen }\nseen = 0\nfor t in 0..3 {\n  seen = seen + 10\n  print(peek())\n}\n");
+  std::string fmain = function_text(f.ir(2), "descent_main");
+  CHECK(has(fmain, R"(store i64 .*, ptr @ds\.seen)"));
+  CHECK(has(fmain, R"(load i64, ptr @ds\.seen|call i64 @ds\.peek)"));
+}

@@ -1,6 +1,6 @@
-// promotable_globals (reg_globals.h): a scan of the input and of every function the Module
+// promotable_globals (lang/promotable.h): a scan of the input and of every function the Module
 // knows, for the variables each mentions.
-#include "vm/reg_globals.h"
+#include "lang/promotable.h"
 
 #include <set>
 
