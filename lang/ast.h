@@ -95,6 +95,8 @@ struct Expr {
   Storage storage = Storage::Unresolved;  // Var
   int32_t slot = -1;              // Var: local slot or global index; Call: function index
   bool check_defined = false;     // Var: a global read that must be checked at run time
+  bool dim_value = false;         // Axis in a kernel body: not an axis but a named dim of the
+                                  // kernel's types, read as its size (`x[i, j] / d`)
   Builtin builtin = Builtin::None;  // Call: which builtin, or None for a user function
   int32_t kernel = -1;            // Call: the kernel index in the Module, when it calls one
   std::vector<std::string> axes;  // Reduce: the reduce axes, e.g. sum(r, s) -> {"r", "s"}

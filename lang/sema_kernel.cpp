@@ -33,6 +33,8 @@ class KernelChecker {
       }
       element_type(p.tensor);
       buffers_[p.name] = Buffer{p.tensor.dims.size(), true};
+      for (const Dim& d : p.tensor.dims)
+        if (!d.name.empty()) dims_.insert(d.name);
     }
     if (k_.has_return_type) element_type(k_.return_type);
     for (auto& st : k_.stages) stage(st);
@@ -109,7 +111,10 @@ class KernelChecker {
         return;
       case ExprKind::FloatLit: return;
       case ExprKind::Axis:
-        if (!in_scope(e.text)) unknown_name(e);
+        // A named dim of the parameters' types, where no axis has that name, is its size:
+        // a mean divides by it (`sum(j) x[i, j] / d`).
+        e.dim_value = !in_scope(e.text) && dims_.count(e.text) && !buffers_.count(e.text);
+        if (!in_scope(e.text) && !e.dim_value) unknown_name(e);
         return;
       case ExprKind::Index: access(e); return;
       case ExprKind::Unary:
@@ -226,6 +231,7 @@ class KernelChecker {
   KernelDecl& k_;
   ErrorFn error_;
   std::map<std::string, Buffer> buffers_;
+  std::set<std::string> dims_;  // the named dims of the parameters' types (n, d)
   std::vector<std::string> spatial_, reduce_;  // the axes in scope
   std::set<std::string> whole_;  // axes seen as a whole index of an access, in this scope
 };

@@ -198,7 +198,7 @@ struct Analysis {
 
   bool axes_in_scope(const Expr& e, const KernelStage& st,
                      const std::vector<std::string>& reduce_axes) {
-    if (e.kind == ExprKind::Axis &&
+    if (e.kind == ExprKind::Axis && !e.dim_value &&
         std::find(st.indices.begin(), st.indices.end(), e.text) == st.indices.end() &&
         std::find(reduce_axes.begin(), reduce_axes.end(), e.text) == reduce_axes.end())
       return fail(error, e.loc, "unknown axis '" + e.text + "'");
@@ -250,6 +250,7 @@ struct Analysis {
       case ExprKind::IntLit:
         return true;
       case ExprKind::Axis:
+        if (e.dim_value) return true;  // a named dim's size: a constant
         if (std::find(st.indices.begin(), st.indices.end(), e.text) == st.indices.end() &&
             std::find(reduce_axes.begin(), reduce_axes.end(), e.text) == reduce_axes.end())
           return fail(error, e.loc, "unknown axis '" + e.text + "'");
@@ -506,7 +507,9 @@ struct Builder {
     switch (e.kind) {
       case ExprKind::FloatLit: return tir::float_imm(float(e.float_value));
       case ExprKind::IntLit: return tir::float_imm(float(e.int_value));
-      case ExprKind::Axis: return tir::var(iter_of.at(e.text));
+      case ExprKind::Axis:
+        if (e.dim_value) return tir::float_imm(float(an.dims.at(e.text)));
+        return tir::var(iter_of.at(e.text));
       case ExprKind::Index: {
         std::vector<tir::ExprPtr> ix;
         for (const auto& kid : e.kids) ix.push_back(index(*kid));

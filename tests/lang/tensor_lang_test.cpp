@@ -328,6 +328,11 @@ TEST_CASE("tensor sema: kernel errors, exactly located") {
         Lines{"2:18: an index must be an affine expression of axes and int literals (+, -, and * by a literal)"});
   CHECK(k("  B[i, j] = A[i, q] + A[i, j]\n  return B") == Lines{"2:18: unknown axis 'q'"});
   CHECK(k("  B[i, j] = A[i, j] + q\n  return B") == Lines{"2:23: unknown axis 'q'"});
+  // A named dim of a parameter's type is a value (its size: a mean divides by it), never an
+  // index; an axis of the same name wins.
+  CHECK(k("  B[i, j] = A[i, j] / m + n\n  return B", "A: f32[n, m]") == Lines{});
+  CHECK(k("  B[i, j] = A[i, n] + A[i, j]\n  return B", "A: f32[n, m]") == Lines{"2:18: unknown axis 'n'"});
+  CHECK(k("  B[n, j] = A[n, j] * n\n  return B", "A: f32[n, m]") == Lines{});
   CHECK(k("  B[i, j] = A[i, j] + A\n  return B") ==
         Lines{"2:23: buffer 'A' must be indexed, as in A[i]"});
   CHECK(k("  B[i, j] = sum(i) A[i, j]\n  return B") ==

@@ -142,6 +142,22 @@ TEST_CASE("every prelude kernel's adjoints agree with central differences") {
   }
 }
 
+TEST_CASE("the transformer kernels' adjoints agree with central differences") {
+  // Attention's gradients flow through a scale by a dim's size, a row max, exponentials, a
+  // row sum and a division; the causal mask through a comparison of two axes; layer norm's
+  // through a mean and a variance (each a division by d); GELU's through the tanh pieces.
+  Kernels ks;
+  ks.add(std::string(prelude_source()));
+  for (int round = 0; round < 2; ++round) {
+    check_gradients(ks.get("bmm"), {{2, 3, 4}, {2, 4, 5}}, round);
+    check_gradients(ks.get("softmax3"), {{2, 3, 5}}, round);
+    check_gradients(ks.get("attention"), {{2, 3, 4}, {2, 5, 4}, {2, 5, 3}}, round);
+    check_gradients(ks.get("causal_attention"), {{2, 4, 3}, {2, 4, 3}, {2, 4, 2}}, round);
+    check_gradients(ks.get("layer_norm"), {{3, 6}, {6}, {6}}, round);
+    check_gradients(ks.get("gelu"), {{3, 5}}, round);
+  }
+}
+
 TEST_CASE("sigmoid's and tanh's derived gradients are the closed forms, at 0 and far out too") {
   // s' = s (1 - s) and tanh' = 1 - tanh^2, the forms libraries hand-write. The prelude's
   // two-piece formulas must give them at exactly 0 (where abs(x) has no slope) and stay

@@ -100,7 +100,9 @@ TEST_CASE("prelude: parses, checks, and defines the documented kernels") {
   for (const auto& k : p.module.kernels) names.push_back(k.name);
   CHECK(names == std::vector<std::string>{"add", "mul", "relu", "bias_add", "matmul", "linear",
                                           "linear_relu", "transpose", "softmax",
-                                          "cross_entropy", "sigmoid", "tanh", "momentum",
+                                          "cross_entropy", "sigmoid", "tanh", "bmm",
+                                          "layer_norm", "gelu", "softmax3", "attention",
+                                          "causal_attention", "momentum",
                                           "momentum_vec", "sgd_step", "sgd_step_vec",
                                           "adam_betas", "adam_powers", "adam_mean", "adam_mean_vec",
                                           "adam_square", "adam_square_vec", "adam_step",
@@ -245,6 +247,85 @@ TEST_CASE("prelude: sigmoid and tanh against libm, finite at +-100 and exact at 
       }
     CHECK(at(s, 1, 2) == 0.5f);  // x = 0
     CHECK(at(t, 1, 2) == 0.0f);
+  }
+}
+
+TEST_CASE("prelude: the transformer kernels against double-precision loops") {
+  // Attention for each head: softmax(q k^T / sqrt(d)) v, and with the causal mask (j <= i);
+  // a batched matmul; layer norm; GELU's tanh form; softmax along the last of three axes.
+  const int64_t H = 2, S = 5, T = 6, D = 4, E = 3;
+  auto at3 = [](const Tensor& t, int64_t a, int64_t b, int64_t c) {
+    return double(t.data[size_t((a * t.shape[1] + b) * t.shape[2] + c)]);
+  };
+  auto attention_want = [&](const Tensor& q, const Tensor& k, const Tensor& v, bool causal) {
+    int64_t t_len = k.shape[1];
+    std::vector<double> out(static_cast<size_t>(H * S * E));
+    for (int64_t g = 0; g < H; ++g)
+      for (int64_t i = 0; i < S; ++i) {
+        std::vector<double> sc(static_cast<size_t>(t_len));
+        double mx = -INFINITY, l = 0;
+        for (int64_t j = 0; j < t_len; ++j) {
+          double dot = 0;
+          for (int64_t c = 0; c < D; ++c) dot += at3(q, g, i, c) * at3(k, g, j, c);
+          sc[size_t(j)] = causal && j > i ? -INFINITY : dot / std::sqrt(double(D));
+          mx = std::max(mx, sc[size_t(j)]);
+        }
+        for (int64_t j = 0; j < t_len; ++j) l += std::exp(sc[size_t(j)] - mx);
+        for (int64_t c = 0; c < E; ++c) {
+          double acc = 0;
+          for (int64_t j = 0; j < t_len; ++j) acc += std::exp(sc[size_t(j)] - mx) * at3(v, g, j, c);
+          out[size_t((g * S + i) * E + c)] = acc / l;
+        }
+      }
+    return out;
+  };
+  auto close_to = [](const Tensor& got, const std::vector<double>& want) {
+    REQUIRE(size_t(got.numel()) == want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      CHECK(got.data[i] == doctest::Approx(want[i]).epsilon(1e-4).scale(1e-3));
+  };
+  for (const char* dev : kDevices) {
+    INFO("device ", std::string(dev));
+    Prelude p(dev);
+    Tensor q = random({H, S, D}, 1, 2.0f), k = random({H, T, D}, 2, 2.0f), v = random({H, T, E}, 3);
+    Tensor kc = random({H, S, D}, 4, 2.0f), vc = random({H, S, E}, 5);
+    close_to(p.call("attention", {&q, &k, &v}), attention_want(q, k, v, false));
+    close_to(p.call("causal_attention", {&q, &kc, &vc}), attention_want(q, kc, vc, true));
+    // The first row attends to itself only: its output is v's first row, exactly.
+    Tensor causal = p.call("causal_attention", {&q, &kc, &vc});
+    for (int64_t c = 0; c < E; ++c) CHECK(at3(causal, 1, 0, c) == doctest::Approx(at3(vc, 1, 0, c)));
+    Tensor b = random({H, D, T}, 6);
+    std::vector<double> bmm_want;
+    for (int64_t g = 0; g < H; ++g)
+      for (int64_t i = 0; i < S; ++i)
+        for (int64_t j = 0; j < T; ++j) {
+          double acc = 0;
+          for (int64_t r = 0; r < D; ++r) acc += at3(q, g, i, r) * at3(b, g, r, j);
+          bmm_want.push_back(acc);
+        }
+    close_to(p.call("bmm", {&q, &b}), bmm_want);
+    std::vector<double> sm3_want;
+    for (int64_t g = 0; g < H; ++g)
+      for (int64_t i = 0; i < S; ++i) {
+        double mx = -INFINITY, l = 0;
+        for (int64_t c = 0; c < D; ++c) mx = std::max(mx, at3(q, g, i, c));
+        for (int64_t c = 0; c < D; ++c) l += std::exp(at3(q, g, i, c) - mx);
+        for (int64_t c = 0; c < D; ++c) sm3_want.push_back(std::exp(at3(q, g, i, c) - mx) / l);
+      }
+    close_to(p.call("softmax3", {&q}), sm3_want);
+    // Layer norm of rows with a gamma and beta; GELU from -6 to 6.
+    Tensor x = random({4, 9}, 7, 3.0f), gamma = random({9}, 8), beta = random({9}, 9);
+    check_close(p.call("layer_norm", {&x, &gamma, &beta}), make2(4, 9, [&](auto i, auto j) {
+                  double mu = 0, var = 0;
+                  for (int64_t c = 0; c < 9; ++c) mu += at(x, i, c) / 9.0;
+                  for (int64_t c = 0; c < 9; ++c) var += (at(x, i, c) - mu) * (at(x, i, c) - mu) / 9.0;
+                  return (at(x, i, j) - mu) / std::sqrt(var + 1e-5) * gamma.data[size_t(j)] + beta.data[size_t(j)];
+                }));
+    Tensor g = random({4, 9}, 10, 6.0f);
+    check_close(p.call("gelu", {&g}), make2(4, 9, [&](auto i, auto j) {
+                  double u = at(g, i, j);
+                  return 0.5 * u * (1 + std::tanh(std::sqrt(2 / M_PI) * (u + 0.044715 * u * u * u)));
+                }));
   }
 }
 
