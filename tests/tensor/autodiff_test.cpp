@@ -155,6 +155,29 @@ TEST_CASE("the transformer kernels' adjoints agree with central differences") {
     check_gradients(ks.get("causal_attention"), {{2, 4, 3}, {2, 4, 3}, {2, 4, 2}}, round);
     check_gradients(ks.get("layer_norm"), {{3, 6}, {6}, {6}}, round);
     check_gradients(ks.get("gelu"), {{3, 5}}, round);
+    check_gradients(ks.get("gelu_erf"), {{3, 5}}, round);
+  }
+}
+
+TEST_CASE("gelu_erf's derived gradient is the closed form, at 0 too") {
+  // d/dx 0.5 x (1 + erf(x / sqrt 2)) = 0.5 (1 + erf(x / sqrt 2)) + x exp(-x^2 / 2) / sqrt(2 pi).
+  Kernels ks;
+  ks.add(std::string(prelude_source()));
+  Tensor x, ones_t;
+  std::string error;
+  REQUIRE(zeros({1, 7}, &x, &error));
+  REQUIRE(full({1, 7}, 1.0f, &ones_t, &error));
+  const float v[7] = {-9, -1.5f, -1e-3f, 0, 1e-3f, 0.7f, 9};
+  for (size_t k = 0; k < 7; ++k) x.data[k] = v[k];
+  std::vector<Adjoint> a;
+  Diagnostic d;
+  REQUIRE_MESSAGE(derive_adjoints(ks.get("gelu_erf"), &a, &d), d.message);
+  Tensor g = run(*a[0].kernel(), {&x, &ones_t});
+  for (size_t k = 0; k < 7; ++k) {
+    double t = v[k];
+    CAPTURE(t);
+    double want = 0.5 * (1 + std::erf(t / std::sqrt(2.0))) + t * std::exp(-t * t / 2) / std::sqrt(2 * M_PI);
+    CHECK(g.data[k] == doctest::Approx(want).epsilon(1e-5).scale(1e-5));
   }
 }
 

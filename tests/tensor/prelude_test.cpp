@@ -101,7 +101,7 @@ TEST_CASE("prelude: parses, checks, and defines the documented kernels") {
   CHECK(names == std::vector<std::string>{"add", "mul", "relu", "bias_add", "matmul", "linear",
                                           "linear_relu", "transpose", "softmax",
                                           "cross_entropy", "sigmoid", "tanh", "bmm",
-                                          "layer_norm", "gelu", "softmax3", "attention",
+                                          "layer_norm", "gelu", "gelu_erf", "softmax3", "attention",
                                           "causal_attention", "momentum",
                                           "momentum_vec", "sgd_step", "sgd_step_vec",
                                           "adam_betas", "adam_powers", "adam_mean", "adam_mean_vec",
@@ -325,6 +325,10 @@ TEST_CASE("prelude: the transformer kernels against double-precision loops") {
     check_close(p.call("gelu", {&g}), make2(4, 9, [&](auto i, auto j) {
                   double u = at(g, i, j);
                   return 0.5 * u * (1 + std::tanh(std::sqrt(2 / M_PI) * (u + 0.044715 * u * u * u)));
+                }));
+    check_close(p.call("gelu_erf", {&g}), make2(4, 9, [&](auto i, auto j) {
+                  double u = at(g, i, j);
+                  return 0.5 * u * (1 + std::erf(u / std::sqrt(2.0)));
                 }));
   }
 }
