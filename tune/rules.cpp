@@ -135,9 +135,13 @@ std::vector<Nest> analyse(const tir::PrimFunc& original) {
           // Which dimension walks j? None but the last may be the one that walks r.
           int jdim = -1;
           bool other = false;
+          // Spatial loops before the last two are a batch (attention's heads: q[g, i, c] .
+          // k[g, j, c]): every operand has one matrix per batch index, so reading along
+          // them still leaves W one matrix per product. Only the row loop rules it out.
+          const size_t first_row = n.spatial.size() >= 2 ? n.spatial.size() - 2 : 0;
           for (size_t d = 0; d < load->args.size(); ++d) {
             if (tir::uses_var(*load->args[d], n.spatial.back())) jdim = jdim < 0 ? int(d) : -2;
-            for (size_t k = 0; k + 1 < n.spatial.size(); ++k)
+            for (size_t k = first_row; k + 1 < n.spatial.size(); ++k)
               other |= tir::uses_var(*load->args[d], n.spatial[k]);
           }
           if (jdim >= 0 && size_t(jdim) + 1 < load->args.size() && !other && load->buffer >= 0 &&
@@ -180,6 +184,17 @@ std::string lanes_list(int lanes) {
     first = false;
   }
   return s + "}";
+}
+
+// "?{2,4,8}": the options no larger than the loop's extent (a tile of 8 rows of a 4-row loop
+// is refused, so a space offering it wastes samples; a batch of 2 heads gets {2}). When none
+// fits, the smallest: its refusal names the loop.
+std::string fitting(int64_t extent, std::initializer_list<int64_t> options) {
+  std::string s;
+  for (int64_t o : options)
+    if (o <= extent) s += (s.empty() ? "" : ",") + std::to_string(o);
+  if (s.empty()) s = std::to_string(*options.begin());
+  return "?{" + s + "}";
 }
 
 using Add = std::function<void(std::string fixed, std::string open)>;
@@ -276,7 +291,8 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
         const std::string& i = n.spatial[k - 2];
         const std::string& j = n.spatial[k - 1];
         add("tile " + rf + i + " " + rf + j + " " + std::to_string(ti) + " " + std::to_string(tj),
-            "tile " + rf + i + " " + rf + j + " ?{2,4} ?{2,4}");
+            "tile " + rf + i + " " + rf + j + " " + fitting(n.spatial_extent[k - 2], {2, 4}) + " " +
+                fitting(n.spatial_extent[k - 1], {2, 4}));
         add("reorder " + rf + i + "_0 " + rf + j + "_0 " + rf + r + "_0 " + rf + i + "_1 " + rf + j +
             "_1 " + rf + r + "_1");
         add("cache_write " + n.block + "_rf local");
@@ -304,7 +320,8 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
     if (ti > 1 && tj > 1) {
       if (tj == 2 * lanes && n.spatial_extent.back() < 4 * lanes) tj = lanes;
       add("tile " + b + i + " " + b + j + " " + std::to_string(ti) + " " + std::to_string(tj),
-          "tile " + b + i + " " + b + j + " ?{2,4,8} " + lanes_list(int(2 * lanes)));
+          "tile " + b + i + " " + b + j + " " + fitting(n.spatial_extent[n.spatial.size() - 2], {2, 4, 8}) +
+              " " + lanes_list(int(2 * lanes)));
       // The default walks row blocks outermost (i_0 j_0) and writes a tile back once per
       // tile; the space also tries column panels outermost (j_0 i_0, a BLAS's order, where
       // one panel of B serves every row block), each with its writeback under the inner

@@ -73,6 +73,14 @@ const std::vector<Case>& cases() {
       // Each row's max and sum computed inside the row loop of the last nest.
       {"softmax", {{"n", 5}, {"m", 32}}, "rows fused: every nest under out.i"},
       {"transpose", {{"n", 16}, {"m", 32}}, "nest out: elementwise"},
+      // Rank 3: per head, the scores q . k^T are the linear family with a batch axis in
+      // front; k re-laid out [g, c, j] per head, then a matmul (a dot per score ran 12x
+      // slower). A plain batched matmul gets the matmul recipe; softmax along the last of
+      // three axes gets each nest's recipe, its rows not fused yet (rank 2 only).
+      {"attention", {{"h", 2}, {"s", 32}, {"t", 32}, {"d", 16}, {"e", 16}},
+       "nest sc_acc: dot with a batch: k re-laid out, then a matmul"},
+      {"bmm", {{"b", 2}, {"n", 16}, {"k", 16}, {"m", 32}}, "nest C: matmul"},
+      {"softmax3", {{"b", 2}, {"n", 4}, {"m", 32}}, "nest mx: dot"},
   };
   return all;
 }
