@@ -490,12 +490,17 @@ bool row_fusable(const std::vector<Nest>& nests) {
   const Nest& last = nests.back();
   if (last.reduction || last.spatial.size() < 2) return false;
   bool reduces = false;
+  // A row is the last axis; the axes before it (one for a matrix, [b, n] for softmax3's
+  // batch of matrices) name the rows, and every nest must walk the same ones.
+  const size_t rows = last.spatial.size() - 1;
   for (size_t k = 0; k + 1 < nests.size(); ++k) {
     const Nest& n = nests[k];
     const bool row_reduction =
-        n.reduction && !n.spatial_contiguous && n.reduce_contiguous && n.spatial.size() == 1;
+        n.reduction && !n.spatial_contiguous && n.reduce_contiguous && n.spatial.size() == rows;
     const bool same_shape = !n.reduction && n.spatial.size() == last.spatial.size();
-    if (!(row_reduction || same_shape) || n.spatial_extent[0] != last.spatial_extent[0]) return false;
+    if (!(row_reduction || same_shape)) return false;
+    for (size_t d = 0; d < rows; ++d)
+      if (n.spatial_extent[d] != last.spatial_extent[d]) return false;
     reduces |= row_reduction;
   }
   return reduces;
@@ -571,17 +576,20 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
   // reads the whole tensor again from memory; with every producer computed inside the last
   // nest's row loop, a row is read once into cache and used by all of them. The recipes then
   // run per nest as before (their loops keep their names), with one parallel row loop.
-  std::string shared_rows;
+  std::string shared_rows, outer_rows;  // the loop the nests share, and the outermost above it
   if (t.device == "cpu" && row_fusable(nests)) {
     const Nest& last = nests.back();
     tir::PrimFunc func = out.func;
     const std::string trace = out.trace;
     const size_t notes = out.notes.size(), steps = applied ? applied->size() : 0;
     bool ok = true;
+    // Under the innermost row loop (i, inside the batch's b for rank 3): one row at a time.
+    const std::string row_loop = last.block + "." + last.spatial[last.spatial.size() - 2];
     for (size_t k = nests.size() - 1; ok && k-- > 0;)
-      ok = apply({"compute_at " + nests[k].block + " " + last.block + "." + last.spatial[0], ""});
+      ok = apply({"compute_at " + nests[k].block + " " + row_loop, ""});
     if (ok) {
-      shared_rows = last.block + "." + last.spatial[0];
+      shared_rows = row_loop;
+      outer_rows = last.block + "." + last.spatial[0];
       out.notes.push_back("rows fused: every nest under " + shared_rows);
     } else {  // all or nothing: back to the nests as they were
       out.func = std::move(func);
@@ -600,8 +608,13 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
     if (t.device == "cpu") cpu_recipe(n, t, &steps);
     else opencl_recipe(n, t, &steps);
     work += n.iterations;
+    // Under fused rows a producer's spatial loops are the shared row loops (a row's max has
+    // [b, i] for softmax3): its recipe must not tile them, or the whole row's body is tiled
+    // and unrolled with it. Parallel loops come once, at the end.
+    const bool in_rows = !shared_rows.empty() && &n != &nests.back();
     for (Step& s : steps)
-      if (shared_rows.empty() || s.fixed.rfind("parallel ", 0) != 0) apply(std::move(s));
+      if (shared_rows.empty() || s.fixed.rfind("parallel ", 0) != 0)
+        if (!in_rows || s.fixed.rfind("tile ", 0) != 0) apply(std::move(s));
   }
   if (!shared_rows.empty()) {
     // With every nest under one row loop, each intermediate (the row's max, exponentials and
@@ -614,7 +627,7 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
         apply({"set_scope " + b.name + " local", ""});
   }
   if (!shared_rows.empty() && work >= kParallelIterations)
-    apply({"parallel " + shared_rows, "maybe 0.8 parallel " + shared_rows});
+    apply({"parallel " + outer_rows, "maybe 0.8 parallel " + outer_rows});
   return out;
 }
 

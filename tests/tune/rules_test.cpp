@@ -76,11 +76,11 @@ const std::vector<Case>& cases() {
       // Rank 3: per head, the scores q . k^T are the linear family with a batch axis in
       // front; k re-laid out [g, c, j] per head, then a matmul (a dot per score ran 12x
       // slower). A plain batched matmul gets the matmul recipe; softmax along the last of
-      // three axes gets each nest's recipe, its rows not fused yet (rank 2 only).
+      // three axes has its rows fused under the row loop inside the batch's.
       {"attention", {{"h", 2}, {"s", 32}, {"t", 32}, {"d", 16}, {"e", 16}},
        "nest sc_acc: dot with a batch: k re-laid out, then a matmul"},
       {"bmm", {{"b", 2}, {"n", 16}, {"k", 16}, {"m", 32}}, "nest C: matmul"},
-      {"softmax3", {{"b", 2}, {"n", 4}, {"m", 32}}, "nest mx: dot"},
+      {"softmax3", {{"b", 2}, {"n", 4}, {"m", 32}}, "rows fused: every nest under out.i"},
   };
   return all;
 }
