@@ -8,7 +8,7 @@
 //                             the entry points of onnx_import.h
 //   onnx_ops_elementwise.cpp  Add, Relu, Sigmoid, Tanh, and kernels for ranks the prelude lacks
 //   onnx_ops_matmul.cpp       Gemm and MatMul
-//   onnx_ops_normalize.cpp    Softmax
+//   onnx_ops_normalize.cpp    Softmax, LayerNormalization
 //   onnx_ops_shape.cpp        Flatten and Reshape
 //   onnx_ops_conv.cpp         Conv
 // Writing ONNX (onnx_write.cpp) needs none of this. A new op is a reader declared below with
@@ -136,6 +136,7 @@ class Importer {
   bool gemm(const onnx::NodeProto& n);                                 // matmul
   bool matmul(const onnx::NodeProto& n);
   bool softmax(const onnx::NodeProto& n);                              // normalize
+  bool layer_norm(const onnx::NodeProto& n);
   bool flatten(const onnx::NodeProto& n);                              // shape
   bool reshape(const onnx::NodeProto& n);
   bool conv(const onnx::NodeProto& n);                                 // conv

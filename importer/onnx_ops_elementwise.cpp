@@ -1,6 +1,5 @@
-// ONNX elementwise ops: Add, Relu, Sigmoid, Tanh. On matrices they are the prelude's add and
-// relu; at other ranks (and for sigmoid and tanh, which the prelude lacks) a kernel is
-// generated once per (op, rank). Add also takes a row vector added to every row (a bias).
+// ONNX elementwise ops: Add, Relu, Sigmoid, Tanh. On matrices they are the prelude's add,
+// relu, sigmoid and tanh; at other ranks a kernel is generated once per (op, rank). Add also takes a row vector added to every row (a bias).
 #include <fmt/format.h>
 
 #include <string>
@@ -48,7 +47,9 @@ bool Importer::unary(const onnx::NodeProto& n) {
   Value x;
   if (!input(n, 0, &x)) return false;
   std::string op = n.op_type() == "Relu" ? "relu" : n.op_type() == "Sigmoid" ? "sigmoid" : "tanh";
-  std::string k = (op == "relu" && x.shape.size() == 2) ? "relu" : elementwise_kernel(op, x.shape.size());
+  // On matrices the prelude has all three (its sigmoid and tanh in two pieces that never
+  // overflow); at other ranks a generated kernel.
+  std::string k = x.shape.size() == 2 ? op : elementwise_kernel(op, x.shape.size());
   emit(n, x.shape, fmt::format("{}({})", k, expr(x)));
   return true;
 }

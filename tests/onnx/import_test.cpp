@@ -229,6 +229,7 @@ TEST_CASE("malformed and unsupported files are clear errors naming the node and 
       {"conv_pads.onnx", "node 'conv_padded' (Conv): padding is not supported (pads = [1, 1, 1, 1])"},
       {"conv_strides.onnx", "node 'conv_strided' (Conv): strides other than 1 are not supported"},
       {"matmul_3d.onnx", "node 'bmm' (MatMul): only matrices (2-D) are supported; the inputs are [2, 3, 4] and [4, 5]"},
+      {"layernorm_eps.onnx", "node 'ln' (LayerNormalization): epsilon 1e-06 is not the prelude layer_norm's 1e-05"},
       {"truncated.onnx", "truncated.onnx: not an ONNX model (the protobuf data does not parse"},
       {"not_onnx.onnx", "not_onnx.onnx: not an ONNX model"},
       {"empty.onnx", "empty.onnx: the file is empty; not an ONNX model"},
@@ -476,7 +477,7 @@ TEST_CASE("built graphs: each unsupported construction names its node") {
     Builder b({2, 6});
     set_int(b.node("Softmax", {"in"}, "y", "sm"), "axis", 0);
     b.output("y");
-    CHECK_CONTAINS(b.error(), "node 'sm' (Softmax): only a softmax along the rows of a matrix is supported (input [2, 6], axis 0)");
+    CHECK_CONTAINS(b.error(), "node 'sm' (Softmax): only a softmax along the rows of a matrix, or the last axis of a rank-3 tensor, is supported (input [2, 6], axis 0)");
   }
   SUBCASE("Gemm: alpha with a computed B, inner dims that differ, a C that does not broadcast") {
     Builder b({2, 6});

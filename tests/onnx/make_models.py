@@ -25,12 +25,16 @@ onnxruntime), in float32 as Descent computes.
   mlp_dynamic       x[N,20] (dim_param "N"; input.npy has N=5) -> Gemm -> Relu -> Gemm -> Softmax(axis=1)
   reshape_dynamic   x["batch",12] (input.npy has batch=3) -> Tanh -> Reshape [0,3,-1] -> [batch,3,4]
                     (what every PyTorch export with a dynamic batch and a view/reshape holds)
+  softmax_3d        Softmax(axis=-1) of x[2,3,10] in [-30,30): attention's scores, per head
+  layernorm         LayerNormalization(x[4,10], scale[10], bias[10]) (opset 17) -> Sigmoid
+  layernorm_nobias  LayerNormalization(x[5,8], scale[8]), no bias -> Tanh
 
 Bad models: tests/onnx/bad/NAME.onnx, each a file the importer must reject with a clear error:
   unsupported_op.onnx  valid ONNX: Relu "act" -> MaxPool "pool1"   -> unsupported op MaxPool (node "pool1")
   conv_pads.onnx       Conv "conv_padded", pads [1,1,1,1]            -> unsupported attribute: pads
   conv_strides.onnx    Conv "conv_strided", strides [2,2]            -> unsupported attribute: strides
   matmul_3d.onnx       MatMul "bmm" of x[2,3,4] and B[4,5]           -> MatMul supports 2-D only
+  layernorm_eps.onnx   LayerNormalization "ln" with epsilon 1e-6     -> not the prelude's 1e-05
   truncated.onnx       first 60% of models/gemm_linear/model.onnx    -> protobuf parse error (truncated)
   not_onnx.onnx        the text "this is not an onnx model\n"        -> not an ONNX model / parse error
   empty.onnx           zero bytes                                    -> empty file / no graph
@@ -232,6 +236,45 @@ def softmax_opset11():
     write_valid("softmax_opset11", m, x, softmax(x, axis=1))
 
 
+def layer_norm(x, scale, bias=None, eps=1e-5):
+    x64 = x.astype(np.float64)
+    mu = x64.mean(axis=-1, keepdims=True)
+    var = ((x64 - mu) ** 2).mean(axis=-1, keepdims=True)
+    y = (x64 - mu) / np.sqrt(var + eps) * scale
+    return (y if bias is None else y + bias).astype(F32)
+
+
+def softmax_3d():
+    rng = np.random.default_rng(117)
+    x = uniform(rng, (2, 3, 10), scale=30.0)
+    m = model_of("softmax_3d",
+                 [helper.make_node("Softmax", ["x"], ["y"], name="scores_softmax", axis=-1)],
+                 [value("x", [2, 3, 10])], [value("y", [2, 3, 10])])
+    write_valid("softmax_3d", m, x, softmax(x, axis=-1))
+
+
+def layernorm():
+    rng = np.random.default_rng(118)
+    x, g, b = uniform(rng, (4, 10), scale=3.0), uniform(rng, (10,)), uniform(rng, (10,))
+    m = model_of("layernorm",
+                 [helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["n"], name="ln",
+                                   axis=-1),
+                  helper.make_node("Sigmoid", ["n"], ["y"], name="act")],
+                 [value("x", [4, 10])], [value("y", [4, 10])], [init("gamma", g), init("beta", b)],
+                 opset=17)
+    write_valid("layernorm", m, x, sigmoid(layer_norm(x, g, b)))
+
+
+def layernorm_nobias():
+    rng = np.random.default_rng(119)
+    x, g = uniform(rng, (5, 8), scale=2.0), uniform(rng, (8,))
+    m = model_of("layernorm_nobias",
+                 [helper.make_node("LayerNormalization", ["x", "gamma"], ["n"], name="ln"),
+                  helper.make_node("Tanh", ["n"], ["y"], name="act")],
+                 [value("x", [5, 8])], [value("y", [5, 8])], [init("gamma", g)], opset=17)
+    write_valid("layernorm_nobias", m, x, tanh(layer_norm(x, g)))
+
+
 def flatten_gemm():
     rng = np.random.default_rng(109)
     x, w, b = uniform(rng, (2, 3, 4, 4)), uniform(rng, (5, 48)), uniform(rng, (5,))
@@ -421,6 +464,14 @@ def bad_models():
                  [init("B", uniform(rng, (4, 5)))])
     write_bad("matmul_3d", m.SerializeToString())
 
+    # A layer norm whose epsilon is not the prelude's.
+    m = model_of("layernorm_eps",
+                 [helper.make_node("LayerNormalization", ["x", "gamma"], ["y"], name="ln",
+                                   epsilon=1e-6)],
+                 [value("x", [2, 4])], [value("y", [2, 4])], [init("gamma", uniform(rng, (4,)))],
+                 opset=17)
+    write_bad("layernorm_eps", m.SerializeToString())
+
     m = model_of("two_inputs",
                  [helper.make_node("Add", ["a", "b"], ["y"], name="add")],
                  [value("a", [2, 3]), value("b", [2, 3])], [value("y", [2, 3])])
@@ -454,7 +505,8 @@ def main():
     os.makedirs(BAD, exist_ok=True)
     for make in (gemm_linear, gemm_plain, gemm_trans_a, matmul_add, add_two, activations_4d,
                  softmax_model, softmax_opset11, flatten_gemm, reshape_const, reshape_init,
-                 conv, conv_nobias, identity_dropout, mlp_dynamic, reshape_dynamic):
+                 conv, conv_nobias, identity_dropout, mlp_dynamic, reshape_dynamic, softmax_3d,
+                 layernorm, layernorm_nobias):
         make()
     bad_models()  # after gemm_linear: truncated.onnx is cut from it
     invalid_models()
