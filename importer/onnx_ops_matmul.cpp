@@ -88,17 +88,61 @@ bool Importer::gemm(const onnx::NodeProto& n) {
   return true;
 }
 
+// MatMul with NumPy's matmul rules where Descent has a kernel for them: two matrices
+// (matmul); a batch of matrices times one matrix (every row of the batch through one
+// matmul, reshaped around it); two batches with the same batch dims (bmm, on [batch, n, k]
+// after flattening the batch dims when there are several: attention's Q K^T per head).
 bool Importer::matmul(const onnx::NodeProto& n) {
   Value a, b;
   if (!input(n, 0, &a) || !input(n, 1, &b)) return false;
-  if (a.shape.size() != 2 || b.shape.size() != 2)
-    return node_fail(n, fmt::format("only matrices (2-D) are supported; the inputs are {} and {} "
-                                    "(a batched MatMul has no Descent kernel yet)",
-                                    shape_str(a.shape), shape_str(b.shape)));
-  if (!(a.shape[1] == b.shape[0]))
+  const size_t ra = a.shape.size(), rb = b.shape.size();
+  if (ra < 2 || rb < 2)
+    return node_fail(n, fmt::format("a vector operand ({} times {}) is not supported; both must be "
+                                    "at least 2-D", shape_str(a.shape), shape_str(b.shape)));
+  if (!(a.shape[ra - 1] == b.shape[rb - 2]))
     return node_fail(n, fmt::format("{} times {}: the inner dims differ", shape_str(a.shape),
                                     shape_str(b.shape)));
-  emit(n, {a.shape[0], b.shape[1]}, fmt::format("matmul({}, {})", expr(a), expr(b)));
+  const Dim rows = a.shape[ra - 2], inner = a.shape[ra - 1], cols = b.shape[rb - 1];
+  if (ra == 2 && rb == 2) {
+    emit(n, {rows, cols}, fmt::format("matmul({}, {})", expr(a), expr(b)));
+    return true;
+  }
+  Shape lead_a(a.shape.begin(), a.shape.end() - 2), lead_b(b.shape.begin(), b.shape.end() - 2);
+  Shape y = ra >= rb ? lead_a : lead_b;
+  y.push_back(rows);
+  y.push_back(cols);
+  auto product = [](const Shape& s, int64_t* out) {
+    *out = 1;
+    for (const Dim& d : s) {
+      if (d.symbolic) return false;
+      *out *= d.value;
+    }
+    return true;
+  };
+  auto dims = [](const Shape& s) { return shape_str(s); };
+  if (rb == 2) {
+    int64_t batch = 0;
+    if (!product(lead_a, &batch) || rows.symbolic || inner.symbolic)
+      return node_fail(n, fmt::format("{} times {}: a symbolic dim in the batch is not supported",
+                                      shape_str(a.shape), shape_str(b.shape)));
+    emit(n, y, fmt::format("reshape(matmul(reshape({}, [{}, {}]), {}), {})", expr(a),
+                           batch * rows.value, inner.value, expr(b), dims(y)));
+    return true;
+  }
+  if (!(lead_a == lead_b))
+    return node_fail(n, fmt::format("{} times {}: batch dims that differ (broadcasting) are not "
+                                    "supported", shape_str(a.shape), shape_str(b.shape)));
+  if (ra == 3) {
+    emit(n, y, fmt::format("bmm({}, {})", expr(a), expr(b)));
+    return true;
+  }
+  int64_t batch = 0;
+  if (!product(lead_a, &batch) || rows.symbolic || inner.symbolic || cols.symbolic)
+    return node_fail(n, fmt::format("{} times {}: a symbolic dim in the batch is not supported",
+                                    shape_str(a.shape), shape_str(b.shape)));
+  emit(n, y, fmt::format("reshape(bmm(reshape({}, [{}, {}, {}]), reshape({}, [{}, {}, {}])), {})",
+                         expr(a), batch, rows.value, inner.value, expr(b), batch, inner.value,
+                         cols.value, dims(y)));
   return true;
 }
 

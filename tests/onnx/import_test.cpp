@@ -228,7 +228,7 @@ TEST_CASE("malformed and unsupported files are clear errors naming the node and 
                               "Descent imports Gemm, MatMul"},
       {"conv_pads.onnx", "node 'conv_padded' (Conv): padding is not supported (pads = [1, 1, 1, 1])"},
       {"conv_strides.onnx", "node 'conv_strided' (Conv): strides other than 1 are not supported"},
-      {"matmul_3d.onnx", "node 'bmm' (MatMul): only matrices (2-D) are supported; the inputs are [2, 3, 4] and [4, 5]"},
+      {"matmul_broadcast.onnx", "node 'bmm' (MatMul): [2, 3, 4] times [1, 4, 5]: batch dims that differ (broadcasting) are not supported"},
       {"layernorm_eps.onnx", "node 'ln' (LayerNormalization): epsilon 1e-06 is not the prelude layer_norm's 1e-05"},
       {"truncated.onnx", "truncated.onnx: not an ONNX model (the protobuf data does not parse"},
       {"not_onnx.onnx", "not_onnx.onnx: not an ONNX model"},

@@ -26,6 +26,9 @@ onnxruntime), in float32 as Descent computes.
   reshape_dynamic   x["batch",12] (input.npy has batch=3) -> Tanh -> Reshape [0,3,-1] -> [batch,3,4]
                     (what every PyTorch export with a dynamic batch and a view/reshape holds)
   softmax_3d        Softmax(axis=-1) of x[2,3,10] in [-30,30): attention's scores, per head
+  matmul_3d         MatMul(x[2,3,4], B[4,5]): a batch of matrices times one -> [2,3,5]
+  matmul_batched    MatMul(x[2,3,4], B[2,4,5]): one product per batch index -> [2,3,5]
+  matmul_4d         MatMul(x[2,2,3,4], B[2,2,4,5]): batch and heads -> [2,2,3,5]
   layernorm         LayerNormalization(x[4,10], scale[10], bias[10]) (opset 17) -> Sigmoid
   layernorm_nobias  LayerNormalization(x[5,8], scale[8]), no bias -> Tanh
 
@@ -33,7 +36,7 @@ Bad models: tests/onnx/bad/NAME.onnx, each a file the importer must reject with 
   unsupported_op.onnx  valid ONNX: Relu "act" -> MaxPool "pool1"   -> unsupported op MaxPool (node "pool1")
   conv_pads.onnx       Conv "conv_padded", pads [1,1,1,1]            -> unsupported attribute: pads
   conv_strides.onnx    Conv "conv_strided", strides [2,2]            -> unsupported attribute: strides
-  matmul_3d.onnx       MatMul "bmm" of x[2,3,4] and B[4,5]           -> MatMul supports 2-D only
+  matmul_broadcast.onnx MatMul "bmm" of x[2,3,4] and B[1,4,5]        -> batch dims that differ
   layernorm_eps.onnx   LayerNormalization "ln" with epsilon 1e-6     -> not the prelude's 1e-05
   truncated.onnx       first 60% of models/gemm_linear/model.onnx    -> protobuf parse error (truncated)
   not_onnx.onnx        the text "this is not an onnx model\n"        -> not an ONNX model / parse error
@@ -234,6 +237,17 @@ def softmax_opset11():
                  [helper.make_node("Softmax", ["x"], ["y"], name="softmax")],
                  [value("x", [4, 10])], [value("y", [4, 10])], opset=11)
     write_valid("softmax_opset11", m, x, softmax(x, axis=1))
+
+
+def matmul_models():
+    rng = np.random.default_rng(120)
+    for name, xs, bs in (("matmul_3d", (2, 3, 4), (4, 5)), ("matmul_batched", (2, 3, 4), (2, 4, 5)),
+                         ("matmul_4d", (2, 2, 3, 4), (2, 2, 4, 5))):
+        x, b = uniform(rng, xs), uniform(rng, bs)
+        y = np.matmul(x.astype(np.float64), b.astype(np.float64)).astype(F32)
+        m = model_of(name, [helper.make_node("MatMul", ["x", "B"], ["y"], name="mm")],
+                     [value("x", list(xs))], [value("y", list(y.shape))], [init("B", b)])
+        write_valid(name, m, x, y)
 
 
 def layer_norm(x, scale, bias=None, eps=1e-5):
@@ -457,12 +471,12 @@ def bad_models():
                  [value("x", [1, 2, 7, 7])], [value("y", [1, 3, 3, 3])], [init("W", w)])
     write_bad("conv_strides", m.SerializeToString())
 
-    # Batched MatMul: valid ONNX, but the importer only does 2-D.
-    m = model_of("matmul_3d",
+    # A batched MatMul that broadcasts its batch dims: valid ONNX, not imported.
+    m = model_of("matmul_broadcast",
                  [helper.make_node("MatMul", ["x", "B"], ["y"], name="bmm")],
                  [value("x", [2, 3, 4])], [value("y", [2, 3, 5])],
-                 [init("B", uniform(rng, (4, 5)))])
-    write_bad("matmul_3d", m.SerializeToString())
+                 [init("B", uniform(rng, (1, 4, 5)))])
+    write_bad("matmul_broadcast", m.SerializeToString())
 
     # A layer norm whose epsilon is not the prelude's.
     m = model_of("layernorm_eps",
@@ -506,7 +520,7 @@ def main():
     for make in (gemm_linear, gemm_plain, gemm_trans_a, matmul_add, add_two, activations_4d,
                  softmax_model, softmax_opset11, flatten_gemm, reshape_const, reshape_init,
                  conv, conv_nobias, identity_dropout, mlp_dynamic, reshape_dynamic, softmax_3d,
-                 layernorm, layernorm_nobias):
+                 layernorm, layernorm_nobias, matmul_models):
         make()
     bad_models()  # after gemm_linear: truncated.onnx is cut from it
     invalid_models()
