@@ -406,6 +406,8 @@ class Session {
     std::string error;     // why it did not run, or (check) where the results differ
     double seconds = 0;    // the kernel's own time (median of `repeats`), compilation and
                            // transfers excluded (tensor::KernelTiming::kernel_s)
+    double min_seconds = 0;  // the fastest of the repeats: what the kernel takes when nothing
+                             // else had the core (a comparison on a busy machine uses it)
     double compile_seconds = 0;  // code generation and the device's build
     bool checked = false;  // compared against the reference
     double checksum = 0;   // sum of the output's elements
