@@ -283,7 +283,7 @@ const std::vector<Importer::OpEntry>& Importer::op_table() {
       {"Add", &Importer::add},           {"Relu", &Importer::unary},
       {"Sigmoid", &Importer::unary},     {"Tanh", &Importer::unary},
       {"Softmax", &Importer::softmax},   {"LayerNormalization", &Importer::layer_norm},
-      {"Flatten", &Importer::flatten},
+      {"Flatten", &Importer::flatten},   {"Transpose", &Importer::transpose},
       {"Reshape", &Importer::reshape},   {"Conv", &Importer::conv},
       {"Constant", &Importer::constant}, {"Identity", &Importer::passthrough},
       {"Dropout", &Importer::passthrough, true},

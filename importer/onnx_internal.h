@@ -9,7 +9,7 @@
 //   onnx_ops_elementwise.cpp  Add, Relu, Sigmoid, Tanh, and kernels for ranks the prelude lacks
 //   onnx_ops_matmul.cpp       Gemm and MatMul
 //   onnx_ops_normalize.cpp    Softmax, LayerNormalization
-//   onnx_ops_shape.cpp        Flatten and Reshape
+//   onnx_ops_shape.cpp        Flatten, Reshape and Transpose
 //   onnx_ops_conv.cpp         Conv
 // Writing ONNX (onnx_write.cpp) needs none of this. A new op is a reader declared below with
 // its family, its body in that family's file, and a row in op_table() and in docs/models.md's
@@ -137,6 +137,7 @@ class Importer {
   bool matmul(const onnx::NodeProto& n);
   bool softmax(const onnx::NodeProto& n);                              // normalize
   bool layer_norm(const onnx::NodeProto& n);
+  bool transpose(const onnx::NodeProto& n);                            // shape
   bool flatten(const onnx::NodeProto& n);                              // shape
   bool reshape(const onnx::NodeProto& n);
   bool conv(const onnx::NodeProto& n);                                 // conv

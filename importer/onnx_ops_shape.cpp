@@ -38,6 +38,66 @@ bool Importer::flatten(const onnx::NodeProto& n) {
   return true;
 }
 
+namespace {
+std::string join_ints(const std::vector<int64_t>& v) {
+  std::vector<std::string> parts;
+  for (int64_t x : v) parts.push_back(std::to_string(x));
+  return join(parts);
+}
+}  // namespace
+
+// Transpose: output dim d is input dim perm[d] (default: reversed). A matrix's transpose is
+// the prelude's; other ranks get a kernel generated once per permutation, whose indices say
+// the move: transpose_0213(x)[i0, i1, i2, i3] = x[i0, i2, i1, i3] (a head split's swap).
+bool Importer::transpose(const onnx::NodeProto& n) {
+  Value x;
+  if (!input(n, 0, &x)) return false;
+  const size_t rank = x.shape.size();
+  std::vector<int64_t> perm = attr_ints(n, "perm");
+  if (perm.empty())
+    for (size_t d = 0; d < rank; ++d) perm.push_back(int64_t(rank - 1 - d));
+  std::vector<bool> seen(rank, false);
+  bool ok = perm.size() == rank;
+  for (int64_t p : perm) {
+    ok = ok && p >= 0 && size_t(p) < rank && !seen[size_t(p)];
+    if (ok) seen[size_t(p)] = true;
+  }
+  if (!ok)
+    return node_fail(n, fmt::format("perm [{}] is not a permutation of the {} dims of {}",
+                                    join_ints(perm), rank, shape_str(x.shape)));
+  Shape y;
+  for (int64_t p : perm) y.push_back(x.shape[size_t(p)]);
+  bool identity = true;
+  for (size_t d = 0; d < rank; ++d) identity = identity && perm[d] == int64_t(d);
+  if (identity) {
+    values_[n.output(0)] = x;
+    out_->nodes.push_back({node_name(n), n.op_type(), "(no code: the same tensor)", shape_str(x.shape)});
+    return true;
+  }
+  if (rank == 2) {
+    emit(n, y, fmt::format("transpose({})", expr(x)));
+    return true;
+  }
+  std::string name = "transpose_";
+  for (int64_t p : perm) name += std::to_string(p);
+  if (!kernel_names_.count(name)) {
+    kernel_names_.insert(name);
+    std::vector<std::string> dims, out_dims, out_idx, in_idx(rank);
+    for (size_t d = 0; d < rank; ++d) dims.push_back("d" + std::to_string(d));
+    for (size_t d = 0; d < rank; ++d) {
+      out_dims.push_back(dims[size_t(perm[d])]);
+      out_idx.push_back("i" + std::to_string(d));
+      in_idx[size_t(perm[d])] = "i" + std::to_string(d);
+    }
+    kernels_.push_back(fmt::format(
+        "# ONNX Transpose with perm [{}]: output dim d is input dim perm[d].\n"
+        "kernel {}(x: f32[{}]) -> f32[{}] {{\n  out[{}] = x[{}]\n  return out\n}}\n",
+        join_ints(perm), name, join(dims), join(out_dims), join(out_idx), join(in_idx)));
+  }
+  emit(n, y, fmt::format("{}({})", name, expr(x)));
+  return true;
+}
+
 bool Importer::reshape(const onnx::NodeProto& n) {
   Value x, s;
   if (!input(n, 0, &x) || !input(n, 1, &s)) return false;

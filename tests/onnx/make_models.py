@@ -29,6 +29,9 @@ onnxruntime), in float32 as Descent computes.
   matmul_3d         MatMul(x[2,3,4], B[4,5]): a batch of matrices times one -> [2,3,5]
   matmul_batched    MatMul(x[2,3,4], B[2,4,5]): one product per batch index -> [2,3,5]
   matmul_4d         MatMul(x[2,2,3,4], B[2,2,4,5]): batch and heads -> [2,2,3,5]
+  transpose_2d      Transpose(x[3,5]) (default perm: reversed) -> Relu -> [5,3]
+  transpose_3d      Transpose(x[2,3,4], perm [0,2,1]): k^T per head -> [2,4,3]
+  transpose_4d      Transpose(x[2,3,4,5], perm [0,2,1,3]): a head split's swap -> [2,4,3,5]
   layernorm         LayerNormalization(x[4,10], scale[10], bias[10]) (opset 17) -> Sigmoid
   layernorm_nobias  LayerNormalization(x[5,8], scale[8]), no bias -> Tanh
 
@@ -248,6 +251,21 @@ def matmul_models():
         m = model_of(name, [helper.make_node("MatMul", ["x", "B"], ["y"], name="mm")],
                      [value("x", list(xs))], [value("y", list(y.shape))], [init("B", b)])
         write_valid(name, m, x, y)
+
+
+def transpose_models():
+    rng = np.random.default_rng(121)
+    for name, shape, perm in (("transpose_2d", (3, 5), None), ("transpose_3d", (2, 3, 4), [0, 2, 1]),
+                              ("transpose_4d", (2, 3, 4, 5), [0, 2, 1, 3])):
+        x = uniform(rng, shape)
+        y = np.transpose(x, perm)
+        attrs = {} if perm is None else {"perm": perm}
+        nodes = [helper.make_node("Transpose", ["x"], ["t" if perm is None else "y"], name="swap", **attrs)]
+        if perm is None:
+            nodes.append(helper.make_node("Relu", ["t"], ["y"], name="act"))
+            y = relu(y)
+        m = model_of(name, nodes, [value("x", list(shape))], [value("y", list(y.shape))])
+        write_valid(name, m, x, np.ascontiguousarray(y))
 
 
 def layer_norm(x, scale, bias=None, eps=1e-5):
@@ -520,7 +538,7 @@ def main():
     for make in (gemm_linear, gemm_plain, gemm_trans_a, matmul_add, add_two, activations_4d,
                  softmax_model, softmax_opset11, flatten_gemm, reshape_const, reshape_init,
                  conv, conv_nobias, identity_dropout, mlp_dynamic, reshape_dynamic, softmax_3d,
-                 layernorm, layernorm_nobias, matmul_models):
+                 layernorm, layernorm_nobias, matmul_models, transpose_models):
         make()
     bad_models()  # after gemm_linear: truncated.onnx is cut from it
     invalid_models()
