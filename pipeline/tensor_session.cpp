@@ -480,9 +480,7 @@ StageResult Session::graph_view(std::string_view which, Format format) const {
         // A leaf here, shown as data: the tape's side of the picture.
         g.nodes.back().inputs.clear();
         g.nodes.back().kind = tensor::NodeKind::Input;
-        double b = 4;
-        for (int64_t d : n.shape) b *= double(d);
-        tape_bytes += b;
+        tape_bytes += double(tensor::bytes_of(n));
         ++tape;
       }
     }

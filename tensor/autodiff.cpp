@@ -339,11 +339,12 @@ class Deriver {
     out->zero = !contributions_.count(prm.name);
     // The stages dp needs, found backwards from it through the buffers each reads.
     std::set<std::string> need{param_grads_[p]};
-    std::set<std::string> reads;
+    std::set<std::string> reads, named;  // named: axes and dims used as values (`* m`)
     for (size_t i = all_.size(); i-- > 0;) {
       if (!need.count(all_[i].target)) continue;
       walk(all_[i].body, [&](const AP& n) {
         if (n->k == K::Load) (is_param(n->name) ? reads : need).insert(n->name);
+        if (n->k == K::Axis) named.insert(n->name);
       });
     }
     // Parameters: those read, then any that binds a dim of dp's type nothing else binds.
@@ -357,6 +358,15 @@ class Deriver {
         reads.insert(prm.name);
         for (const auto& dd : prm.tensor.dims) bound.insert(dim_text(dd));
       }
+    // A dim used as a value (`x[i] * m`, m a dim of another parameter) needs a parameter that
+    // binds it, read or not.
+    for (const auto& name : named)
+      for (size_t q = 0; q < k_.params.size() && !bound.count(name); ++q)
+        for (const auto& d : k_.params[q].tensor.dims)
+          if (d.name == name) {
+            reads.insert(k_.params[q].name);
+            for (const auto& dd : k_.params[q].tensor.dims) bound.insert(dim_text(dd));
+          }
     std::string text = "kernel " + out->name + "(";
     out->inputs.clear();
     for (size_t q = 0; q < k_.params.size(); ++q) {

@@ -67,6 +67,13 @@ struct Node {
   std::vector<int64_t> made_from;
 };
 
+// The bytes a node's f32 value takes, from its shape (known before the value is).
+inline uint64_t bytes_of(const Node& n) {
+  uint64_t b = sizeof(float);
+  for (int64_t d : n.shape) b *= uint64_t(d > 0 ? d : 0);
+  return b;
+}
+
 struct Graph {
   std::vector<Node> nodes;        // topological order: a node's inputs come before it
   std::vector<int64_t> outputs;   // the node ids someone asked for; passes keep these

@@ -236,12 +236,6 @@ struct Written {
   uint64_t bytes = 0;
 };
 
-uint64_t bytes_of(const Node& n) {
-  uint64_t b = sizeof(float);
-  for (int64_t d : n.shape) b *= uint64_t(std::max<int64_t>(d, 0));
-  return b;
-}
-
 Written written(const Graph& g, bool backward) {
   Written w;
   for (const auto& n : g.nodes)

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <map>
@@ -219,7 +220,9 @@ class LabData {
  public:
   explicit LabData(const Context& c) {
     std::error_code ec;
-    dir_ = fs::temp_directory_path(ec) / fmt::format("descent-lab-data-{}-{}", ::getpid(), c.seed);
+    static std::atomic<int> serial{0};  // two checks in one process never share a folder
+    dir_ = fs::temp_directory_path(ec) /
+           fmt::format("descent-lab-data-{}-{}-{}", ::getpid(), c.seed, serial++);
     fs::remove_all(dir_, ec);
     ok_ = fs::create_directories(dir_, ec);
     for (const auto& f : c.lab.spec.value("data", std::vector<std::string>{}))
@@ -262,6 +265,13 @@ bool check_reaches(Context& c, const Check& check, std::string* why) {
     if (r.timed_out) c.status = "timeout";
     *why = r.timed_out ? fmt::format("{}, it was stopped after {:g} s, the lab's limit (fewer epochs?)", where, limit)
                        : fmt::format("{}: {}", where, failure_text(r, limit));
+    return false;
+  }
+  // What was printed past the first MiB is not kept, so the last line kept could be the
+  // student's own, written to look like the driver's: refused rather than read.
+  if (r.dropped > 0) {
+    *why = fmt::format("{} it printed more than 1 MiB (the driver's line must come last, and "
+                       "would not be kept); print less", where);
     return false;
   }
   std::vector<std::string> lines = split_lines(r.printed);

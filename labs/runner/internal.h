@@ -32,7 +32,8 @@ std::string first_lines(const std::string& text, int n);
 // Session's interrupt flag, as Ctrl-C does).
 struct Run {
   Outcome outcome;
-  std::string printed;
+  std::string printed;     // the first 1 MiB of what it printed
+  size_t dropped = 0;      // bytes printed past that, not kept
   bool timed_out = false;
 };
 // `base`: the folder the program's relative load() and save() paths mean; `device`: the

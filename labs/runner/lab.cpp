@@ -49,6 +49,7 @@ Run run_program(const std::string& source, const std::string& name, const std::s
   RunOptions opts;
   opts.out = [&r](std::string_view t) {
     if (r.printed.size() < (1u << 20)) r.printed += t;
+    else r.dropped += t.size();
   };
   {
     Watchdog dog(limit_s, [&s] { s.interrupt_flag() = true; });

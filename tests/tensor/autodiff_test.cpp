@@ -159,6 +159,16 @@ TEST_CASE("the transformer kernels' adjoints agree with central differences") {
   }
 }
 
+TEST_CASE("a dim used as a value: its adjoint takes a parameter that binds it") {
+  // dx = dout * m, where m is y's length: the adjoint reads nothing of y, but needs it for m.
+  Kernels ks;
+  ks.add("kernel scale(x: f32[n], y: f32[m]) -> f32[n] {\n  out[i] = x[i] * m\n  return out\n}\n");
+  std::vector<Adjoint> a = check_gradients(ks.get("scale"), {{4}, {6}}, 3);
+  CHECK(a[0].source.find("(y: f32[m], dout: f32[n])") != std::string::npos);
+  CHECK(a[0].source.find("dx[i] = dout[i] * m") != std::string::npos);
+  CHECK(a[1].zero);
+}
+
 TEST_CASE("gelu_erf's derived gradient is the closed form, at 0 too") {
   // d/dx 0.5 x (1 + erf(x / sqrt 2)) = 0.5 (1 + erf(x / sqrt 2)) + x exp(-x^2 / 2) / sqrt(2 pi).
   Kernels ks;
