@@ -33,6 +33,11 @@
 //   rfactor BLOCK LOOP                     LOOP (a reduce loop) becomes a spatial axis of a
 //                                          partial-sum block BLOCK_rf; BLOCK then reduces it
 //                                          (so the partial sums can be vectorized/parallel)
+//   online_softmax BLOCK                   the max BLOCK, the exponentials and the sums that
+//                                          follow become one pass with a running maximum
+//                                          (the online softmax; flash attention's step)
+//   merge LOOP1 LOOP2                      two neighbouring loops of one length become one
+//                                          (sibling loop fusion, Halide's compute_with)
 //
 // Every primitive checks its preconditions and on failure leaves the function unchanged and
 // explains, naming the loop or block and the reason, e.g.
@@ -104,6 +109,14 @@ bool transform_layout(tir::PrimFunc& f, const std::string& buffer, const std::ve
                       std::string* error);
 bool rfactor(tir::PrimFunc& f, const std::string& block, const std::string& loop,
              std::string* error);
+// Flash attention's steps (online.cpp). online_softmax: the max reduction BLOCK, the
+// exponentials p = exp(x - BLOCK) in the loop after it and the sums over p in the loops after
+// that become one loop with a running maximum, each sum rescaled by exp(old max - new max)
+// as the maximum grows (BLOCK_prev, BLOCK_scale). merge: two neighbouring loops of one length
+// become one, when every buffer they share is touched at element j in iteration j.
+bool online_softmax(tir::PrimFunc& f, const std::string& block, std::string* error);
+bool merge(tir::PrimFunc& f, const std::string& loop1, const std::string& loop2,
+           std::string* error);
 // Shrinks every Local/Shared staging buffer whose accesses all lie under one loop to the box
 // they touch in one iteration of the innermost such loop, allocated (tir::StmtKind::Allocate)
 // at the start of that loop's body; accesses become relative to the box. compute_at and

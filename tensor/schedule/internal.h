@@ -16,6 +16,7 @@
 //   compute_inline.cpp  compute_inline
 //   cache.cpp           cache_read, cache_write, set_scope, compact_buffers
 //   reduction.cpp       decompose_reduction, rfactor
+//   online.cpp          online_softmax and merge (flash attention's steps)
 //   layout.cpp          transform_layout, hoist_layout_prologues
 //   blockize.cpp        blockize, and the helpers for blocks over tiles (nested blocks)
 //   tensorize.cpp       tensorize and the tensor intrinsics
@@ -146,6 +147,10 @@ const tir::IterVar* find_iter(const tir::Stmt* block, const std::string& name);
 bool indices_are_iters(const tir::Stmt* block, const std::vector<const tir::Expr*>& indices,
                        std::vector<int>* iter_of_dim);
 std::vector<const tir::Expr*> raw(const std::vector<tir::ExprPtr>& xs);
+// Recognises the update a reduction block performs: X[idx] = X[idx] op value (or value op
+// X[idx]) with op one of + * max min. Returns the store and fills *op and *value; null when
+// the body is anything else (reduction.cpp).
+tir::Stmt* reduction_update(tir::Stmt* b, tir::Op* op, const tir::Expr** value);
 // "" when every block is inside the Allocate of each compacted buffer it uses (and within
 // its box), else why not: the primitives that move blocks refuse such a move.
 std::string allocation_escape(tir::PrimFunc& g);

@@ -163,33 +163,6 @@ bool decompose_reduction_impl(PrimFunc& g, const std::string& bname, const std::
   return true;
 }
 
-// Recognises the update a reduction block performs: X[idx] = X[idx] op value (or
-// value op X[idx]) with op one of + * max min. Returns the store and fills *op and *value.
-Stmt* reduction_update(Stmt* b, Op* op, const Expr** value) {
-  Stmt* s = b->body.get();
-  while (s && s->kind == StmtKind::Seq && s->stmts.size() == 1) s = s->stmts[0].get();
-  if (!s || s->kind != StmtKind::Store || !s->value) return nullptr;
-  const Expr& v = *s->value;
-  if (v.kind != ExprKind::Binary ||
-      !(v.op == Op::Add || v.op == Op::Mul || v.op == Op::Max || v.op == Op::Min))
-    return nullptr;
-  auto is_self = [&](const Expr& e) {
-    if (e.kind != ExprKind::Load || e.buffer != s->buffer || e.args.size() != s->indices.size())
-      return false;
-    for (size_t d = 0; d < e.args.size(); ++d)
-      if (!tir::equal(*e.args[d], *s->indices[d])) return false;
-    return true;
-  };
-  *op = v.op;
-  if (is_self(*v.args[0]))
-    *value = v.args[1].get();
-  else if (is_self(*v.args[1]))
-    *value = v.args[0].get();
-  else
-    return nullptr;
-  return s;
-}
-
 bool rfactor_impl(PrimFunc& g, const std::string& bname, const std::string& lname,
                   std::string* error) {
   Stmt* b;
@@ -439,6 +412,33 @@ bool rfactor_impl(PrimFunc& g, const std::string& bname, const std::string& lnam
 }
 
 }  // namespace
+
+// Recognises the update a reduction block performs: X[idx] = X[idx] op value (or
+// value op X[idx]) with op one of + * max min. Returns the store and fills *op and *value.
+Stmt* reduction_update(Stmt* b, Op* op, const Expr** value) {
+  Stmt* s = b->body.get();
+  while (s && s->kind == StmtKind::Seq && s->stmts.size() == 1) s = s->stmts[0].get();
+  if (!s || s->kind != StmtKind::Store || !s->value) return nullptr;
+  const Expr& v = *s->value;
+  if (v.kind != ExprKind::Binary ||
+      !(v.op == Op::Add || v.op == Op::Mul || v.op == Op::Max || v.op == Op::Min))
+    return nullptr;
+  auto is_self = [&](const Expr& e) {
+    if (e.kind != ExprKind::Load || e.buffer != s->buffer || e.args.size() != s->indices.size())
+      return false;
+    for (size_t d = 0; d < e.args.size(); ++d)
+      if (!tir::equal(*e.args[d], *s->indices[d])) return false;
+    return true;
+  };
+  *op = v.op;
+  if (is_self(*v.args[0]))
+    *value = v.args[1].get();
+  else if (is_self(*v.args[1]))
+    *value = v.args[0].get();
+  else
+    return nullptr;
+  return s;
+}
 
 bool decompose_reduction(PrimFunc& f, const std::string& block, const std::string& loop,
                          std::string* error) {

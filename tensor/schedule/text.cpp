@@ -178,6 +178,16 @@ const Primitive kPrimitives[] = {
        return sched::rfactor(f, a[0], a[1], e);
      },
      2, 2, false},
+    {"online_softmax", "online_softmax BLOCK",
+     [](tir::PrimFunc& f, const std::vector<std::string>& a, std::string* e) {
+       return sched::online_softmax(f, a[0], e);
+     },
+     1, 1, false},
+    {"merge", "merge LOOP1 LOOP2",
+     [](tir::PrimFunc& f, const std::vector<std::string>& a, std::string* e) {
+       return sched::merge(f, a[0], a[1], e);
+     },
+     2, 2, false},
     {"blockize", "blockize LOOP",
      [](tir::PrimFunc& f, const std::vector<std::string>& a, std::string* e) {
        return sched::blockize(f, a[0], e);

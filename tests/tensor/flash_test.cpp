@@ -1,0 +1,199 @@
+// test_tensor_flash: flash attention as schedule steps (online_softmax and merge, with the
+// ordinary primitives around them). The prelude's attention kernels, scheduled step by
+// step, must give the unscheduled nest's result on the reference interpreter and on every
+// device; the steps must say why when the nest is not in the shape they need.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "tensor/backend.h"
+#include "tensor/runtime.h"
+#include "tensor/schedule.h"
+#include "tests/tensor/kernel_util.h"
+
+using namespace descent;
+using namespace descent::testing;
+
+namespace {
+
+// Rows together (every stage under the row loop g, i), their buffers out of memory, the
+// sum over v with its row loop outside: the shape online_softmax needs.
+constexpr const char* kRows = R"(
+reverse_compute_at mx sc_acc.i
+reverse_compute_at p sc_acc.i
+reverse_compute_at l sc_acc.i
+reverse_compute_at out_acc sc_acc.i
+reverse_compute_at out sc_acc.i
+set_scope sc local
+set_scope sc_acc local
+set_scope p local
+set_scope mx local
+set_scope l local
+set_scope out_acc local
+reorder out_acc.j out_acc.c
+)";
+constexpr const char* kOnline = "online_softmax mx";
+constexpr const char* kMerge = "merge sc.j mx.j";
+
+tir::PrimFunc lower_prelude(const std::string& name, int64_t h, int64_t s, int64_t t, int64_t d,
+                            int64_t e) {
+  std::vector<std::vector<int64_t>> shapes = {{h, s, d}, {h, t, d}, {h, t, e}};
+  return lower_kernel_text(std::string(tensor::prelude_source()), shapes, name, "prelude.ds");
+}
+
+tensor::Tensor interpret(const tir::PrimFunc& f, const std::vector<tensor::Tensor>& in) {
+  tensor::Tensor out;
+  std::string error;
+  REQUIRE_MESSAGE(tir::interpret(f, pointers(in), &out, &error), error);
+  return out;
+}
+
+void check_close(const tensor::Tensor& want, const tensor::Tensor& got, const std::string& what) {
+  std::string why;
+  CHECK_MESSAGE(tensor::allclose(want, got, 1e-5, &why), what << ": " << why);
+}
+
+// The scheduled nest on every registered device against the unscheduled nest on ref.
+void check_everywhere(const tir::PrimFunc& original, const tir::PrimFunc& scheduled,
+                      const std::string& what) {
+  auto in = inputs_for(original);
+  // Scores of a few units apart, so the maximum really matters (exp would not overflow
+  // without it at this scale, but a wrong rescaling shows).
+  for (auto& t : in)
+    for (size_t i = 0; i < t.data.size(); ++i) t.data[i] *= 3;
+  tensor::Tensor want = interpret(original, in);
+  check_close(want, interpret(scheduled, in), what + " on ref");
+  for (const std::string& device : tensor::backend_names()) {
+    if (device == "ref") continue;
+    tensor::Backend* b = tensor::find_backend(device);
+    std::unique_ptr<tensor::CompiledKernel> k;
+    std::string error;
+    tensor::BackendOptions opts;
+    opts.threads = 2;
+    REQUIRE_MESSAGE(b->compile(scheduled, opts, &k, &error), device << ": " << error);
+    tensor::Tensor got;
+    REQUIRE_MESSAGE(k->run(pointers(in), &got, nullptr, &error), device << ": " << error);
+    check_close(want, got, what + " on " + device);
+  }
+}
+
+tensor::Schedule scheduled(const tir::PrimFunc& f, const std::string& text) {
+  tensor::Schedule s(f);
+  std::string error;
+  REQUIRE_MESSAGE(s.apply_text(text, &error), error);
+  return s;
+}
+
+std::string refusal(const tir::PrimFunc& f, const std::string& before, const std::string& step) {
+  tensor::Schedule s = scheduled(f, before);
+  std::string printed = tir::print_script(s.func()), error;
+  CHECK_FALSE(s.apply(step, &error));
+  CHECK(tir::print_script(s.func()) == printed);  // a refused step changes nothing
+  return error;
+}
+
+const tir::Buffer& buffer(const tir::PrimFunc& f, const std::string& name) {
+  for (const auto& b : f.buffers)
+    if (b.name == name) return b;
+  FAIL("no buffer " << name);
+  return f.buffers[0];
+}
+
+int64_t elements(const tir::Buffer& b) {
+  int64_t n = 1;
+  for (int64_t d : b.shape) n *= d;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("each flash step keeps attention's result, on every device") {
+  // Odd sizes: nothing divides, s != t, d != e.
+  for (const char* name : {"attention", "causal_attention"}) {
+    bool causal = std::string(name) == "causal_attention";
+    tir::PrimFunc f = lower_prelude(name, 2, 7, causal ? 7 : 9, 5, 3);
+    std::string steps;
+    for (const char* step : {kRows, kOnline, kMerge}) {
+      steps += std::string(step) + "\n";
+      CAPTURE(steps);
+      check_everywhere(f, scheduled(f, steps).func(), std::string(name) + " after\n" + steps);
+    }
+  }
+}
+
+TEST_CASE("online_softmax makes one pass: a running maximum, and the sums rescaled") {
+  tir::PrimFunc f = lower_prelude("attention", 1, 4, 6, 3, 2);
+  tensor::Schedule s = scheduled(f, kRows);
+  tensor::StepResult made;
+  std::string error;
+  REQUIRE_MESSAGE(s.apply(kOnline, &error, &made), error);
+  CHECK(made.blocks == std::vector<std::string>{"mx_init", "mx_prev", "mx_scale"});
+  std::string text = tir::print_script(s.func());
+  CAPTURE(text);
+  // One loop over the row (j) holds the max, the exponentials and both sums.
+  std::vector<std::string> row;
+  CHECK(tensor::sched::block_loops(s.func(), "l", &row, &error));
+  std::vector<std::string> out_acc;
+  CHECK(tensor::sched::block_loops(s.func(), "out_acc", &out_acc, &error));
+  std::vector<std::string> mx;
+  CHECK(tensor::sched::block_loops(s.func(), "mx", &mx, &error));
+  CHECK(row.size() == 3);  // g, i, j
+  CHECK(mx.size() == 3);
+  CHECK(out_acc.size() == 4);  // and its own loop over v's columns inside
+  // Exactly one loop over j inside the row's loop: the scores' and the pass's.
+  size_t loops_over_j = 0;
+  for (size_t at = text.find("for j in"); at != std::string::npos; at = text.find("for j in", at + 1))
+    ++loops_over_j;
+  CHECK(loops_over_j == 2);
+  // Each sum is rescaled by exp(old max - new max) before its term is added.
+  CHECK(text.find("l[vg - g, vi - i] = l[vg - g, vi - i] * mx_scale[") != std::string::npos);
+  CHECK(text.find("out_acc[vg - g, vi - i, vc] = out_acc[vg - g, vi - i, vc] * mx_scale[") !=
+        std::string::npos);
+  // p is one element now: the row of exponentials is never stored.
+  CHECK(elements(buffer(s.func(), "p")) == 1);
+  CHECK(elements(buffer(s.func(), "sc")) == 6);  // the scores still are, until merge
+  REQUIRE_MESSAGE(s.apply(kMerge, &error), error);
+  CHECK(elements(buffer(s.func(), "sc")) == 1);
+  CHECK(elements(buffer(s.func(), "sc_acc")) == 1);
+  text = tir::print_script(s.func());
+  CHECK(text.find("for j in") == text.rfind("for j in"));  // one pass over the row
+  // The trace replays to the same nest.
+  tensor::Schedule again(f);
+  REQUIRE_MESSAGE(again.apply_text(s.trace(), &error), error);
+  CHECK(tir::print_script(again.func()) == tir::print_script(s.func()));
+}
+
+TEST_CASE("online_softmax and merge refuse what they cannot do, and say why") {
+  tir::PrimFunc f = lower_prelude("attention", 1, 4, 6, 3, 2);
+  // Unfused: the max and the exponentials are separate nests.
+  CHECK(refusal(f, "", kOnline).find("nothing follows its loop 'j'") != std::string::npos);
+  // The sum over v with its column loop outside its row loop.
+  std::string rows_c_outer = kRows;
+  rows_c_outer.erase(rows_c_outer.find("reorder out_acc.j out_acc.c"));
+  CHECK(refusal(f, rows_c_outer, kOnline).find("reorder out_acc.j out_acc.c") != std::string::npos);
+  // Not a max reduction.
+  CHECK(refusal(f, kRows, "online_softmax l").find("not a max reduction") != std::string::npos);
+  CHECK(refusal(f, kRows, "online_softmax nope").find("no block 'nope'") != std::string::npos);
+  // merge: the max needs every score of the row before the exponentials start.
+  std::string why = refusal(f, kRows, "merge mx.j p.j");
+  CHECK_MESSAGE(why.find("'mx' is not indexed by 'j' itself") != std::string::npos, why);
+  // merge: not neighbours.
+  CHECK(refusal(f, kRows, "merge sc.j l.j").find("not neighbours") != std::string::npos);
+  // The exponentials read by something that is not a sum over the row.
+  constexpr const char* kAlsoP = R"(
+kernel att_p(q: f32[s, d], k: f32[t, d]) -> f32[s, t] {
+  sc[i, j] = sum(c) q[i, c] * k[j, c]
+  mx[i] = max(j) sc[i, j]
+  p[i, j] = exp(sc[i, j] - mx[i])
+  l[i] = sum(j) p[i, j]
+  w[i, j] = p[i, j] / l[i]
+  return w
+}
+)";
+  tir::PrimFunc g = lower_kernel_text(kAlsoP, {{4, 3}, {6, 3}});
+  why = refusal(g,
+                "reverse_compute_at mx sc.i\nreverse_compute_at p sc.i\nreverse_compute_at l sc.i\n",
+                kOnline);
+  CHECK_MESSAGE(why.find("block 'w' also reads 'p'") != std::string::npos, why);
+}
