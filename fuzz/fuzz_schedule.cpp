@@ -67,7 +67,7 @@ std::string decode_step(fuzz::Bytes& in, const tir::PrimFunc& f) {
   static const char* const kScopes[] = {"local", "shared", "global"};
   static const char* const kTags[] = {"group.x", "group.y", "local.x", "local.z", "thread.x"};
   const auto& intrinsics = tensor::sched::tensor_intrinsics();
-  switch (in.below(19)) {
+  switch (in.below(21)) {
     case 0: {
       std::string s = "split " + pick(in, loops) + " " + factor(in);
       if (in.below(4) == 0) s += " as " + pick(in, loops) + "_o " + "in" + std::to_string(in.below(3));
@@ -99,6 +99,8 @@ std::string decode_step(fuzz::Bytes& in, const tir::PrimFunc& f) {
     case 16: return "tensorize " + pick(in, in.below(2) ? loops : blocks) + " " +
                     intrinsics[in.below(intrinsics.size())].name;
     case 17: return "blockize " + pick(in, loops);
+    case 18: return "online_softmax " + pick(in, blocks);
+    case 19: return "merge " + pick(in, loops) + " " + pick(in, loops);
     default: return in.line(80);  // free text for the step parser
   }
 }
