@@ -155,6 +155,24 @@ tir::Stmt* reduction_update(tir::Stmt* b, tir::Op* op, const tir::Expr** value);
 // its box), else why not: the primitives that move blocks refuse such a move.
 std::string allocation_escape(tir::PrimFunc& g);
 
+// ---- Which iteration touches what (loops.cpp: fission and merge) --------------------------
+// An access of a buffer, its indices in loop variables (block bindings inlined).
+struct Touch {
+  int buffer;
+  bool write;
+  std::vector<tir::ExprPtr> index;
+};
+void touches_in_expr(const tir::Expr& e, const tir::Stmt* block, std::vector<Touch>* out);
+// Every access under s, reads and writes.
+void touches_under(tir::Stmt* s, std::vector<Touch>* out);
+// Whether the accesses `all` (one buffer's) keep the iterations of `loop` apart: some
+// dimension is indexed alike by all of them, by a function that differs for each value of
+// the loop's variable, mentioning besides it only `fixed` variables (loops outside it).
+// Then what one iteration touches no other iteration touches: the loop may be split into
+// nests (fission) or joined with a neighbour (merge) without reordering a write and a use.
+bool separated_by(const std::vector<const Touch*>& all, const tir::Stmt& loop,
+                  const std::set<std::string>& fixed);
+
 // ---- Regions (regions.cpp) -----------------------------------------------------------------
 // One index of an access as seen from one iteration of a loop L:
 //   sum(coeff[v] * v for v in the loops at or above L) + [lo, hi]

@@ -321,14 +321,6 @@ bool fuse(PrimFunc& f, const std::string& loop1, const std::string& loop2,
 
 
 // ---- fission: one nest per statement of a sequence ------------------------------------
-namespace {
-
-// An access of a buffer, its indices in loop variables (block bindings inlined).
-struct Touch {
-  int buffer;
-  bool write;
-  std::vector<ExprPtr> index;
-};
 
 void touches_in_expr(const Expr& e, const Stmt* block, std::vector<Touch>* out) {
   visit_expr(e, [&](const Expr& x) {
@@ -339,7 +331,6 @@ void touches_in_expr(const Expr& e, const Stmt* block, std::vector<Touch>* out) 
   });
 }
 
-// Every access under s, reads and writes.
 void touches_under(Stmt* s, std::vector<Touch>* out) {
   walk(s, [&](Stmt* x) {
     if (x->kind == StmtKind::Block) {
@@ -363,23 +354,52 @@ void touches_under(Stmt* s, std::vector<Touch>* out) {
   });
 }
 
-// Whether e takes a different value for each value of `v` in [0, extent) and mentions no
-// other variable: then an element indexed by it belongs to one iteration of v alone.
-bool injective_in(const Expr& e, const std::string& v, int64_t extent) {
-  bool other = false;
-  visit_expr(e, [&](const Expr& x) { other = other || (x.kind == ExprKind::Var && x.name != v); });
+namespace {
+
+// Whether e takes a different value for each value of `v` in [0, extent), mentioning no
+// variable but v and the `fixed` ones (loops outside, constant while v runs): then an
+// element indexed by it belongs to one iteration of v alone. With fixed variables present
+// only sums and products are accepted (a shift by them keeps e injective; a division or a
+// min might not), and they are taken at 0 for the check.
+bool injective_in(const Expr& e, const std::string& v, int64_t extent,
+                  const std::set<std::string>& fixed) {
+  bool other = false, affine = true;
+  visit_expr(e, [&](const Expr& x) {
+    if (x.kind == ExprKind::Var && x.name != v && !fixed.count(x.name)) other = true;
+    if (x.kind == ExprKind::Binary && x.op != Op::Add && x.op != Op::Sub && x.op != Op::Mul)
+      affine = false;
+  });
   if (other || !tir::uses_var(e, v)) return false;
   if (e.kind == ExprKind::Var) return true;
+  ExprPtr at_v = tir::clone(e);
+  for (const std::string& f : fixed)
+    if (tir::uses_var(*at_v, f)) {
+      if (!affine) return false;
+      at_v = tir::substitute(*at_v, f, *tir::int_imm(0));
+    }
   if (extent > 4096) return false;
   std::set<int64_t> seen;
   for (int64_t k = 0; k < extent; ++k) {
-    ExprPtr at = tir::simplify(*tir::substitute(e, v, *tir::int_imm(k)));
+    ExprPtr at = tir::simplify(*tir::substitute(*at_v, v, *tir::int_imm(k)));
     if (at->kind != ExprKind::IntImm || !seen.insert(at->ival).second) return false;
   }
   return true;
 }
 
 }  // namespace
+
+bool separated_by(const std::vector<const Touch*>& all, const Stmt& loop,
+                  const std::set<std::string>& fixed) {
+  size_t dims = all.empty() ? 0 : all[0]->index.size();
+  for (size_t d = 0; d < dims; ++d) {
+    bool same = true;
+    for (const Touch* t : all)
+      same = same && t->index.size() == dims && tir::equal(*t->index[d], *all[0]->index[d]);
+    if (same && injective_in(*all[0]->index[d], loop.var, loop.extent, fixed)) return true;
+  }
+  return false;
+}
+
 
 bool fission(PrimFunc& f, const std::string& loop, std::string* error) {
   return commit(f, error, [&](PrimFunc& g) {
@@ -421,15 +441,7 @@ bool fission(PrimFunc& f, const std::string& loop, std::string* error) {
             for (const Touch& t : parts[k])
               if (t.buffer == b) all.push_back(&t);
           for (Stmt* l : chain) {
-            bool separated = false;
-            size_t dims = all[0]->index.size();
-            for (size_t d = 0; d < dims && !separated; ++d) {
-              bool same = true;
-              for (const Touch* t : all)
-                same = same && t->index.size() == dims && tir::equal(*t->index[d], *all[0]->index[d]);
-              separated = same && injective_in(*all[0]->index[d], l->var, l->extent);
-            }
-            if (!separated)
+            if (!separated_by(all, *l, {}))
               return fail(error, what + "'" + buffer_name(g, b) + "' is written in one part and used in another across iterations of '" + l->var + "' (each part would see the other's later iterations)");
           }
         }

@@ -149,8 +149,14 @@ bool online_softmax_impl(PrimFunc& g, const std::string& mx_name, std::string* e
     return fail(error, pre + "it is not a max reduction (X = max(X, value) with an init)");
   Stmt* lmx = reduce_loop(g, bmx, &why);
   if (!lmx) return fail(error, pre + why);
-  if (only_child(lmx) != bmx)
-    return fail(error, pre + "its reduction loop '" + lmx->var + "' holds more than the block");
+  // Between the reduction loop and the block only loops over the rows (a block of rows at a
+  // time: the flash tile), each holding just the next.
+  std::vector<Stmt*> mx_chain;  // those loops, outermost first
+  for (Stmt* c = only_child(lmx); c != bmx; c = only_child(c)) {
+    if (!c || c->kind != StmtKind::For)
+      return fail(error, pre + "its reduction loop '" + lmx->var + "' holds more than the block");
+    mx_chain.push_back(c);
+  }
   int mxbuf = mx_store->buffer;
   const std::string mxn = buffer_name(g, mxbuf);
   Stmt* row = parent_of(g, lmx);
@@ -165,6 +171,7 @@ bool online_softmax_impl(PrimFunc& g, const std::string& mx_name, std::string* e
   // P = exp(E - MX), in the loop right after.
   Stmt* lp = row->stmts[at + 1].get();
   Stmt* bp = lp->kind == StmtKind::For ? only_child(lp) : nullptr;
+  while (bp && bp->kind == StmtKind::For) bp = only_child(bp);
   if (!bp || bp->kind != StmtKind::Block || !block_reads(bp, mxbuf))
     return fail(error, pre + "the statement after its loop is not one loop over a block that " +
                            "reads '" + mxn + "' (the exponentials, exp(x - " + mxn + "))");
@@ -284,6 +291,9 @@ bool online_softmax_impl(PrimFunc& g, const std::string& mx_name, std::string* e
                           init_block->iters.end());
   if (init_block->predicate && tir::uses_var(*init_block->predicate, lmx->var))
     return fail(error, pre + "its loop '" + lmx->var + "' was split unevenly (a predicate on it)");
+  StmtPtr init_nest = std::move(init_block);
+  for (auto it = mx_chain.rbegin(); it != mx_chain.rend(); ++it)
+    init_nest = tir::make_for((*it)->var, (*it)->extent, std::move(init_nest));
   // Each sum: S = S * scale[row] + term, the row being the maximum's, written with the
   // loops above the row loop (which every block of the pass shares) rather than with any
   // block's own axes; the checks below confirm P read the maximum at that row.
@@ -301,14 +311,9 @@ bool online_softmax_impl(PrimFunc& g, const std::string& mx_name, std::string* e
   Stmt* mx_block = bmx;
   // At the start of the row's nest, not just before the max's loop: the scores' loop may be
   // merged with the pass afterwards, and must stay its neighbour.
-  insert_next_to(g, row->stmts.front().get(), std::move(init_block), false);
-  lmx->body = tir::make_seq([&] {
-    std::vector<StmtPtr> v;
-    v.push_back(std::move(prev_block));
-    v.push_back(std::move(lmx->body));
-    v.push_back(std::move(scale_block));
-    return v;
-  }());
+  insert_next_to(g, row->stmts.front().get(), std::move(init_nest), false);
+  insert_next_to(g, bmx, std::move(prev_block), false);
+  insert_next_to(g, bmx, std::move(scale_block), true);
   std::vector<Stmt*> others = {lp};
   for (const Sum& s : sums) others.push_back(s.loop);
   join_loops(g, lmx, others);
@@ -325,27 +330,23 @@ bool online_softmax_impl(PrimFunc& g, const std::string& mx_name, std::string* e
       return fail(error, pre + "'" + s.block->name + "' reads '" + pn +
                              "' elsewhere than where this step wrote it");
     const Expr* sc = load_of(*s.store->value->args[0], scale);
-    if (!sc || !same_indices(in_loop_terms(raw(sc->args), *s.block), mx_row))
-      return fail(error, pre + "'" + s.block->name + "' sums a row other than the maximum's");
+    std::set<std::string> above;
+    for (Stmt* l : loops_above(g, s.block)) above.insert(l->var);
+    bool bound = true;
+    if (sc)
+      for (const auto& e : sc->args)
+        visit_expr(*e, [&](const Expr& v) {
+        if (v.kind == ExprKind::Var && !above.count(v.name) && !find_iter(s.block, v.name)) bound = false;
+      });
+    if (!sc || !bound || !same_indices(in_loop_terms(raw(sc->args), *s.block), mx_row))
+      return fail(error, pre + "'" + s.block->name + "' sums a row other than the maximum's " +
+                             "(or its loops over the rows are not named as the maximum's)");
   }
   recompact(g);
   return true;
 }
 
 // ---- merge -----------------------------------------------------------------------------
-
-// Every access to buffer x under s, as index lists in loop terms (appended to *out).
-void accesses(Stmt* s, int x, std::vector<std::vector<ExprPtr>>* out) {
-  for (Stmt* b : blocks_under(s)) {
-    for (Stmt* st : stores_of(b))
-      if (st->buffer == x) out->push_back(in_loop_terms(raw(st->indices), *b));
-    statement_exprs(b, [&](ExprPtr& root) {
-      visit_expr(*root, [&](const Expr& e) {
-        if (e.kind == ExprKind::Load && e.buffer == x) out->push_back(in_loop_terms(raw(e.args), *b));
-      });
-    });
-  }
-}
 
 bool merge_impl(PrimFunc& g, const std::string& n1, const std::string& n2, std::string* error) {
   LoopRef a = find_loop(g, n1, error);
@@ -371,41 +372,28 @@ bool merge_impl(PrimFunc& g, const std::string& n1, const std::string& n2, std::
   // Both loops named alike: the second's variable becomes the first's.
   StmtPtr copy2 = tir::clone(*l2);
   substitute_loop_var(copy2->body.get(), l2->var, *tir::var(l1->var));
-  std::set<int> w1, w2, t1, t2;
-  for (Stmt* blk : blocks_under(l1)) {
-    for (int x : buffers_read(blk)) t1.insert(x);
-    for (Stmt* st : stores_of(blk)) w1.insert(st->buffer), t1.insert(st->buffer);
-  }
-  for (Stmt* blk : blocks_under(copy2.get())) {
-    for (int x : buffers_read(blk)) t2.insert(x);
-    for (Stmt* st : stores_of(blk)) w2.insert(st->buffer), t2.insert(st->buffer);
-  }
-  std::set<std::string> inner;
-  for (Stmt* l : loops_under(l1))
-    if (l != l1) inner.insert(l->var);
-  for (Stmt* l : loops_under(copy2.get()))
-    if (l != copy2.get()) inner.insert(l->var);
-  for (int x : t1) {
-    if (!t2.count(x) || (!w1.count(x) && !w2.count(x))) continue;
-    std::vector<std::vector<ExprPtr>> acc;
-    accesses(l1, x, &acc);
-    accesses(copy2.get(), x, &acc);
-    std::string xn = buffer_name(g, x);
-    bool steps = false;
-    for (const auto& d : acc[0]) {
-      if (uses_any(*d, inner))
-        return fail(error, pre + "'" + xn + "' is indexed by a loop inside them: iteration " +
-                               "j of the second would need more than iteration j of the first made");
-      if (d->kind == ExprKind::Var && d->name == l1->var) steps = true;
-    }
-    if (!steps)
-      return fail(error, pre + "'" + xn + "' is not indexed by '" + l1->var + "' itself, so " +
-                             "one iteration of the second would see all of the first's writes " +
-                             "or none");
-    for (const auto& other : acc)
-      if (!same_indices(other, acc[0]))
-        return fail(error, pre + "'" + xn + "' is accessed at different elements in one " +
-                               "iteration, so merging would reorder a write and a read");
+  // Legal when every buffer one loop writes and the other touches is separated by the loop:
+  // iteration j of each touches a slice of it that no other iteration touches.
+  std::vector<Touch> t1, t2;
+  touches_under(l1->body.get(), &t1);
+  touches_under(copy2->body.get(), &t2);
+  std::set<std::string> fixed;
+  for (Stmt* l : loops_above(g, l1)) fixed.insert(l->var);
+  std::set<int> shared;
+  for (const Touch& x : t1)
+    for (const Touch& y : t2)
+      if (x.buffer == y.buffer && (x.write || y.write)) shared.insert(x.buffer);
+  for (int x : shared) {
+    std::vector<const Touch*> all;
+    for (const auto* part : {&t1, &t2})
+      for (const Touch& t : *part)
+        if (t.buffer == x) all.push_back(&t);
+    if (!separated_by(all, *l1, fixed))
+      return fail(error, pre + "'" + buffer_name(g, x) + "' is not touched at one slice per " +
+                             "iteration (the same index, a different value for each '" +
+                             l1->var + "'), so merging would reorder a write and a use: " +
+                             "iteration j of the second would see less, or more, than the " +
+                             "first had made");
   }
   join_loops(g, l1, {l2});
   recompact(g);
