@@ -10,6 +10,7 @@
 #include "tensor/backend.h"
 #include "tensor/runtime.h"
 #include "tensor/schedule.h"
+#include "tensor/traffic.h"
 #include "tests/tensor/kernel_util.h"
 
 using namespace descent;
@@ -235,5 +236,54 @@ TEST_CASE("flash tiling: a block of query rows per pass") {
     // A tile of the scores is four rows by one column; a key's row serves four queries.
     CHECK(elements(buffer(s.func(), "sc")) == 4);
     CHECK(elements(buffer(s.func(), "p")) == 4);
+  }
+}
+
+namespace {
+double moved(const tensor::Traffic& t, const std::string& name) {
+  for (const auto& b : t.buffers)
+    if (b.name == name) return b.moved_bytes;
+  return -1;  // not a global buffer
+}
+}  // namespace
+
+TEST_CASE("the traffic model: what each version of attention moves") {
+  // One head, 64 queries and keys of 16 numbers: q, k, v and out are 4 KiB each.
+  tir::PrimFunc f = lower_prelude("attention", 1, 64, 64, 16, 16);
+  const double kib = 1024;
+  SUBCASE("a cache that holds everything moves each global buffer once") {
+    tensor::Traffic t = tensor::data_movement(f, 1 << 30);
+    double sizes = 0;
+    for (const auto& b : t.buffers) {
+      CHECK(b.moved_bytes == b.size_bytes);
+      sizes += b.size_bytes;
+    }
+    CHECK(t.moved_bytes() == sizes);
+    // The unfused nest keeps sc_acc, sc and p ([1, 64, 64], 16 KiB each) in memory.
+    CHECK(t.intermediate_bytes() == 3 * 16 * kib + 4 * kib + 2 * 256);  // and out_acc, mx, l
+    tensor::Traffic flash = tensor::data_movement(
+        scheduled(f, std::string(kRows) + kOnline + "\n" + kMerge).func(), 1 << 30);
+    CHECK(flash.intermediate_bytes() == 0);
+    CHECK(flash.moved_bytes() == 4 * 4 * kib);  // q, k, v, out: compulsory traffic only
+    CHECK(moved(flash, "sc") == -1);           // no longer in memory at all
+  }
+  SUBCASE("a small cache: rows fused read k per query row, the tile per four rows") {
+    // 2 KiB: a tile's rows of q and one row each of k and v fit, all of k does not.
+    tensor::Traffic rows = tensor::data_movement(
+        scheduled(f, std::string(kRows) + kOnline + "\n" + kMerge).func(), 2 * kib);
+    tensor::Traffic tiled = tensor::data_movement(
+        scheduled(f, std::string(kTiledRows) + kTiledColumns + kOnline + "\n" + kMerge).func(),
+        2 * kib);
+    CAPTURE(tensor::format_traffic(rows));
+    CAPTURE(tensor::format_traffic(tiled));
+    CHECK(moved(rows, "k") == 64 * 4 * kib);   // once per query row
+    CHECK(moved(tiled, "k") == 16 * 4 * kib);  // once per tile of 4 rows
+    CHECK(moved(tiled, "v") == 16 * 4 * kib);
+    CHECK(moved(tiled, "q") == 4 * kib);       // each tile of q stays while k and v stream by
+    CHECK(moved(tiled, "out") == 4 * kib);
+    // Unfused, the scores go to memory and back: more than either fused version.
+    tensor::Traffic unfused = tensor::data_movement(f, 2 * kib);
+    CHECK(unfused.moved_bytes() > rows.moved_bytes());
+    CHECK(moved(unfused, "p") >= 3 * 16 * kib);  // written, then read by two sums
   }
 }
