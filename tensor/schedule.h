@@ -112,7 +112,7 @@ bool rfactor(tir::PrimFunc& f, const std::string& block, const std::string& loop
 // Flash attention's steps (online.cpp). online_softmax: the max reduction BLOCK, the
 // exponentials p = exp(x - BLOCK) in the loop after it and the sums over p in the loops after
 // that become one loop with a running maximum, each sum rescaled by exp(old max - new max)
-// as the maximum grows (BLOCK_prev, BLOCK_scale). merge: two neighbouring loops of one length
+// as the maximum grows (BLOCK_init, BLOCK_scale). merge: two neighbouring loops of one length
 // become one, when every buffer they share is touched at element j in iteration j.
 bool online_softmax(tir::PrimFunc& f, const std::string& block, std::string* error);
 bool merge(tir::PrimFunc& f, const std::string& loop1, const std::string& loop2,

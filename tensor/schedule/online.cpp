@@ -13,7 +13,8 @@
 // multiplied by exp(m_j - m_final) on the way: the scales telescope). The primitive finds
 // the pattern (a max reduction MX over loop j; the next loop over j computing
 // P = exp(E - MX); then one or more loops over j, each a sum S = S + P * F with init 0),
-// adds the rescaling blocks (MX_prev keeps the old maximum, MX_scale is exp(old - new)),
+// adds the rescaling block (MX_scale = exp(old max - new max), computed before the max's
+// update as exp(m - max(m, x))),
 // rewrites each sum's update to S * scale + P * F, and makes the loops one.
 //
 // merge L1 L2: two sibling loops over the same range become one (loop fusion of siblings,
@@ -253,7 +254,7 @@ bool online_softmax_impl(PrimFunc& g, const std::string& mx_name, std::string* e
                              "', which holds exp(x - " + mxn + ") for the final maximum only " +
                              "when the passes are apart");
 
-  // The rescaling: MX_prev (the maximum before this step) and MX_scale = exp(prev - MX).
+  // The rescaling: MX_scale = exp(old maximum - new maximum), one per row and step.
   auto add_buffer = [&](const std::string& base) {
     tir::Buffer nb = g.buffers[size_t(mxbuf)];
     nb.name = unique_buffer_name(g, base);
@@ -262,7 +263,7 @@ bool online_softmax_impl(PrimFunc& g, const std::string& mx_name, std::string* e
     g.buffers.push_back(nb);
     return int(g.buffers.size()) - 1;
   };
-  int prev = add_buffer(mxn + "_prev"), scale = add_buffer(mxn + "_scale");
+  int scale = add_buffer(mxn + "_scale");
   auto block_like_mx = [&](const std::string& base, StmtPtr body) {
     auto b = std::make_unique<Stmt>(StmtKind::Block);
     b->name = unique_block_name(g, base);
@@ -277,13 +278,15 @@ bool online_softmax_impl(PrimFunc& g, const std::string& mx_name, std::string* e
     for (const auto& e : mx_store->indices) out.push_back(tir::clone(*e));
     return out;
   };
-  StmtPtr prev_block = block_like_mx(
-      mx_name + "_prev", tir::make_store(prev, mx_idx(), tir::load(mxbuf, mx_idx())));
+  // Before the max's own update, from the maximum so far and this step's value:
+  // scale = exp(m - max(m, x)). (No copy of the old maximum: a buffer allocated inside the
+  // row loop would keep that loop from being vectorized.)
   StmtPtr scale_block = block_like_mx(
       mx_name + "_scale",
       tir::make_store(scale, mx_idx(),
-                      tir::unary(Op::Exp, tir::binary(Op::Sub, tir::load(prev, mx_idx()),
-                                                      tir::load(mxbuf, mx_idx())))));
+                      tir::unary(Op::Exp, tir::binary(Op::Sub, tir::load(mxbuf, mx_idx()),
+                                                      tir::binary(Op::Max, tir::load(mxbuf, mx_idx()),
+                                                                  tir::clone(*x))))));
   // The init leaves the loop: the maximum starts once per row, before the first step.
   StmtPtr init_block = block_like_mx(mx_name + "_init", std::move(bmx->init));
   init_block->iters.erase(std::remove_if(init_block->iters.begin(), init_block->iters.end(),
@@ -312,8 +315,7 @@ bool online_softmax_impl(PrimFunc& g, const std::string& mx_name, std::string* e
   // At the start of the row's nest, not just before the max's loop: the scores' loop may be
   // merged with the pass afterwards, and must stay its neighbour.
   insert_next_to(g, row->stmts.front().get(), std::move(init_nest), false);
-  insert_next_to(g, bmx, std::move(prev_block), false);
-  insert_next_to(g, bmx, std::move(scale_block), true);
+  insert_next_to(g, bmx, std::move(scale_block), false);
   std::vector<Stmt*> others = {lp};
   for (const Sum& s : sums) others.push_back(s.loop);
   join_loops(g, lmx, others);
