@@ -174,7 +174,43 @@ bool Importer::read_tensor(const onnx::TensorProto& t, const std::string& what, 
     }
     return true;
   }
-  return fail(fmt::format("{} holds {} data; Descent imports float32 weights (and int64 shapes)",
+  // int32 (indices, some exporters' shapes) and bool (masks) are kept in the two forms
+  // above: int32 widened to int64, bool as f32 0 and 1. ONNX stores both in int32_data
+  // when there is no raw data.
+  bool is_bool = t.data_type() == onnx::TensorProto::BOOL;
+  if (is_bool || t.data_type() == onnx::TensorProto::INT32) {
+    size_t width = is_bool ? 1 : 4;
+    std::vector<int64_t> v(count);
+    if (!raw.empty()) {
+      if (static_cast<int64_t>(raw.size()) != count * int64_t(width))
+        return fail(fmt::format("{} has {} bytes of data but needs {}", what, raw.size(), count * int64_t(width)));
+      for (int64_t i = 0; i < count; ++i) {
+        int32_t x = 0;
+        if (is_bool) x = raw[size_t(i)] != 0;
+        else std::memcpy(&x, raw.data() + i * 4, 4);
+        v[size_t(i)] = x;
+      }
+    } else {
+      if (t.int32_data_size() != count)
+        return fail(fmt::format("{} has {} values but needs {}", what, t.int32_data_size(), count));
+      std::copy(t.int32_data().begin(), t.int32_data().end(), v.begin());
+    }
+    if (!is_bool) {
+      c->is_float = false;
+      c->dims = dims;
+      c->ints = std::move(v);
+      return true;
+    }
+    c->is_float = c->is_bool = true;
+    c->scalar = dims.empty();
+    std::string why;
+    if (!tensor::zeros(dims.empty() ? std::vector<int64_t>{1} : dims, &c->data, &why))
+      return fail(what + ": " + why);
+    for (int64_t i = 0; i < count; ++i) c->data.data[size_t(i)] = v[size_t(i)] != 0 ? 1.0f : 0.0f;
+    return true;
+  }
+  return fail(fmt::format("{} holds {} data; Descent imports float32 weights (and int64, int32 "
+                          "and bool constants)",
                           what, type_name(t.data_type())));
 }
 
@@ -214,16 +250,60 @@ bool Importer::input(const onnx::NodeProto& n, int i, Value* v) {
   return true;
 }
 
-void Importer::emit(const onnx::NodeProto& n, const Shape& shape, const std::string& code) {
+void Importer::emit(const onnx::NodeProto& n, const Shape& shape, const std::string& code, int output) {
+  const std::string& out = n.output(output);
   bool graph_output = false;
-  for (const auto& o : graph_->output()) graph_output = graph_output || o.name() == n.output(0);
-  std::string hint = graph_output || n.name().empty() ? n.output(0) : friendly(n.name());
+  for (const auto& o : graph_->output()) graph_output = graph_output || o.name() == out;
+  std::string hint = graph_output || n.name().empty() ? out : friendly(n.name());
+  if (output > 0 && !graph_output && !n.name().empty()) hint += "_" + std::to_string(output);
   std::string var = names_.make(hint, "t");
   body_.push_back(fmt::format("  {} = {}|# {} {}", var, code,
                               label(n).substr(5), shape_str(shape)));  // drop "node "
-  values_[n.output(0)] = Value{var, shape, nullptr};
+  values_[out] = Value{var, shape, nullptr};
   out_->nodes.push_back({node_name(n),
                          n.op_type(), code, shape_str(shape)});
+}
+
+void Importer::alias(const onnx::NodeProto& n, const Value& v, const std::string& note) {
+  values_[n.output(0)] = v;
+  out_->nodes.push_back({node_name(n), n.op_type(), note, shape_str(v.shape)});
+}
+
+std::string Importer::kernel(const std::string& base, const std::string& text) {
+  auto it = kernel_texts_.find(text);
+  if (it != kernel_texts_.end()) return it->second;
+  std::string name = base;
+  for (int k = 2; kernel_names_.count(name); ++k) name = base + "_" + std::to_string(k);
+  kernel_names_.insert(name);
+  kernel_texts_[text] = name;
+  std::string def = text;
+  for (size_t at = def.find("NAME"); at != std::string::npos; at = def.find("NAME", at + name.size()))
+    def.replace(at, 4, name);
+  kernels_.push_back(def);
+  return name;
+}
+
+std::vector<std::string> Importer::dims_code(const Shape& s) {
+  std::vector<std::string> dims;
+  for (const Dim& d : s) dims.push_back(d.symbolic ? "batch" : std::to_string(d.value));
+  if (!concrete(s)) body_uses_batch_ = true;
+  return dims;
+}
+
+std::string Importer::reshape_code(const std::string& x, const Shape& y) {
+  return fmt::format("reshape({}, [{}])", x, join(dims_code(y)));
+}
+
+std::string Importer::product_code(const Shape& s) {
+  int64_t known = 1;
+  bool batch = false;
+  for (const Dim& d : s) {
+    if (d.symbolic) batch = true;
+    else known *= d.value;
+  }
+  if (!batch) return std::to_string(known);
+  body_uses_batch_ = true;
+  return known == 1 ? "batch" : fmt::format("batch * {}", known);
 }
 
 bool Importer::constant(const onnx::NodeProto& n) {
@@ -243,7 +323,7 @@ bool Importer::constant(const onnx::NodeProto& n) {
   }
   c.onnx_name = n.output(0);
   const Constant* k = add_constant(std::move(c));
-  Shape s = k->is_float ? (k->scalar ? Shape{} : concrete_shape(k->data.shape)) : concrete_shape(k->dims);
+  Shape s = constant_shape(*k);
   values_[n.output(0)] = Value{"", s, k};
   out_->nodes.push_back({node_name(n),
                          n.op_type(), "(a constant, used by later nodes)", shape_str(s)});
@@ -265,7 +345,9 @@ bool Importer::node(const onnx::NodeProto& n) {
   if (!entry->extra_outputs)
     for (int i = 1; i < n.output_size(); ++i)
       if (!n.output(i).empty()) return node_fail(n, "nodes with several outputs are not supported");
-  return (this->*entry->read)(n);
+  bool done = false;
+  if (!fold(n, &done)) return false;
+  return done || (this->*entry->read)(n);
 }
 
 bool Importer::passthrough(const onnx::NodeProto& n) {
@@ -280,11 +362,24 @@ bool Importer::passthrough(const onnx::NodeProto& n) {
 const std::vector<Importer::OpEntry>& Importer::op_table() {
   static const std::vector<OpEntry> t = {
       {"Gemm", &Importer::gemm},         {"MatMul", &Importer::matmul},
-      {"Add", &Importer::add},           {"Relu", &Importer::unary},
+      {"Add", &Importer::binary},        {"Sub", &Importer::binary},
+      {"Mul", &Importer::binary},        {"Div", &Importer::binary},
+      {"Pow", &Importer::binary},        {"Equal", &Importer::binary},
+      {"Less", &Importer::binary},       {"Greater", &Importer::binary},
+      {"Where", &Importer::where},       {"Relu", &Importer::unary},
       {"Sigmoid", &Importer::unary},     {"Tanh", &Importer::unary},
+      {"Sqrt", &Importer::unary},        {"Erf", &Importer::unary},
       {"Softmax", &Importer::softmax},   {"LayerNormalization", &Importer::layer_norm},
+      {"ReduceMean", &Importer::reduce_mean},
       {"Flatten", &Importer::flatten},   {"Transpose", &Importer::transpose},
-      {"Reshape", &Importer::reshape},   {"Conv", &Importer::conv},
+      {"Reshape", &Importer::reshape},   {"Unsqueeze", &Importer::unsqueeze},
+      {"Squeeze", &Importer::unsqueeze}, {"Slice", &Importer::slice},
+      {"Split", &Importer::split, true}, {"Concat", &Importer::concat},
+      {"Gather", &Importer::gather},     {"Shape", &Importer::only_folded},
+      {"Cast", &Importer::only_folded},  {"Range", &Importer::only_folded},
+      {"ConstantOfShape", &Importer::only_folded},
+      {"Conv", &Importer::conv},         {"MaxPool", &Importer::pool},
+      {"AveragePool", &Importer::pool},
       {"Constant", &Importer::constant}, {"Identity", &Importer::passthrough},
       {"Dropout", &Importer::passthrough, true},
   };
@@ -309,8 +404,7 @@ bool Importer::run(const onnx::ModelProto& model) {
     if (!read_tensor(t, fmt::format("initializer '{}'", t.name()), &c)) return false;
     initializers.insert(t.name());
     const Constant* k = add_constant(std::move(c));
-    Shape s = k->is_float ? (k->scalar ? Shape{} : concrete_shape(k->data.shape)) : concrete_shape(k->dims);
-    values_[t.name()] = Value{"", s, k};
+    values_[t.name()] = Value{"", constant_shape(*k), k};
   }
 
   // The one input: float32, with at most one symbolic dim (the batch).
@@ -327,9 +421,21 @@ bool Importer::run(const onnx::ModelProto& model) {
   if (!in.type().has_tensor_type())
     return fail(fmt::format("input '{}' is not a tensor", printable(in.name())));
   const auto& tt = in.type().tensor_type();
-  if (tt.elem_type() != onnx::TensorProto::FLOAT)
-    return fail(fmt::format("input '{}' is {}; Descent imports float32 inputs", printable(in.name()),
-                            type_name(tt.elem_type())));
+  if (tt.elem_type() != onnx::TensorProto::FLOAT) {
+    // Token ids (int64 from torch, int32 elsewhere) come in as f32 values holding the same
+    // integers (load() reads an int .npy that way; every id below 2^24 is exact), and only
+    // an embedding's Gather reads them, as indices; Shape may look at their shape.
+    bool ids = tt.elem_type() == onnx::TensorProto::INT64 || tt.elem_type() == onnx::TensorProto::INT32;
+    for (const auto& node : g.node())
+      for (int i = 0; i < node.input_size(); ++i)
+        if (node.input(i) == in.name() && !(node.op_type() == "Gather" && i == 1) && node.op_type() != "Shape")
+          ids = false;
+    if (!ids)
+      return fail(fmt::format("input '{}' is {}; Descent imports float32 inputs (and integer "
+                              "ids that only a Gather reads, as its indices)",
+                              printable(in.name()), type_name(tt.elem_type())));
+    int_input_ = in.name();
+  }
   if (!tt.has_shape() || tt.shape().dim_size() == 0)
     return fail(fmt::format("input '{}' has no shape; export the model with its input's shape",
                             printable(in.name())));
@@ -420,8 +526,12 @@ bool Importer::run(const onnx::ModelProto& model) {
   } else {
     std::vector<std::string> dims;
     for (const Dim& d : in_shape) dims.push_back(d.symbolic ? std::to_string(options_.batch) : std::to_string(d.value));
-    p += fmt::format("x = rand([{}], 1)   # a random input; `descent import --input FILE.npy` loads one\n",
-                     join(dims));
+    if (int_input_.empty())
+      p += fmt::format("x = rand([{}], 1)   # a random input; `descent import --input FILE.npy` loads one\n",
+                       join(dims));
+    else
+      p += fmt::format("x = zeros([{}])   # token ids, all 0; `descent import --input FILE.npy` loads some\n",
+                       join(dims));
   }
   p += "y = model(x)\nprint(\"output\", y.shape)\nprint(y)\n";
   if (result.shape.size() == 2) p += "print(\"argmax\", argmax(y))\n";

@@ -14,11 +14,15 @@
 //   std::string error;
 //   if (!import_onnx_file("mnist.onnx", o, &r, &error)) ...  // error names the node and op
 //
-// Supported (docs/models.md has the table): Gemm, MatMul (2-D), Add (same shapes, or a row
-// vector added to every row), Relu, Sigmoid, Tanh, Softmax (2-D, along the rows), Flatten,
-// Reshape (shape from a constant), Conv (2-D, one group, stride 1, no padding), Constant,
-// Identity and Dropout (inference: the identity). Shapes are inferred at import time; the
-// graph input's batch dim may be symbolic (a dim_param), and stays a named dim (`n`) in the
+// Supported (docs/models.md has the table): Gemm, MatMul, elementwise ops with NumPy
+// broadcasting (Add, Sub, Mul, Div, Pow, Equal, Less, Greater, Where), Relu, Sigmoid, Tanh,
+// Sqrt, Erf, Softmax, LayerNormalization, ReduceMean, Flatten, Transpose, Reshape, Unsqueeze,
+// Squeeze, Slice, Split, Concat, Gather (constant indices, or integer token ids as the model's
+// input), Conv (pads, strides, dilations, groups), MaxPool, AveragePool, Constant, Identity
+// and Dropout (inference: the identity); Shape, Cast, Range and ConstantOfShape, with every
+// node whose inputs are constants, are folded at import time, so a shape an exporter computes
+// is a constant by the time Reshape reads it. Shapes are inferred at import time; the graph
+// input's batch dim may be symbolic (a dim_param), and stays a named dim (`n`) in the
 // program, so one import runs at any batch size. Anything else is an error naming the node
 // and its op type, never a program that computes something else.
 //

@@ -6,11 +6,18 @@
 //                             node in order (dispatched through op_table()), the ops that make
 //                             no code (Constant, Identity, Dropout), the program's text; and
 //                             the entry points of onnx_import.h
-//   onnx_ops_elementwise.cpp  Add, Relu, Sigmoid, Tanh, and kernels for ranks the prelude lacks
+//   onnx_fold.cpp             constant folding: a node whose inputs are all constants (and
+//                             Shape, whose output the inferred shapes fix) is computed at
+//                             import time, so a shape computed by Shape/Gather/Concat/... is a
+//                             constant by the time Reshape reads it
+//   onnx_ops_elementwise.cpp  Relu, Sigmoid, Tanh, Sqrt, Erf, and kernels for ranks the
+//                             prelude lacks
+//   onnx_ops_broadcast.cpp    Add, Sub, Mul, Div, Pow, Equal, Less, Where: NumPy broadcasting
 //   onnx_ops_matmul.cpp       Gemm and MatMul
-//   onnx_ops_normalize.cpp    Softmax, LayerNormalization
-//   onnx_ops_shape.cpp        Flatten, Reshape and Transpose
-//   onnx_ops_conv.cpp         Conv
+//   onnx_ops_normalize.cpp    Softmax, LayerNormalization, ReduceMean
+//   onnx_ops_shape.cpp        Flatten, Reshape, Transpose, Unsqueeze, Squeeze
+//   onnx_ops_slice.cpp        Slice, Split, Concat, Gather
+//   onnx_ops_conv.cpp         Conv, MaxPool, AveragePool
 // Writing ONNX (onnx_write.cpp) needs none of this. A new op is a reader declared below with
 // its family, its body in that family's file, and a row in op_table() and in docs/models.md's
 // table (a test keeps the two equal).
@@ -19,6 +26,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -56,15 +64,25 @@ inline Shape concrete_shape(const std::vector<int64_t>& dims) {
   return s;
 }
 
-// A constant of the file: an initializer or a Constant node's value.
+// A constant of the file: an initializer, a Constant node's value, or a folded node's.
 struct Constant {
   std::string onnx_name;
-  bool is_float = true;          // float32 data (a weight); else int64 (a shape)
+  bool is_float = true;          // float32 data (a weight; or a bool, is_bool); else int64
+  bool is_bool = false;          // bool data, held as 0.0 and 1.0 in `data`
   tensor::Tensor data;           // float32: shape and values (a scalar has shape [1])
   bool scalar = false;           // rank 0 in the file
-  std::vector<int64_t> ints;     // int64 values
+  std::vector<int64_t> ints;     // int64 values (int32 data widened)
   std::vector<int64_t> dims;     // int64 constants' dims
+  // int64 entries that stand for the symbolic batch n (a shape computed from the input's
+  // by Shape): empty when none does.
+  std::vector<bool> batch;
 };
+
+// A constant's ONNX shape (a scalar has rank 0).
+inline Shape constant_shape(const Constant& c) {
+  if (!c.is_float) return concrete_shape(c.dims);
+  return c.scalar ? Shape{} : concrete_shape(c.data.shape);
+}
 
 // An ONNX value during the import.
 struct Value {
@@ -125,22 +143,55 @@ class Importer {
   bool input(const onnx::NodeProto& n, int i, Value* v);
   // The Descent expression of a value: its variable, or a constant's global.
   std::string expr(const Value& v) { return v.constant ? weight(*v.constant) : v.var; }
-  void emit(const onnx::NodeProto& n, const Shape& shape, const std::string& code);
+  void emit(const onnx::NodeProto& n, const Shape& shape, const std::string& code, int output = 0);
+  // A node that makes no code: its output is its input, or a constant.
+  void alias(const onnx::NodeProto& n, const Value& v, const std::string& note);
+  // A generated kernel, added once: `text` is its definition with NAME where its name goes;
+  // the same text asked for again gets the same kernel. The name is `base`, or base_2, ...
+  std::string kernel(const std::string& base, const std::string& text);
+  // reshape(x, [dims]): the batch written `batch` (the program reads it from the input).
+  std::string reshape_code(const std::string& x, const Shape& y);
+  // A shape's dims multiplied out: "32", or "batch * 4" when the batch is one of them.
+  std::string product_code(const Shape& s);
+  std::vector<std::string> dims_code(const Shape& s);  // each dim: a number, or "batch"
   bool constant(const onnx::NodeProto& n);
   bool passthrough(const onnx::NodeProto& n);  // Identity, Dropout at inference
 
+  // ---- constant folding (onnx_fold.cpp) ----------------------------------------------------
+  // Computes `n` at import time when it folds (every input a constant, or Shape): *done then.
+  bool fold(const onnx::NodeProto& n, bool* done);
+  bool only_folded(const onnx::NodeProto& n);  // Shape, Cast, Range, ...: nothing else to do
+
   // ---- the ops, one family per file (onnx_ops_*.cpp) ----------------------------------------
   std::string elementwise_kernel(const std::string& op, size_t rank);  // elementwise
-  bool add(const onnx::NodeProto& n);
   bool unary(const onnx::NodeProto& n);
+  bool binary(const onnx::NodeProto& n);                               // broadcast
+  bool where(const onnx::NodeProto& n);
+  // A kernel generated for `ins` broadcast together: body() gets each operand's element (or
+  // its value, for a constant of one element) and returns the result's.
+  bool broadcast(const onnx::NodeProto& n, const std::string& base, const std::string& doc,
+                 const std::vector<Value>& ins,
+                 const std::function<std::string(const std::vector<std::string>&)>& body);
   bool gemm(const onnx::NodeProto& n);                                 // matmul
   bool matmul(const onnx::NodeProto& n);
   bool softmax(const onnx::NodeProto& n);                              // normalize
   bool layer_norm(const onnx::NodeProto& n);
+  bool reduce_mean(const onnx::NodeProto& n);
   bool transpose(const onnx::NodeProto& n);                            // shape
-  bool flatten(const onnx::NodeProto& n);                              // shape
+  bool flatten(const onnx::NodeProto& n);
   bool reshape(const onnx::NodeProto& n);
+  bool unsqueeze(const onnx::NodeProto& n);                            // and Squeeze
+  bool slice(const onnx::NodeProto& n);                                // slice
+  bool split(const onnx::NodeProto& n);
+  bool concat(const onnx::NodeProto& n);
+  bool gather(const onnx::NodeProto& n);
   bool conv(const onnx::NodeProto& n);                                 // conv
+  bool pool(const onnx::NodeProto& n);                                 // MaxPool, AveragePool
+  // A padded copy of x (rows and columns of an [N, C, H, W] tensor), `fill` outside.
+  std::string pad_code(const Value& x, int64_t top, int64_t left, int64_t bottom, int64_t right,
+                       float fill, Shape* padded);
+  // The ints of a constant input (a shape, axes, starts), or a refusal naming it.
+  bool const_ints(const onnx::NodeProto& n, int i, std::vector<int64_t>* out);
 
  public:
   // The ops the importer reads, one row each, in the order docs/models.md's table lists
@@ -165,6 +216,8 @@ class Importer {
   std::map<std::string, std::string> loaded_;     // constant name + suffix -> global variable
   std::vector<std::string> kernels_;              // generated kernel definitions, in order
   std::set<std::string> kernel_names_;
+  std::map<std::string, std::string> kernel_texts_;  // a generated kernel's text -> its name
+  std::string int_input_;                         // the input, when it holds integer ids
   std::vector<std::string> globals_;              // load lines
   std::vector<std::string> body_;                 // the model's lines
   size_t symbol_index_ = 0;                       // which of the input's dims is the batch
@@ -172,6 +225,13 @@ class Importer {
   int conv_count_ = 0;
   const onnx::GraphProto* graph_ = nullptr;
 };
+
+// Names for a generated kernel's axes and dims: numbered("i", 3) is i0, i1, i2.
+inline std::vector<std::string> numbered(const char* prefix, size_t rank) {
+  std::vector<std::string> v;
+  for (size_t d = 0; d < rank; ++d) v.push_back(prefix + std::to_string(d));
+  return v;
+}
 
 // ---- attributes ----------------------------------------------------------------------------
 

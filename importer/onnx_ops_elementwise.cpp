@@ -1,7 +1,9 @@
-// ONNX elementwise ops: Add, Relu, Sigmoid, Tanh. On matrices they are the prelude's add,
-// relu, sigmoid and tanh; at other ranks a kernel is generated once per (op, rank). Add also takes a row vector added to every row (a bias).
+// ONNX elementwise ops of one input: Relu, Sigmoid, Tanh, Sqrt, Erf. On matrices the first
+// three are the prelude's relu, sigmoid and tanh; otherwise a kernel is generated once per
+// (op, rank). (The ops of two and three inputs, with broadcasting: onnx_ops_broadcast.cpp.)
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -33,10 +35,30 @@ std::string Importer::elementwise_kernel(const std::string& op, size_t rank) {
     doc = "tanh(x) = 1 - 2 / (exp(2x) + 1), element by element (ONNX Tanh). Written this way\n"
           "# rather than (e^2x - 1) / (e^2x + 1), which is inf / inf = nan for x above about 44";
     body = fmt::format("1.0 - 2.0 / (exp(2.0 * x{}) + 1.0)", ix);
-  } else {  // add
-    doc = "a + b, element by element; both must have the same shape";
-    params = fmt::format("a: f32[{0}], b: f32[{0}]", d);
-    body = fmt::format("a{0} + b{0}", ix);
+  } else if (op == "sqrt") {
+    doc = "sqrt(x), element by element (ONNX Sqrt)";
+    body = fmt::format("sqrt(x{})", ix);
+  } else if (op == "nonzero") {
+    doc = "1.0 where x is not 0, else 0.0: ONNX Cast to bool, as Descent's masks are";
+    body = fmt::format("(x{} != 0.0)", ix);
+  } else {  // erf
+    // The prelude's gelu_erf's form of erf, in the same two pieces.
+    doc = "erf(x), element by element (ONNX Erf). The kernel language has no erf: this is\n"
+          "# Abramowitz and Stegun's 7.1.26, erf(z) = 1 - t (a1 + t (a2 + ... t a5)) exp(-z^2)\n"
+          "# with t = 1 / (1 + p z) for z >= 0 (within 1.5e-7 of erf), and erf(-z) = -erf(z):\n"
+          "# each piece sees z >= 0 only (the prelude's gelu_erf does the same)";
+    auto piece = [&](const char* t, const char* z) {
+      return fmt::format("  {0}{2} = 1.0 / (1.0 + 0.3275911 * {1}{2})\n"
+                         "  e{1}{2} = {0}{2} * (0.254829592 + {0}{2} * (-0.284496736 + {0}{2} * "
+                         "(1.421413741 + {0}{2} * (-1.453152027 + {0}{2} * 1.061405429)))) * "
+                         "exp(-{1}{2} * {1}{2})\n", t, z, ix);
+    };
+    std::string stages = fmt::format("  zp{0} = max(x{0}, 0.0)\n  zn{0} = max(-x{0}, 0.0)\n", ix) +
+                         piece("tp", "zp") + piece("tn", "zn");
+    body = fmt::format("(x{0} >= 0.0) * (1.0 - ezp{0}) - (x{0} < 0.0) * (1.0 - ezn{0})", ix);
+    kernels_.push_back(fmt::format("# {}.\nkernel {}({}) -> f32[{}] {{\n{}  out{} = {}\n  return out\n}}\n",
+                                   doc, name, params, d, stages, ix, body));
+    return name;
   }
   kernels_.push_back(fmt::format("# {}.\nkernel {}({}) -> f32[{}] {{\n  out{} = {}\n  return out\n}}\n",
                                  doc, name, params, d, ix, body));
@@ -46,46 +68,14 @@ std::string Importer::elementwise_kernel(const std::string& op, size_t rank) {
 bool Importer::unary(const onnx::NodeProto& n) {
   Value x;
   if (!input(n, 0, &x)) return false;
-  std::string op = n.op_type() == "Relu" ? "relu" : n.op_type() == "Sigmoid" ? "sigmoid" : "tanh";
-  // On matrices the prelude has all three (its sigmoid and tanh in two pieces that never
-  // overflow); at other ranks a generated kernel.
-  std::string k = x.shape.size() == 2 ? op : elementwise_kernel(op, x.shape.size());
+  std::string op = n.op_type();
+  std::transform(op.begin(), op.end(), op.begin(), [](unsigned char c) { return std::tolower(c); });
+  // On matrices the prelude has relu, sigmoid and tanh (its sigmoid and tanh in two pieces
+  // that never overflow); otherwise a generated kernel.
+  bool prelude = x.shape.size() == 2 && (op == "relu" || op == "sigmoid" || op == "tanh");
+  std::string k = prelude ? op : elementwise_kernel(op, x.shape.size());
   emit(n, x.shape, fmt::format("{}({})", k, expr(x)));
   return true;
-}
-
-bool Importer::add(const onnx::NodeProto& n) {
-  Value a, b;
-  if (!input(n, 0, &a) || !input(n, 1, &b)) return false;
-  if (a.shape == b.shape) {
-    std::string k = a.shape.size() == 2 ? "add" : elementwise_kernel("add", a.shape.size());
-    emit(n, a.shape, fmt::format("{}({}, {})", k, expr(a), expr(b)));
-    return true;
-  }
-  // A row vector added to every row of a matrix (a bias), in either order.
-  if (b.shape.size() == 2 && a.shape.size() != 2) std::swap(a, b);
-  if (a.shape.size() == 2) {
-    Dim cols = a.shape[1];
-    bool vec = b.shape.size() == 1 && b.shape[0] == cols;
-    bool row = b.shape.size() == 2 && b.shape[0] == Dim{1, false} && b.shape[1] == cols;
-    if (vec || (row && !cols.symbolic)) {
-      std::string eb;
-      if (vec) {
-        eb = expr(b);
-      } else if (b.constant) {
-        tensor::Tensor v = b.constant->data;
-        v.shape = {cols.value};
-        eb = weight(*b.constant, &v, "_row", "as [N]");
-      } else {
-        eb = fmt::format("reshape({}, [{}])", b.var, cols.value);
-      }
-      emit(n, a.shape, fmt::format("bias_add({}, {})", expr(a), eb));
-      return true;
-    }
-  }
-  return node_fail(n, fmt::format("adding {} and {} needs broadcasting Descent does not import "
-                                  "(same shapes, or a row vector [N] or [1, N] added to every "
-                                  "row of an [M, N] matrix)", shape_str(a.shape), shape_str(b.shape)));
 }
 
 }  // namespace descent::importer::onnx_internal

@@ -111,22 +111,16 @@ bool Importer::matmul(const onnx::NodeProto& n) {
   Shape y = ra >= rb ? lead_a : lead_b;
   y.push_back(rows);
   y.push_back(cols);
-  auto product = [](const Shape& s, int64_t* out) {
-    *out = 1;
-    for (const Dim& d : s) {
-      if (d.symbolic) return false;
-      *out *= d.value;
-    }
-    return true;
-  };
-  auto dims = [](const Shape& s) { return shape_str(s); };
+  // The batch dims multiply out into one ("batch * 4" when the batch is among them); only
+  // the matrices' own dims must be numbers.
+  if (rows.symbolic || inner.symbolic || cols.symbolic)
+    return node_fail(n, fmt::format("{} times {}: the batch n as a matrix dim is not supported",
+                                    shape_str(a.shape), shape_str(b.shape)));
   if (rb == 2) {
-    int64_t batch = 0;
-    if (!product(lead_a, &batch) || rows.symbolic || inner.symbolic)
-      return node_fail(n, fmt::format("{} times {}: a symbolic dim in the batch is not supported",
-                                      shape_str(a.shape), shape_str(b.shape)));
-    emit(n, y, fmt::format("reshape(matmul(reshape({}, [{}, {}]), {}), {})", expr(a),
-                           batch * rows.value, inner.value, expr(b), dims(y)));
+    Shape flat = lead_a;
+    flat.push_back(rows);
+    emit(n, y, fmt::format("reshape(matmul(reshape({}, [{}, {}]), {}), [{}])", expr(a),
+                           product_code(flat), inner.value, expr(b), join(dims_code(y))));
     return true;
   }
   if (!(lead_a == lead_b))
@@ -136,13 +130,10 @@ bool Importer::matmul(const onnx::NodeProto& n) {
     emit(n, y, fmt::format("bmm({}, {})", expr(a), expr(b)));
     return true;
   }
-  int64_t batch = 0;
-  if (!product(lead_a, &batch) || rows.symbolic || inner.symbolic || cols.symbolic)
-    return node_fail(n, fmt::format("{} times {}: a symbolic dim in the batch is not supported",
-                                    shape_str(a.shape), shape_str(b.shape)));
-  emit(n, y, fmt::format("reshape(bmm(reshape({}, [{}, {}, {}]), reshape({}, [{}, {}, {}])), {})",
+  std::string batch = product_code(lead_a);
+  emit(n, y, fmt::format("reshape(bmm(reshape({}, [{}, {}, {}]), reshape({}, [{}, {}, {}])), [{}])",
                          expr(a), batch, rows.value, inner.value, expr(b), batch, inner.value,
-                         cols.value, dims(y)));
+                         cols.value, join(dims_code(y))));
   return true;
 }
 

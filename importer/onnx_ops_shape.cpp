@@ -1,6 +1,6 @@
-// ONNX ops that change a tensor's shape and not its values: Flatten and Reshape. Shapes are
-// inferred here at import time, and the symbolic batch must stay a dim of its own, so one
-// import runs at any batch size.
+// ONNX ops that change a tensor's shape and not its values: Flatten, Reshape, Unsqueeze,
+// Squeeze and Transpose. Shapes are inferred here at import time, and the symbolic batch must
+// stay a dim of its own, so one import runs at any batch size.
 #include <fmt/format.h>
 
 #include <string>
@@ -70,8 +70,7 @@ bool Importer::transpose(const onnx::NodeProto& n) {
   bool identity = true;
   for (size_t d = 0; d < rank; ++d) identity = identity && perm[d] == int64_t(d);
   if (identity) {
-    values_[n.output(0)] = x;
-    out_->nodes.push_back({node_name(n), n.op_type(), "(no code: the same tensor)", shape_str(x.shape)});
+    alias(n, x, "(no code: the same tensor)");
     return true;
   }
   if (rank == 2) {
@@ -103,8 +102,11 @@ bool Importer::reshape(const onnx::NodeProto& n) {
   if (!input(n, 0, &x) || !input(n, 1, &s)) return false;
   if (!s.constant || s.constant->is_float || s.constant->dims.size() != 1)
     return node_fail(n, fmt::format("the shape '{}' must be a constant 1-D int64 tensor (an "
-                                    "initializer or a Constant node)", n.input(1)));
+                                    "initializer, a Constant node, or computed from them and "
+                                    "static shapes)", n.input(1)));
   const std::vector<int64_t>& want = s.constant->ints;
+  // Entries computed from the input's shape (Shape -> Gather -> Concat) may be the batch.
+  auto is_batch = [&](size_t i) { return i < s.constant->batch.size() && s.constant->batch[i]; };
   bool allow_zero = attr_int(n, "allowzero", 0) != 0;
   // numel(x) = (n or 1) * known; the result's dims are filled in below, -1 last.
   bool x_symbolic = !concrete(x.shape);
@@ -117,7 +119,9 @@ bool Importer::reshape(const onnx::NodeProto& n) {
   int64_t y_known = 1;
   for (size_t i = 0; i < want.size(); ++i) {
     int64_t w = want[i];
-    if (w == 0 && !allow_zero) {
+    if (is_batch(i)) {
+      y.push_back({0, true});
+    } else if (w == 0 && !allow_zero) {
       if (i >= x.shape.size())
         return node_fail(n, fmt::format("shape entry {} is 0 (copy the input's dim) but the "
                                         "input {} has no dim {}", i, shape_str(x.shape), i));
@@ -151,12 +155,52 @@ bool Importer::reshape(const onnx::NodeProto& n) {
       y_known *= v;
     }
   }
+  int batches = 0;
+  for (const Dim& d : y) batches += d.symbolic;
+  if (batches > 1)
+    return node_fail(n, fmt::format("the shape {} names the batch n twice", shape_str(y)));
   if (x_symbolic != y_symbolic || y_known != known)
     return node_fail(n, fmt::format("cannot reshape {} into {}", shape_str(x.shape), shape_str(y)));
-  std::vector<std::string> dims;
-  for (const Dim& d : y) dims.push_back(d.symbolic ? "batch" : std::to_string(d.value));
-  if (y_symbolic) body_uses_batch_ = true;
-  emit(n, y, fmt::format("reshape({}, [{}])", expr(x), join(dims)));
+  if (y == x.shape) {
+    alias(n, x, "(no code: the same shape)");
+    return true;
+  }
+  emit(n, y, reshape_code(expr(x), y));
+  return true;
+}
+
+// Unsqueeze inserts dims of size 1, Squeeze removes them (all of them when no axes are
+// given): the same elements in the same order, so a reshape. The axes are an attribute
+// before opset 13 and a constant input from 13 on.
+bool Importer::unsqueeze(const onnx::NodeProto& n) {
+  Value x;
+  if (!input(n, 0, &x)) return false;
+  bool add = n.op_type() == "Unsqueeze";
+  std::vector<int64_t> axes = attr_ints(n, "axes");
+  if (n.input_size() > 1 && !n.input(1).empty() && !const_ints(n, 1, &axes)) return false;
+  const int64_t rank = int64_t(x.shape.size()) + (add ? int64_t(axes.size()) : 0);
+  std::vector<bool> marked(size_t(rank), false);
+  for (int64_t a : axes) {
+    int64_t k = a < 0 ? a + rank : a;
+    if (k < 0 || k >= rank || marked[size_t(k)])
+      return node_fail(n, fmt::format("axis {} is out of range, or repeated, for {}", a, shape_str(x.shape)));
+    marked[size_t(k)] = true;
+  }
+  Shape y;
+  if (add) {
+    for (size_t d = 0, from = 0; d < size_t(rank); ++d) y.push_back(marked[d] ? Dim{1, false} : x.shape[from++]);
+  } else {
+    for (size_t d = 0; d < x.shape.size(); ++d) {
+      bool one = x.shape[d] == Dim{1, false};
+      if (marked[d] && !one)
+        return node_fail(n, fmt::format("dim {} of {} is not 1", d, shape_str(x.shape)));
+      if (!(axes.empty() ? one : marked[d])) y.push_back(x.shape[d]);
+    }
+    if (y.empty())
+      return node_fail(n, fmt::format("squeezing {} leaves a scalar; Descent's tensors have at least "
+                                      "one dim", shape_str(x.shape)));
+  }
+  emit(n, y, reshape_code(expr(x), y));
   return true;
 }
 

@@ -158,6 +158,44 @@ TEST_CASE("a symbolic batch stays a named dim: one import runs at any batch size
   CHECK_CONTAINS(printed, "[7, 3] [1, 3]");
 }
 
+TEST_CASE("gpt_block (torch.onnx.export): shapes folded at import, ids gathered, any batch size") {
+  fs::path dir = scratch("gpt");
+  importer::ImportResult r = import_model("gpt_block", dir);
+  // The ids are int64 in the file; the batch stays symbolic through the exporter's shape
+  // arithmetic (Shape -> Gather -> Unsqueeze -> Concat), which is folded, not computed.
+  CHECK(r.input_shape == "[n, 32]");
+  CHECK(r.output_shape == "[n, 32, 64]");
+  CHECK_CONTAINS(r.program, "fn model(ids: f32[n, 32]) -> f32[n, 32, 64]");
+  CHECK_CONTAINS(r.program, "out[j0, j1, i1] = sum(r) (ind[j0, j1] == r) * x[r, i1]");
+  bool folded_head_shape = false, erf = false, tanh = false;
+  for (const auto& n : r.nodes) {
+    folded_head_shape = folded_head_shape || (n.op == "Concat" && n.descent == "(folded at import: [n, 32, 4, 16])");
+    erf = erf || n.op == "Erf";
+    tanh = tanh || n.op == "Tanh";
+    bool shape_folded = n.op != "Shape" || contains(n.descent, "folded");
+    CHECK_MESSAGE(shape_folded, n.node);
+  }
+  CHECK(folded_head_shape);
+  CHECK(erf);   // block 1's exact GELU
+  CHECK(tanh);  // block 0's tanh form
+  // The mask's -inf becomes f32's lowest inside the Where kernel.
+  CHECK_CONTAINS(r.program, "-inf written as -3.4028235e+38");
+  // One sequence of the two in input.npy, run alone (batch 1), gives its row of expected.npy.
+  tensor::Tensor expected, ids;
+  std::string error;
+  REQUIRE(tensor::load_npy(kModels + "gpt_block/expected.npy", &expected, &error));
+  REQUIRE(tensor::load_npy(kModels + "gpt_block/input.npy", &ids, &error));
+  REQUIRE(ids.shape == std::vector<int64_t>{2, 32});
+  std::string program = r.program + "\ny = model(rows(x, 1, 1))\n";
+  tensor::Tensor y = run_program(program, "reg", "cpu", dir);
+  REQUIRE(y.shape == std::vector<int64_t>{1, 32, 64});
+  tensor::Tensor second = expected;
+  second.shape = {1, 32, 64};
+  second.data = tensor::AlignedFloats(32 * 64);
+  for (size_t i = 0; i < 32 * 64; ++i) second.data[i] = expected.data[32 * 64 + i];
+  CHECK_MESSAGE(tensor::allclose(y, second, 1e-4, &error), error);
+}
+
 TEST_CASE("the digits MLP exported as ONNX imports back to the committed NumPy logits") {
   std::string root = std::string(DESCENT_SOURCE_DIR) + "/examples/mlp_digits/";
   importer::ImportOptions o;
@@ -224,10 +262,12 @@ TEST_CASE("malformed and unsupported files are clear errors naming the node and 
     const char* message;
   };
   const Case cases[] = {
-      {"unsupported_op.onnx", "unsupported_op.onnx: node 'pool1' (MaxPool): the op is not supported; "
+      {"unsupported_op.onnx", "unsupported_op.onnx: node 'pool1' (LpPool): the op is not supported; "
                               "Descent imports Gemm, MatMul"},
-      {"conv_pads.onnx", "node 'conv_padded' (Conv): padding is not supported (pads = [1, 1, 1, 1])"},
-      {"conv_strides.onnx", "node 'conv_strided' (Conv): strides other than 1 are not supported"},
+      {"conv_3d.onnx", "node 'conv_volume' (Conv): only 2-D convolutions are supported (X [N, C, H, W], W [M, C, kH, kW]); here X is [1, 2, 4, 4, 4]"},
+      {"pool_ceil.onnx", "node 'pool_ceil' (MaxPool): ceil_mode = 1 (a last window that runs past the image) is not supported"},
+      {"pow_exponent.onnx", "node 'pow' (Pow): exponent 1.5 is not supported (2, 3, 0.5 and 1 are"},
+      {"reshape_batch_product.onnx", "node 'twice' (Mul): it computes with the batch n, and Descent keeps the batch a dim of its own"},
       {"matmul_broadcast.onnx", "node 'bmm' (MatMul): [2, 3, 4] times [1, 4, 5]: batch dims that differ (broadcasting) are not supported"},
       {"layernorm_eps.onnx", "node 'ln' (LayerNormalization): epsilon 1e-06 is not the prelude layer_norm's 1e-05"},
       {"truncated.onnx", "truncated.onnx: not an ONNX model (the protobuf data does not parse"},
@@ -473,11 +513,30 @@ TEST_CASE("built graphs: each unsupported construction names its node") {
     b.output("y");
     CHECK_CONTAINS(b.error(), "the -1 would be n * 6: Descent keeps the batch as a dim of its own");
   }
-  SUBCASE("a softmax along the columns") {
-    Builder b({2, 6});
-    set_int(b.node("Softmax", {"in"}, "y", "sm"), "axis", 0);
+  SUBCASE("a softmax over several dims (before opset 13, the input coerced to 2-D)") {
+    Builder b({2, 3, 4});
+    b.m.mutable_opset_import(0)->set_version(11);
+    set_int(b.node("Softmax", {"in"}, "y", "sm"), "axis", 1);
     b.output("y");
-    CHECK_CONTAINS(b.error(), "node 'sm' (Softmax): only a softmax along the rows of a matrix, or the last axis of a rank-3 tensor, is supported (input [2, 6], axis 0)");
+    CHECK_CONTAINS(b.error(), "node 'sm' (Softmax): before opset 13 a softmax over several dims (axis 1 of [2, 3, 4]) is not supported; only over the last");
+  }
+  SUBCASE("slicing the batch, a mean to a scalar, a Cast of data to int64") {
+    Builder b({4, 6}, true);
+    b.ints("starts", {0});
+    b.ints("ends", {1});
+    b.node("Slice", {"in", "starts", "ends"}, "y", "first_row");
+    b.output("y");
+    CHECK_CONTAINS(b.error(), "node 'first_row' (Slice): slicing the batch dim n is not supported (only all of it)");
+
+    Builder c({4, 6});
+    set_int(c.node("ReduceMean", {"in"}, "y", "mean_all"), "keepdims", 0);
+    c.output("y");
+    CHECK_CONTAINS(c.error(), "node 'mean_all' (ReduceMean): a mean of every element to a scalar (keepdims = 0) is not supported");
+
+    Builder d({4, 6});
+    set_int(d.node("Cast", {"in"}, "y", "to_int"), "to", onnx::TensorProto::INT64);
+    d.output("y");
+    CHECK_CONTAINS(d.error(), "node 'to_int' (Cast): it computes on data ('in'); Descent computes Cast only on constants, at import time");
   }
   SUBCASE("Gemm: alpha with a computed B, inner dims that differ, a C that does not broadcast") {
     Builder b({2, 6});
@@ -504,12 +563,12 @@ TEST_CASE("built graphs: each unsupported construction names its node") {
     d.output("y");
     CHECK_CONTAINS(d.error(), "node 'g3' (Gemm): C of shape [2, 1] does not broadcast");
   }
-  SUBCASE("Add that needs general broadcasting") {
+  SUBCASE("Add of shapes that do not broadcast") {
     Builder b({2, 6});
-    b.weight("col", {2, 1});
+    b.weight("col", {3, 1});
     b.node("Add", {"in", "col"}, "y", "plus");
     b.output("y");
-    CHECK_CONTAINS(b.error(), "node 'plus' (Add): adding [2, 6] and [2, 1] needs broadcasting");
+    CHECK_CONTAINS(b.error(), "node 'plus' (Add): the shapes [2, 6] and [3, 1] do not broadcast (each dim must be equal, or 1 in one of them)");
   }
   SUBCASE("a graph with no nodes, or two symbolic dims") {
     Builder b({2, 6});
@@ -594,7 +653,7 @@ TEST_CASE("descent import: the summary on stdout, exit 1 and the error on stderr
   CHECK(WEXITSTATUS(rc) == 1);
   REQUIRE(read_file((dir / "bad.txt").string(), &out, &error));
   CHECK_CONTAINS(out, "error: ");
-  CHECK_CONTAINS(out, "node 'pool1' (MaxPool)");
+  CHECK_CONTAINS(out, "node 'pool1' (LpPool)");
 }
 
 TEST_CASE("docs/models.md's op table lists exactly the importer's ops, in its order") {

@@ -34,11 +34,25 @@ onnxruntime), in float32 as Descent computes.
   transpose_4d      Transpose(x[2,3,4,5], perm [0,2,1,3]): a head split's swap -> [2,4,3,5]
   layernorm         LayerNormalization(x[4,10], scale[10], bias[10]) (opset 17) -> Sigmoid
   layernorm_nobias  LayerNormalization(x[5,8], scale[8]), no bias -> Tanh
+Issue 36's models, expected outputs from ONNX Runtime (else onnx.reference); run this with a
+Python that has onnx (and onnxruntime, torch for gpt_block), e.g. /work/venv/bin/python:
+  broadcast_ops     Add/Sub/Mul/Div/Pow/Sqrt/Less/Equal/Greater/Where/Cast, broadcasting at rank 3
+  reduce_mean       a layer norm written out (ReduceMean, Sub, Pow, Sqrt, Div), a mean without keepdims
+  shape_computed    x[batch,12].view(x.size(0), 3, -1) via Shape/Gather/Cast/Unsqueeze/Concat; Unsqueeze, Squeeze
+  slice_concat      Slice (negative steps), Split [1,2,3], Concat along axis 1
+  gelu              GELU as torch writes it at opset 17: exact (Erf) then the tanh form; erf: Erf alone
+  gather_embed      int64 ids[2,5] -> embedding Gather, position rows (folded), Gather by constant indices
+  softmax_axes      Softmax along axis 1 then -1 of x[2,3,4,5]; layernorm_3d: LayerNormalization of [2,3,8]
+  cnn_small         Conv pad 1 stride 2, grouped Conv, MaxPool, AveragePool, Flatten, Gemm (batch N)
+  conv_pool_variants  auto_pad SAME_UPPER, dilation, uneven pads, padded MaxPool, count_include_pad 1
+  gpt_block         torch.onnx.export of a 2-block GPT (embeddings, causal attention, GELU MLP, layer norms)
 
 Bad models: tests/onnx/bad/NAME.onnx, each a file the importer must reject with a clear error:
-  unsupported_op.onnx  valid ONNX: Relu "act" -> MaxPool "pool1"   -> unsupported op MaxPool (node "pool1")
-  conv_pads.onnx       Conv "conv_padded", pads [1,1,1,1]            -> unsupported attribute: pads
-  conv_strides.onnx    Conv "conv_strided", strides [2,2]            -> unsupported attribute: strides
+  unsupported_op.onnx  valid ONNX: Relu "act" -> LpPool "pool1"    -> unsupported op LpPool (node "pool1")
+  conv_3d.onnx         Conv "conv_volume" on x[1,2,4,4,4]            -> only 2-D convolutions
+  pool_ceil.onnx       MaxPool "pool_ceil" with ceil_mode 1          -> ceil_mode is not supported
+  pow_exponent.onnx    Pow "pow" by 1.5                              -> the exponent is refused by name
+  reshape_batch_product.onnx  x[N,6].view(N * 2, -1) via Shape/Gather/Mul/Concat -> arithmetic on the batch
   matmul_broadcast.onnx MatMul "bmm" of x[2,3,4] and B[1,4,5]        -> batch dims that differ
   layernorm_eps.onnx   LayerNormalization "ln" with epsilon 1e-6     -> not the prelude's 1e-05
   truncated.onnx       first 60% of models/gemm_linear/model.onnx    -> protobuf parse error (truncated)
@@ -405,6 +419,337 @@ def reshape_dynamic():
     write_valid("reshape_dynamic", m, x, onnx_reshape(tanh(x), shape))
 
 
+# ---- models of issue 36: a transformer and a CNN, and one model per new op family ----------
+# Their expected outputs come from ONNX Runtime when the Python running this has it, else from
+# ONNX's own reference evaluator (onnx.reference: NumPy, one op at a time); the NumPy of this
+# file only writes their inputs.
+
+def expected_of(model, x):
+    try:
+        import onnxruntime as ort
+        sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        return sess.run(None, {sess.get_inputs()[0].name: x})[0]
+    except ImportError:
+        from onnx.reference import ReferenceEvaluator
+        return ReferenceEvaluator(model).run(None, {model.graph.input[0].name: x})[0]
+
+
+def const(name, array):
+    """A Constant node whose output is `name` (int64 shapes, f32 scalars)."""
+    return helper.make_node("Constant", [], [name], name=name + "_const",
+                            value=numpy_helper.from_array(np.asarray(array), name + "_value"))
+
+
+def write_ort(name, model, x):
+    write_valid(name, model, x, expected_of(model, x))
+
+
+def broadcast_ops():
+    """Add/Sub/Mul/Div/Pow/Sqrt/Equal/Less/Greater/Where with NumPy broadcasting at rank 3."""
+    rng = np.random.default_rng(130)
+    x = (np.round(uniform(rng, (2, 3, 4)) * 4) / 4).astype(F32)  # quarters: Equal holds at places
+    b, c = uniform(rng, (4,)), uniform(rng, (3, 1))
+    d = (1.0 + rng.uniform(0, 1, size=(1, 3, 4))).astype(F32)
+    nodes = [
+        helper.make_node("Add", ["b", "x"], ["a"], name="bias"),          # [4] + [2,3,4]
+        helper.make_node("Mul", ["a", "c"], ["m"], name="scale_rows"),    # [3,1] broadcasts
+        const("half", np.float32(0.5)),
+        helper.make_node("Sub", ["m", "half"], ["s"], name="minus_half"),  # a scalar folded in
+        helper.make_node("Div", ["s", "d"], ["q"], name="divide"),         # [1,3,4]
+        const("two", np.float32(2.0)),
+        helper.make_node("Pow", ["q", "two"], ["p2"], name="square"),
+        const("one", np.float32(1.0)),
+        helper.make_node("Add", ["p2", "one"], ["p2_1"], name="plus_one"),
+        helper.make_node("Sqrt", ["p2_1"], ["r"], name="root"),
+        const("three", np.float32(3.0)),
+        helper.make_node("Pow", ["x", "three"], ["cube"], name="cube"),
+        const("sqrt_exp", np.float32(0.5)),
+        helper.make_node("Pow", ["r", "sqrt_exp"], ["r_half"], name="sqrt_pow"),
+        helper.make_node("Less", ["x", "c3"], ["lt"], name="less"),        # [2,3,4] < [1,3,1]
+        helper.make_node("Where", ["lt", "cube", "r_half"], ["w"], name="pick"),
+        helper.make_node("Equal", ["x", "half"], ["eq"], name="is_half"),
+        const("ten", np.float32(10.0)),
+        helper.make_node("Where", ["eq", "ten", "w"], ["w2"], name="mark_half"),
+        const("zero", np.float32(0.0)),
+        helper.make_node("Greater", ["x", "zero"], ["gt"], name="positive"),
+        helper.make_node("Cast", ["gt"], ["gt_f"], name="to_float", to=TensorProto.FLOAT),
+        helper.make_node("Add", ["w2", "gt_f"], ["y"], name="plus_mask"),
+    ]
+    c3 = uniform(rng, (1, 3, 1))
+    m = model_of("broadcast_ops", nodes, [value("x", [2, 3, 4])], [value("y", [2, 3, 4])],
+                 [init("b", b), init("c", c), init("d", d), init("c3", c3)])
+    write_ort("broadcast_ops", m, x)
+
+
+def reduce_mean_model():
+    """A layer norm written out as torch once exported it: ReduceMean, Sub, Pow, Sqrt, Div;
+    then a mean over the middle axis without keepdims."""
+    rng = np.random.default_rng(131)
+    x = uniform(rng, (2, 3, 8), scale=2.0)
+    nodes = [
+        helper.make_node("ReduceMean", ["x"], ["mu"], name="mean", axes=[-1]),
+        helper.make_node("Sub", ["x", "mu"], ["xc"], name="center"),
+        const("two", np.float32(2.0)),
+        helper.make_node("Pow", ["xc", "two"], ["sq"], name="square"),
+        helper.make_node("ReduceMean", ["sq"], ["var"], name="variance", axes=[-1]),
+        const("eps", np.float32(1e-5)),
+        helper.make_node("Add", ["var", "eps"], ["ve"], name="plus_eps"),
+        helper.make_node("Sqrt", ["ve"], ["sd"], name="sd"),
+        helper.make_node("Div", ["xc", "sd"], ["norm"], name="normalise"),
+        helper.make_node("ReduceMean", ["norm"], ["y"], name="mean_rows", axes=[1], keepdims=0),
+    ]
+    m = model_of("reduce_mean", nodes, [value("x", [2, 3, 8])], [value("y", [2, 8])])
+    write_ort("reduce_mean", m, x)
+
+
+def shape_computed():
+    """A Reshape whose shape is computed from the input's, with a symbolic batch, as
+    torch.onnx.export writes x.view(x.size(0), 3, -1): Shape, Gather, Unsqueeze, Cast, Concat."""
+    rng = np.random.default_rng(132)
+    x = uniform(rng, (2, 12))
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+        const("zero", np.array(0, np.int64)),
+        helper.make_node("Gather", ["shape", "zero"], ["batch"], name="batch_dim", axis=0),
+        helper.make_node("Cast", ["batch"], ["batch64"], name="cast", to=TensorProto.INT64),
+        const("axes0", np.array([0], np.int64)),
+        helper.make_node("Unsqueeze", ["batch64", "axes0"], ["batch1"], name="unsqueeze"),
+        const("rest", np.array([3, -1], np.int64)),
+        helper.make_node("Concat", ["batch1", "rest"], ["target"], name="target", axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["r"], name="view"),          # [batch,3,4]
+        const("axes1", np.array([1], np.int64)),
+        helper.make_node("Unsqueeze", ["r", "axes1"], ["u"], name="add_dim"),      # [batch,1,3,4]
+        helper.make_node("Tanh", ["u"], ["t"], name="tanh"),
+        helper.make_node("Squeeze", ["t", "axes1"], ["y"], name="drop_dim"),       # [batch,3,4]
+    ]
+    m = model_of("shape_computed", nodes, [value("x", ["batch", 12])], [value("y", ["batch", 3, 4])])
+    write_ort("shape_computed", m, x)
+
+
+def slice_concat():
+    """Slice (negative step, several axes), Split into uneven parts, Concat along two axes."""
+    rng = np.random.default_rng(133)
+    x = uniform(rng, (2, 6, 5))
+    nodes = [
+        const("starts", np.array([4, -1], np.int64)), const("ends", np.array([0, -100], np.int64)),
+        const("axes", np.array([1, 2], np.int64)), const("steps", np.array([-2, -1], np.int64)),
+        helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["s"], name="reverse"),  # [2,2,5]
+        const("sizes", np.array([1, 2, 3], np.int64)),
+        helper.make_node("Split", ["x", "sizes"], ["p0", "p1", "p2"], name="split", axis=1),
+        helper.make_node("Concat", ["p2", "s", "p0"], ["c"], name="join", axis=1),   # [2,6,5]
+        helper.make_node("Relu", ["p1"], ["p1r"], name="relu"),                      # [2,2,5]
+        helper.make_node("Concat", ["c", "p1r"], ["y"], name="join_rows", axis=1),   # [2,8,5]
+    ]
+    m = model_of("slice_concat", nodes, [value("x", [2, 6, 5])], [value("y", [2, 8, 5])])
+    write_ort("slice_concat", m, x)
+
+
+def gelu_models():
+    """GELU as torch.onnx.export writes it at opset 17 (no Gelu op before opset 20): the exact
+    form through Erf, and the tanh form; and Erf alone."""
+    rng = np.random.default_rng(134)
+    x = uniform(rng, (2, 3, 8), scale=4.0)
+    sqrt2, c = np.float32(np.sqrt(2.0)), np.float32(np.sqrt(2.0 / np.pi))
+    nodes = [
+        const("sqrt2", sqrt2), const("one", np.float32(1.0)), const("half", np.float32(0.5)),
+        helper.make_node("Div", ["x", "sqrt2"], ["xs"], name="div"),
+        helper.make_node("Erf", ["xs"], ["e"], name="erf"),
+        helper.make_node("Add", ["e", "one"], ["e1"], name="add"),
+        helper.make_node("Mul", ["x", "e1"], ["xe"], name="mul"),
+        helper.make_node("Mul", ["xe", "half"], ["g"], name="mul_half"),           # exact GELU
+        # the tanh form on g: 0.5 g (1 + tanh(c (g + 0.044715 g^3)))
+        helper.make_node("Mul", ["g", "g"], ["g2"], name="g2"),
+        helper.make_node("Mul", ["g", "g2"], ["g3"], name="g3"),
+        const("k", np.float32(0.044715)), const("c", c),
+        helper.make_node("Mul", ["k", "g3"], ["kg3"], name="kg3"),
+        helper.make_node("Add", ["g", "kg3"], ["inner"], name="inner"),
+        helper.make_node("Mul", ["c", "inner"], ["u"], name="scale"),
+        helper.make_node("Tanh", ["u"], ["t"], name="tanh"),
+        helper.make_node("Add", ["t", "one"], ["t1"], name="add_one"),
+        helper.make_node("Mul", ["g", "t1"], ["gt"], name="mul_g"),
+        helper.make_node("Mul", ["half", "gt"], ["y"], name="half_again"),
+    ]
+    m = model_of("gelu", nodes, [value("x", [2, 3, 8])], [value("y", [2, 3, 8])])
+    write_ort("gelu", m, x)
+    x = uniform(rng, (3, 7), scale=3.0)
+    m = model_of("erf", [helper.make_node("Erf", ["x"], ["y"], name="erf")],
+                 [value("x", [3, 7])], [value("y", [3, 7])])
+    write_ort("erf", m, x)
+
+
+def gather_embed():
+    """Token ids (int64, the model's input) gather rows of an embedding table; constant
+    indices gather along axis 1 of the result, and one constant index drops that axis."""
+    rng = np.random.default_rng(135)
+    ids = rng.integers(0, 10, size=(2, 5)).astype(np.int64)
+    table, pos = uniform(rng, (10, 6)), uniform(rng, (7, 6))
+    nodes = [
+        helper.make_node("Gather", ["table", "ids"], ["e"], name="embed"),             # [2,5,6]
+        const("positions", np.array([4, 3, 1, 0, 2], np.int64)),
+        helper.make_node("Gather", ["pos", "positions"], ["p"], name="pos_embed"),     # folded: [5,6]
+        helper.make_node("Add", ["e", "p"], ["h"], name="add_pos"),
+        const("pick", np.array([3, -4], np.int64)),
+        helper.make_node("Gather", ["h", "pick"], ["g"], name="pick_tokens", axis=1),  # [2,2,6]
+        const("first", np.array(0, np.int64)),
+        helper.make_node("Gather", ["h", "first"], ["f"], name="first_token", axis=1),  # [2,6]
+        const("axes1", np.array([1], np.int64)),
+        helper.make_node("Unsqueeze", ["f", "axes1"], ["f1"], name="unsqueeze"),
+        helper.make_node("Add", ["g", "f1"], ["y"], name="add_first"),
+    ]
+    m = model_of("gather_embed", nodes, [value("ids", [2, 5], TensorProto.INT64)],
+                 [value("y", [2, 2, 6])], [init("table", table), init("pos", pos)])
+    d = os.path.join(MODELS, "gather_embed")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(m.SerializeToString())
+    np.save(os.path.join(d, "input.npy"), ids)  # int64, as the model takes them
+    np.save(os.path.join(d, "expected.npy"), np.ascontiguousarray(expected_of(m, ids), F32))
+
+
+def softmax_layernorm_nd():
+    """Softmax along a middle axis and along the last of rank 4; LayerNormalization of a
+    [batch, tokens, d] activation."""
+    rng = np.random.default_rng(136)
+    x = uniform(rng, (2, 3, 4, 5), scale=5.0)
+    m = model_of("softmax_axes",
+                 [helper.make_node("Softmax", ["x"], ["s"], name="over_channels", axis=1),
+                  helper.make_node("Softmax", ["s"], ["y"], name="over_last", axis=-1)],
+                 [value("x", [2, 3, 4, 5])], [value("y", [2, 3, 4, 5])])
+    write_ort("softmax_axes", m, x)
+    x, g, b = uniform(rng, (2, 3, 8), scale=3.0), uniform(rng, (8,)), uniform(rng, (8,))
+    m = model_of("layernorm_3d",
+                 [helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["y"], name="ln")],
+                 [value("x", [2, 3, 8])], [value("y", [2, 3, 8])], [init("gamma", g), init("beta", b)],
+                 opset=17)
+    write_ort("layernorm_3d", m, x)
+
+
+def cnn_small():
+    """A small CNN: a conv with padding 1 and stride 2, a grouped conv, MaxPool, AveragePool
+    (padded, count_include_pad 0), Flatten, Gemm."""
+    rng = np.random.default_rng(137)
+    x = uniform(rng, (2, 3, 16, 16))
+    w1, b1 = uniform(rng, (8, 3, 3, 3), 0.5), uniform(rng, (8,), 0.1)
+    w2, b2 = uniform(rng, (8, 4, 3, 3), 0.5), uniform(rng, (8,), 0.1)
+    fw, fb = uniform(rng, (10, 128), 0.2), uniform(rng, (10,), 0.1)
+    nodes = [
+        helper.make_node("Conv", ["x", "conv1.weight", "conv1.bias"], ["c1"], name="conv1",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),      # [2,8,8,8]
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "conv2.weight", "conv2.bias"], ["c2"], name="conv2",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=2),             # [2,8,8,8]
+        helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+        helper.make_node("MaxPool", ["r2"], ["p1"], name="maxpool", kernel_shape=[2, 2],
+                         strides=[2, 2]),                                              # [2,8,4,4]
+        helper.make_node("AveragePool", ["p1"], ["p2"], name="avgpool", kernel_shape=[3, 3],
+                         pads=[1, 1, 1, 1]),                                           # [2,8,4,4]
+        helper.make_node("Flatten", ["p2"], ["f"], name="flatten"),
+        helper.make_node("Gemm", ["f", "fc.weight", "fc.bias"], ["y"], name="fc", transB=1),
+    ]
+    m = model_of("cnn_small", nodes, [value("x", ["N", 3, 16, 16])], [value("y", ["N", 10])],
+                 [init("conv1.weight", w1), init("conv1.bias", b1), init("conv2.weight", w2),
+                  init("conv2.bias", b2), init("fc.weight", fw), init("fc.bias", fb)])
+    write_ort("cnn_small", m, x)
+
+
+def conv_pool_variants():
+    """Conv with auto_pad SAME_UPPER and stride 2 on an odd image, a dilated Conv, a padded
+    MaxPool (stride 2), an AveragePool that counts the padding, and uneven pads."""
+    rng = np.random.default_rng(138)
+    x = uniform(rng, (1, 2, 9, 9))
+    w1, w2 = uniform(rng, (4, 2, 3, 3)), uniform(rng, (3, 4, 2, 2))
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["c1"], name="same", auto_pad="SAME_UPPER",
+                         strides=[2, 2]),                                              # [1,4,5,5]
+        helper.make_node("Conv", ["c1", "w2"], ["c2"], name="dilated", dilations=[2, 2],
+                         pads=[1, 0, 2, 1]),                                           # [1,3,6,4]
+        helper.make_node("MaxPool", ["c2"], ["m"], name="maxpool", kernel_shape=[3, 3],
+                         strides=[2, 2], pads=[1, 1, 1, 1]),                          # [1,3,3,2]
+        helper.make_node("AveragePool", ["m"], ["y"], name="avgpool", kernel_shape=[2, 2],
+                         pads=[1, 1, 0, 0], count_include_pad=1),                      # [1,3,3,2]
+    ]
+    m = model_of("conv_pool_variants", nodes, [value("x", [1, 2, 9, 9])], [value("y", [1, 3, 3, 2])],
+                 [init("w1", w1), init("w2", w2)])
+    write_ort("conv_pool_variants", m, x)
+
+
+def gpt_block():
+    """A GPT-style model exported by torch.onnx.export: token and position embeddings, two
+    pre-norm blocks (causal self-attention with 4 heads, a GELU MLP), a final layer norm.
+    d_model 64, sequence 32, vocabulary 64, MLP width 128 (2x, not GPT's 4x: the file stays
+    near 300 KB). Block 0's GELU is the tanh form (GPT-2's), block 1's the exact one (Erf).
+    The batch is symbolic, so the file holds the shape arithmetic every such export has."""
+    try:
+        import torch
+    except ImportError:
+        print("gpt_block: torch is not installed; the committed model is kept")
+        return
+    import inspect
+    import math
+    V, T, D, H, L, F = 64, 32, 64, 4, 2, 128
+    torch.manual_seed(139)
+
+    class Block(torch.nn.Module):
+        def __init__(self, approximate):
+            super().__init__()
+            self.ln1, self.ln2 = torch.nn.LayerNorm(D), torch.nn.LayerNorm(D)
+            self.attn, self.proj = torch.nn.Linear(D, 3 * D), torch.nn.Linear(D, D)
+            self.fc, self.fc2 = torch.nn.Linear(D, F), torch.nn.Linear(F, D)
+            self.gelu = torch.nn.GELU(approximate=approximate)
+            self.register_buffer("mask", torch.tril(torch.ones(T, T)).view(1, 1, T, T))
+
+        def forward(self, x):
+            B, Tn, C = x.size()
+            q, k, v = self.attn(self.ln1(x)).split(D, dim=2)
+            q = q.view(B, Tn, H, C // H).transpose(1, 2)
+            k = k.view(B, Tn, H, C // H).transpose(1, 2)
+            v = v.view(B, Tn, H, C // H).transpose(1, 2)
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(C // H))
+            att = att.masked_fill(self.mask[:, :, :Tn, :Tn] == 0, float("-inf"))
+            y = (torch.softmax(att, dim=-1) @ v).transpose(1, 2).contiguous().view(B, Tn, C)
+            x = x + self.proj(y)
+            return x + self.fc2(self.gelu(self.fc(self.ln2(x))))
+
+    class GPT(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte, self.wpe = torch.nn.Embedding(V, D), torch.nn.Embedding(T, D)
+            self.blocks = torch.nn.ModuleList([Block("tanh"), Block("none")])
+            self.ln_f = torch.nn.LayerNorm(D)
+
+        def forward(self, idx):
+            pos = torch.arange(0, idx.size(1), dtype=torch.long)
+            x = self.wte(idx) + self.wpe(pos)
+            for b in self.blocks:
+                x = b(x)
+            return self.ln_f(x)
+
+    model = GPT().eval()
+    with torch.no_grad():  # LayerNorm's default scale 1 and shift 0, zero biases, would test little
+        for name, p in model.named_parameters():
+            if p.dim() == 1:
+                scale = 1.0 if "ln" in name and name.endswith("weight") else 0.0
+                p.copy_(scale + 0.1 * torch.randn_like(p))
+    ids = np.random.default_rng(139).integers(0, V, size=(2, T)).astype(np.int64)
+    path = os.path.join(MODELS, "gpt_block", "model.onnx")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    kw = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (torch.from_numpy(ids[:1]),), path, opset_version=17,
+                          do_constant_folding=True, input_names=["ids"], output_names=["y"],
+                          dynamic_axes={"ids": {0: "batch"}, "y": {0: "batch"}}, **kw)
+    m = onnx.load(path)
+    m.producer_name, m.producer_version = PRODUCER + " (torch.onnx.export)", torch.__version__
+    onnx.checker.check_model(m, full_check=True)
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+    np.save(os.path.join(MODELS, "gpt_block", "input.npy"), ids)
+    np.save(os.path.join(MODELS, "gpt_block", "expected.npy"),
+            np.ascontiguousarray(expected_of(m, ids), F32))
+
+
 # ---- bad models -------------------------------------------------------------------------
 
 def relu_model(name="invalid"):
@@ -472,22 +817,47 @@ def bad_models():
     # Valid ONNX that uses an op the importer lacks.
     m = model_of("unsupported_op",
                  [helper.make_node("Relu", ["x"], ["r"], name="act"),
-                  helper.make_node("MaxPool", ["r"], ["y"], name="pool1", kernel_shape=[2, 2])],
+                  helper.make_node("LpPool", ["r"], ["y"], name="pool1", kernel_shape=[2, 2])],
                  [value("x", [1, 2, 6, 6])], [value("y", [1, 2, 5, 5])])
     write_bad("unsupported_op", m.SerializeToString())
 
-    # Conv attributes the importer does not support; both are valid ONNX.
-    w = uniform(rng, (3, 2, 3, 3))
-    m = model_of("conv_pads",
-                 [helper.make_node("Conv", ["x", "W"], ["y"], name="conv_padded",
-                                   pads=[1, 1, 1, 1])],
-                 [value("x", [1, 2, 6, 6])], [value("y", [1, 3, 6, 6])], [init("W", w)])
-    write_bad("conv_pads", m.SerializeToString())
-    m = model_of("conv_strides",
-                 [helper.make_node("Conv", ["x", "W"], ["y"], name="conv_strided",
-                                   strides=[2, 2])],
-                 [value("x", [1, 2, 7, 7])], [value("y", [1, 3, 3, 3])], [init("W", w)])
-    write_bad("conv_strides", m.SerializeToString())
+    # What Conv and the pools refuse; all valid ONNX. (The draw below was the weights of two
+    # refused convolutions that now import; it stays so the files after it are unchanged.)
+    uniform(rng, (3, 2, 3, 3))
+    m = model_of("conv_3d",
+                 [helper.make_node("Conv", ["x", "W"], ["y"], name="conv_volume")],
+                 [value("x", [1, 2, 4, 4, 4])], [value("y", [1, 3, 2, 2, 2])],
+                 [init("W", uniform(np.random.default_rng(202), (3, 2, 3, 3, 3)))])
+    write_bad("conv_3d", m.SerializeToString())
+    m = model_of("pool_ceil",
+                 [helper.make_node("MaxPool", ["x"], ["y"], name="pool_ceil", kernel_shape=[2, 2],
+                                   strides=[2, 2], ceil_mode=1)],
+                 [value("x", [1, 2, 5, 5])], [value("y", [1, 2, 3, 3])])
+    write_bad("pool_ceil", m.SerializeToString())
+
+    # Pow by an exponent other than 2, 3, 0.5 and 1.
+    m = model_of("pow_exponent",
+                 [helper.make_node("Constant", [], ["p"], name="p_const",
+                                   value=numpy_helper.from_array(np.float32(1.5), "p_value")),
+                  helper.make_node("Pow", ["x", "p"], ["y"], name="pow")],
+                 [value("x", [2, 3])], [value("y", [2, 3])])
+    write_bad("pow_exponent", m.SerializeToString())
+
+    # A shape computed from the batch that is not the batch: x.view(n * 2, -1).
+    m = model_of("reshape_batch_product",
+                 [helper.make_node("Shape", ["x"], ["s"], name="shape"),
+                  helper.make_node("Constant", [], ["i0"], name="i0_const",
+                                   value=numpy_helper.from_array(np.array([0], np.int64), "i0_value")),
+                  helper.make_node("Gather", ["s", "i0"], ["n"], name="batch"),
+                  helper.make_node("Constant", [], ["two"], name="two_const",
+                                   value=numpy_helper.from_array(np.array([2], np.int64), "two_value")),
+                  helper.make_node("Mul", ["n", "two"], ["n2"], name="twice"),
+                  helper.make_node("Constant", [], ["minus1"], name="m1_const",
+                                   value=numpy_helper.from_array(np.array([-1], np.int64), "m1_value")),
+                  helper.make_node("Concat", ["n2", "minus1"], ["target"], name="target", axis=0),
+                  helper.make_node("Reshape", ["x", "target"], ["y"], name="view")],
+                 [value("x", ["N", 6])], [value("y", [None, None])])
+    write_bad("reshape_batch_product", m.SerializeToString())
 
     # A batched MatMul that broadcasts its batch dims: valid ONNX, not imported.
     m = model_of("matmul_broadcast",
@@ -538,7 +908,9 @@ def main():
     for make in (gemm_linear, gemm_plain, gemm_trans_a, matmul_add, add_two, activations_4d,
                  softmax_model, softmax_opset11, flatten_gemm, reshape_const, reshape_init,
                  conv, conv_nobias, identity_dropout, mlp_dynamic, reshape_dynamic, softmax_3d,
-                 layernorm, layernorm_nobias, matmul_models, transpose_models):
+                 layernorm, layernorm_nobias, matmul_models, transpose_models,
+                 broadcast_ops, reduce_mean_model, shape_computed, slice_concat, gelu_models,
+                 gather_embed, softmax_layernorm_nd, cnn_small, conv_pool_variants, gpt_block):
         make()
     bad_models()  # after gemm_linear: truncated.onnx is cut from it
     invalid_models()
