@@ -45,7 +45,8 @@ Python that has onnx (and onnxruntime, torch for gpt_block), e.g. /work/venv/bin
   softmax_axes      Softmax along axis 1 then -1 of x[2,3,4,5]; layernorm_3d: LayerNormalization of [2,3,8]
   cnn_small         Conv pad 1 stride 2, grouped Conv, MaxPool, AveragePool, Flatten, Gemm (batch N)
   conv_pool_variants  auto_pad SAME_UPPER, dilation, uneven pads, padded MaxPool, count_include_pad 1
-  gpt_block         torch.onnx.export of a 2-block GPT (embeddings, causal attention, GELU MLP, layer norms)
+  gpt_block         torch.onnx.export of a 2-block GPT (embeddings, causal attention, GELU MLP, layer norms);
+                    without torch, the same architecture written with onnx.helper (gpt_block_helper)
 
 Bad models: tests/onnx/bad/NAME.onnx, each a file the importer must reject with a clear error:
   unsupported_op.onnx  valid ONNX: Relu "act" -> LpPool "pool1"    -> unsupported op LpPool (node "pool1")
@@ -682,7 +683,7 @@ def gpt_block():
     try:
         import torch
     except ImportError:
-        print("gpt_block: torch is not installed; the committed model is kept")
+        gpt_block_helper()
         return
     import inspect
     import math
@@ -748,6 +749,83 @@ def gpt_block():
     np.save(os.path.join(MODELS, "gpt_block", "input.npy"), ids)
     np.save(os.path.join(MODELS, "gpt_block", "expected.npy"),
             np.ascontiguousarray(expected_of(m, ids), F32))
+
+
+def gpt_block_helper(name="gpt_block"):
+    """gpt_block without torch: the same architecture written node by node with onnx.helper,
+    the way the TorchScript exporter writes it after constant folding (shapes as constants
+    with 0 for the batch, a causal mask as a bool initializer, GELU spelled out), with seeded
+    NumPy weights."""
+    V, T, D, H, F = 64, 32, 64, 4, 128
+    rng = np.random.default_rng(139)
+    inits, nodes = [], []
+
+    def w(nm, shape, scale):
+        inits.append(init(nm, uniform(rng, shape, scale)))
+        return nm
+
+    def ln_params(nm):
+        inits.append(init(nm + ".weight", (1.0 + uniform(rng, (D,), 0.1)).astype(F32)))
+        inits.append(init(nm + ".bias", uniform(rng, (D,), 0.1)))
+        return [nm + ".weight", nm + ".bias"]
+
+    def node(op, ins, nm, **attrs):
+        nodes.append(helper.make_node(op, ins, [nm], name=nm, **attrs))
+        return nm
+
+    def linear(x, nm, n_in, n_out):
+        y = node("MatMul", [x, w(nm + ".weight", (n_in, n_out), 1.0 / np.sqrt(n_in))], nm + "/MatMul")
+        return node("Add", [w(nm + ".bias", (n_out,), 0.1), y], nm + "/Add")
+
+    inits += [init("heads_shape", np.array([0, T, H, D // H], np.int64)),
+              init("merge_shape", np.array([0, T, D], np.int64)),
+              init("causal", ~np.tril(np.ones((1, 1, T, T), bool))),
+              init("minus_inf", np.array(-np.inf, F32)), init("scale", np.array(0.25, F32)),
+              init("one", np.array(1.0, F32)), init("half", np.array(0.5, F32)),
+              init("sqrt2", np.array(np.sqrt(2.0), F32)), init("k", np.array(0.044715, F32)),
+              init("c", np.array(np.sqrt(2.0 / np.pi), F32))]
+    w("wpe.weight", (T, D), 1.0)
+    x = node("Gather", [w("wte.weight", (V, D), 1.0), "ids"], "/wte/Gather")
+    inits.append(init("positions", np.arange(T, dtype=np.int64)))
+    x = node("Add", [x, node("Gather", ["wpe.weight", "positions"], "/wpe/Gather")], "/Add")
+    for b in range(2):
+        p = "/blocks.%d" % b
+        h = node("LayerNormalization", [x] + ln_params(p + "/ln1"), p + "/ln1/LayerNormalization", axis=-1)
+        qkv = linear(h, p + "/attn", D, 3 * D)
+        inits.append(init(p + "/split_sizes", np.array([D, D, D], np.int64)))
+        nodes.append(helper.make_node("Split", [qkv, p + "/split_sizes"], [p + "/q", p + "/k", p + "/v"],
+                                      name=p + "/Split", axis=2))
+        q, k, v = [node("Reshape", [p + "/" + t, "heads_shape"], p + "/" + t + "_heads") for t in "qkv"]
+        q = node("Transpose", [q], p + "/q_t", perm=[0, 2, 1, 3])
+        v = node("Transpose", [v], p + "/v_t", perm=[0, 2, 1, 3])
+        k = node("Transpose", [k], p + "/k_t", perm=[0, 2, 3, 1])
+        att = node("Mul", [node("MatMul", [q, k], p + "/scores"), "scale"], p + "/scaled")
+        att = node("Softmax", [node("Where", ["causal", "minus_inf", att], p + "/masked")], p + "/Softmax", axis=-1)
+        y = node("Transpose", [node("MatMul", [att, v], p + "/weighted")], p + "/merge_t", perm=[0, 2, 1, 3])
+        y = node("Reshape", [y, "merge_shape"], p + "/merge")
+        x = node("Add", [x, linear(y, p + "/proj", D, D)], p + "/Add")
+        h = linear(node("LayerNormalization", [x] + ln_params(p + "/ln2"), p + "/ln2/LayerNormalization",
+                        axis=-1), p + "/fc", D, F)
+        g = p + "/gelu"
+        if b == 0:  # the tanh form
+            h3 = node("Mul", [h, node("Mul", [h, h], g + "/sq")], g + "/cube")
+            u = node("Mul", ["c", node("Add", [h, node("Mul", ["k", h3], g + "/kx3")], g + "/inner")], g + "/u")
+            t = node("Add", [node("Tanh", [u], g + "/Tanh"), "one"], g + "/t1")
+        else:  # the exact form
+            t = node("Add", [node("Erf", [node("Div", [h, "sqrt2"], g + "/Div")], g + "/Erf"), "one"], g + "/t1")
+        h = node("Mul", [node("Mul", [h, t], g + "/Mul"), "half"], g + "/Mul_1")
+        x = node("Add", [x, linear(h, p + "/fc2", F, D)], p + "/Add_1")
+    nodes.append(helper.make_node("LayerNormalization", [x] + ln_params("/ln_f"), ["y"],
+                                  name="/ln_f/LayerNormalization", axis=-1))
+    m = model_of(name, nodes, [value("ids", ["batch", T], TensorProto.INT64)],
+                 [value("y", ["batch", T, D])], inits, opset=17)
+    ids = np.random.default_rng(139).integers(0, V, size=(2, T)).astype(np.int64)
+    d = os.path.join(MODELS, name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(m.SerializeToString())
+    np.save(os.path.join(d, "input.npy"), ids)
+    np.save(os.path.join(d, "expected.npy"), np.ascontiguousarray(expected_of(m, ids), F32))
 
 
 # ---- bad models -------------------------------------------------------------------------
