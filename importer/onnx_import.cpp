@@ -117,6 +117,13 @@ std::string Names::make(std::string_view hint, std::string_view fallback, bool g
   return name;
 }
 
+bool Names::claim(const std::string& name) {
+  const auto& r = reserved_names();
+  if (taken_.count(name) || std::find(r.begin(), r.end(), name) != r.end()) return false;
+  taken_.insert(name);
+  return true;
+}
+
 std::string Importer::node_name(const onnx::NodeProto& node) const {
   return node.name().empty() ? "#" + std::to_string(node_index_ + 1) : node.name();
 }
@@ -273,7 +280,7 @@ std::string Importer::kernel(const std::string& base, const std::string& text) {
   auto it = kernel_texts_.find(text);
   if (it != kernel_texts_.end()) return it->second;
   std::string name = base;
-  for (int k = 2; kernel_names_.count(name); ++k) name = base + "_" + std::to_string(k);
+  for (int k = 2; kernel_names_.count(name) || !names_.claim(name); ++k) name = base + "_" + std::to_string(k);
   kernel_names_.insert(name);
   kernel_texts_[text] = name;
   std::string def = text;

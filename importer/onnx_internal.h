@@ -100,6 +100,9 @@ class Names {
   // `global`: the name is a top-level variable, which must not be the run section's x or y
   // (a local may: inside `model` it hides nothing the model reads).
   std::string make(std::string_view hint, std::string_view fallback, bool global = false);
+  // A generated kernel's name: true and taken when no variable has it (or is reserved), so
+  // a variable made later cannot hide the kernel either.
+  bool claim(const std::string& name);
 
  private:
   std::set<std::string> taken_;

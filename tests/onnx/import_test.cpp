@@ -627,6 +627,20 @@ TEST_CASE("built graphs: names that clash with Descent's are renamed, folding ke
     }
 }
 
+TEST_CASE("built graphs: a generated kernel never takes a variable's name") {
+  // A node named like the kernel a later node generates (add_3d): the variable keeps the
+  // name, the kernel gets another, and the program runs (Builder::error runs it).
+  Builder b({2, 3, 4});
+  b.node("Relu", {"in"}, "h", "add_3d");
+  b.weight("bias", {4});
+  b.node("Add", {"h", "bias"}, "y", "plus");
+  b.output("y");
+  importer::ImportResult r;
+  REQUIRE(b.error(&r) == "");
+  CHECK_CONTAINS(r.program, "add_3d = relu_3d(in_2)");  // "in" is a keyword
+  CHECK_CONTAINS(r.program, "y = add_3d_2(add_3d, bias)");
+}
+
 TEST_CASE("descent import: the summary on stdout, exit 1 and the error on stderr") {
   fs::path dir = scratch("cli");
   std::string cmd = std::string(DESCENT_BIN) + " import " + kModels + "mlp_dynamic/model.onnx -o " +
