@@ -25,7 +25,7 @@ namespace {
 
 // ---- descent kernel FILE NAME: one kernel's loop nest, scheduled, shown, run and checked ----
 struct KernelArgs {
-  std::string file, name, schedule_file, backend = "cpu", dump;
+  std::string file, name, schedule_file, backend = "cpu", dump, cache;
   std::vector<std::string> dims;
   bool check = false;
   int threads = 0, repeats = 1;
@@ -48,6 +48,14 @@ int kernel_command(Session& session, const KernelArgs& a) {
   if (a.repeats < 1) {
     fmt::print(stderr, "error: --repeats must be at least 1\n");
     return kUsageError;
+  }
+  if (!a.cache.empty()) {
+    uint64_t bytes = 0;
+    if (!parse_bytes(a.cache, &bytes) || bytes == 0) {
+      fmt::print(stderr, "error: --cache '{}' is not a size (e.g. 32K, 1M)\n", a.cache);
+      return kUsageError;
+    }
+    session.set_traffic_cache(double(bytes));
   }
   std::string text;
   if (!read_or_say(a.file, &text)) return 2;
@@ -297,6 +305,7 @@ Subcommand add_kernel(CLI::App& app) {
   kernel->add_option("--dump", a->dump, "show instead of running: " + join(view_names));
   kernel->add_flag("--check", a->check, "also run the reference interpreter on the same inputs; fail if they differ");
   kernel->add_option("--dim", a->dims, "bind a named dim, e.g. --dim n=1024 (others default to 64)");
+  kernel->add_option("--cache", a->cache, "the cache the traffic view models, e.g. 32K or 1M (default 1M)");
   kernel->add_option("--threads", a->threads, "threads for parallel loops (default: all)");
   kernel->add_option("--repeats", a->repeats, "timed runs; the median is reported (default 1)");
   kernel->add_option("--seed", a->seed, "seed of the random inputs (default 1)");

@@ -96,6 +96,18 @@ std::vector<Repl::Command> Repl::kernel_commands() {
        [](Repl& r, const Call&) { r.show_kernel("c"); }},
       {":opencl", "", "the selected kernel's loop nest as OpenCL C",
        [](Repl& r, const Call&) { r.show_kernel("opencl"); }},
+      {":traffic", "[CACHE]", "the bytes the selected kernel's nest moves through a cache (default 1M; e.g. :traffic 32K)",
+       [](Repl& r, const Call& c) {
+         if (c.words.size() > 1) {
+           uint64_t bytes = 0;
+           if (!parse_bytes(c.words[1], &bytes) || bytes == 0) {
+             r.err_ << fmt::format("error: '{}' is not a size (e.g. 32K, 1M)\n", c.words[1]);
+             return;
+           }
+           r.session_.set_traffic_cache(double(bytes));
+         }
+         r.show_kernel("traffic");
+       }},
       {":view", "VIEW", "any view of the selected kernel, each device's generated code too (:view alone lists them)",
        [](Repl& r, const Call& c) {
          if (c.words.size() < 2) {

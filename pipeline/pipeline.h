@@ -307,6 +307,10 @@ class Session {
   std::string device() const;
   void set_threads(int threads);  // parallel loops of cpu kernels (0: every hardware thread)
   int threads() const { return threads_; }
+  // The cache the "traffic" kernel view models (tensor/traffic.h), in bytes (> 0; default
+  // 1 MiB, one core's L2 on the machines docs/benchmarks.md's figures come from).
+  void set_traffic_cache(double bytes) { traffic_cache_ = bytes > 0 ? bytes : traffic_cache_; }
+  double traffic_cache() const { return traffic_cache_; }
   // The tensor memory (`:memory`): live tensors and bytes, the peak, what the collector
   // freed, and the per-tensor limit; set_tensor_limit takes "512M", "2G", "1.5GiB" or bytes.
   std::string memory_report() const;
@@ -610,6 +614,7 @@ class Session {
   std::atomic<bool> interrupt_{false};
   std::unique_ptr<tensor::GraphRuntime> tensors_;
   int threads_ = 0;          // parallel loops of cpu kernels (0: every hardware thread)
+  double traffic_cache_ = 1 << 20;  // the "traffic" view's cache
   // The schedule objects (schedules.cpp), the current one (0: none) and the next id.
   struct OpenSchedule;
   std::map<ScheduleId, std::unique_ptr<OpenSchedule>> schedules_;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 
@@ -13,10 +14,12 @@
 #include "pipeline/pipeline.h"
 #include "tensor/backend.h"
 #include "tensor/iteration_order.h"
+#include "tensor/launch.h"
 #include "tensor/lower.h"
 #include "tensor/runtime.h"
 #include "tensor/schedule.h"
 #include "tensor/tensor.h"
+#include "tensor/traffic.h"
 
 namespace descent {
 
@@ -339,6 +342,8 @@ std::vector<StageInfo> Session::kernel_views() {
       {"tir-original", "the loop nest as lowered from the kernel, before any schedule"},
       {"c", "the scheduled loop nest as the equivalent C"},
       {"schedule", "the schedule steps in effect (replayable)"},
+      {"traffic", "the bytes each global buffer moves through a cache (an ideal-cache model "
+                  "of the scheduled nest: what fusion and tiling save)"},
       {"graph", "the kernel called on its parameters as a dataflow graph, before and after "
                 "each graph pass"},
   };
@@ -360,6 +365,19 @@ StageResult Session::kernel_view(std::string_view view, ScheduleId id) const {
   }
   if (view == "c") return okay(tir::print_c(f));
   if (view == "schedule") return okay(s->schedule.trace());
+  if (view == "traffic") {
+    tensor::Traffic moved = tensor::data_movement(f, traffic_cache_);
+    tensor::KernelCost cost = tensor::kernel_cost(f);
+    std::string text = tensor::format_traffic(moved);
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "%.3g flop over %.3g bytes moved: %.2f flop/byte (compulsory traffic alone: "
+                  "%.2f)\n",
+                  cost.flops, moved.moved_bytes(),
+                  moved.moved_bytes() > 0 ? cost.flops / moved.moved_bytes() : 0,
+                  cost.bytes > 0 ? cost.flops / cost.bytes : 0);
+    return okay(text + line);
+  }
   if (view == "graph") return kernel_graph(s->kernel, f);
   // A device's view of the code it generates ("llvm", "opencl", ...).
   for (const auto& name : tensor::backend_names()) {

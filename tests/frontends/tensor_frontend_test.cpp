@@ -585,3 +585,34 @@ TEST_CASE("REPL: two schedules of one kernel side by side; :schedules lists them
   CHECK(std::find(words.begin(), words.end(), "2") != words.end());
   CHECK(r.take_err() == "");
 }
+
+TEST_CASE("REPL: flash attention step by step, and what each version moves (:traffic)") {
+  R r;
+  r.repl.feed(":kernel attention h=1 s=64 t=64 d=16 e=16");
+  r.take_out();
+  r.repl.feed(":traffic 2K");
+  std::string unfused = r.take_out();
+  INFO(unfused, r.take_err());
+  CHECK(contains(unfused, "bytes moved through a cache of 2.0 KiB"));
+  CHECK(contains(unfused, "sc           intermediate     16.0 KiB"));  // the scores in memory
+  r.repl.feed(":traffic lots");
+  CHECK(contains(r.take_err(), "error: 'lots' is not a size (e.g. 32K, 1M)"));
+  for (const char* step :
+       {"reverse_compute_at mx sc_acc.i", "reverse_compute_at p sc_acc.i",
+        "reverse_compute_at l sc_acc.i", "reverse_compute_at out_acc sc_acc.i",
+        "reverse_compute_at out sc_acc.i", "set_scope sc local", "set_scope sc_acc local",
+        "set_scope p local", "set_scope mx local", "set_scope l local", "set_scope out_acc local",
+        "reorder out_acc.j out_acc.c", "online_softmax mx", "merge sc.j mx.j"}) {
+    r.repl.feed(std::string(":sched ") + step);
+    INFO(step);
+    CHECK(r.take_err() == "");
+    r.take_out();
+  }
+  r.repl.feed(":traffic");
+  std::string flash = r.take_out();
+  INFO(flash);
+  CHECK_FALSE(contains(flash, "intermediate"));  // nothing but q, k, v and out in memory
+  CHECK(contains(flash, "k            input             4.0 KiB   256.0 KiB      64.0x"));
+  r.repl.feed(":run cpu");
+  CHECK(contains(r.take_out(), "matches the reference interpreter"));
+}
