@@ -4,6 +4,8 @@
 // device; the steps must say why when the nest is not in the shape they need.
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -285,5 +287,32 @@ TEST_CASE("the traffic model: what each version of attention moves") {
     tensor::Traffic unfused = tensor::data_movement(f, 2 * kib);
     CHECK(unfused.moved_bytes() > rows.moved_bytes());
     CHECK(moved(unfused, "p") >= 3 * 16 * kib);  // written, then read by two sums
+  }
+}
+
+TEST_CASE("examples/flash_attention*.sched: the whole road, vectors and work-groups included") {
+  for (const char* file : {"flash_attention.sched", "flash_attention_opencl.sched"}) {
+    std::ifstream in(std::string(DESCENT_SOURCE_DIR) + "/examples/" + file);
+    REQUIRE(in);
+    std::stringstream text;
+    text << in.rdbuf();
+    for (const char* name : {"attention", "causal_attention"}) {
+      bool causal = std::string(name) == "causal_attention";
+      // 40 rows: the 16-row tile leaves a remainder (a predicate on every stage).
+      tir::PrimFunc f = lower_prelude(name, 2, 40, causal ? 40 : 24, 8, 16);
+      tensor::Schedule s = scheduled(f, text.str());
+      std::string where = std::string(file) + " on " + name;
+      if (std::string(file).find("opencl") == std::string::npos) {
+        check_everywhere(f, s.func(), where);
+      } else if (tensor::find_backend("opencl")) {  // bound loops run on opencl alone
+        auto in_t = inputs_for(f);
+        tensor::Tensor want = interpret(f, in_t), got;
+        std::unique_ptr<tensor::CompiledKernel> k;
+        std::string error;
+        REQUIRE_MESSAGE(tensor::find_backend("opencl")->compile(s.func(), {}, &k, &error), error);
+        REQUIRE_MESSAGE(k->run(pointers(in_t), &got, nullptr, &error), error);
+        check_close(want, got, where);
+      }
+    }
   }
 }
