@@ -165,7 +165,17 @@ bool check_speed(Context& c, const Check& check, std::string* why) {
   int repeats = check.spec.value("repeats", 11), rounds = check.spec.value("rounds", 7);
   double min_ratio = check.spec.value("min_ratio", 0.75);
   double best_ref = 0, best_mine = 0;
-  for (int round = 0; round < rounds; ++round) {
+  // A verdict of "too slow" near the line is measured again before it is given: on two
+  // hyperthreads a neighbour that never pauses (a compiler in a loop) can slow every run of
+  // one side in seven rounds (the lab's own target measured 0.75x the reference once in ten
+  // checks that way). More rounds only ever lower each minimum, so a schedule that is really
+  // slower stays below the line, and one four times slower than asked is not re-measured.
+  int max_rounds = rounds * 3, rounds_run = 0;
+  for (int round = 0; round < max_rounds; ++round) {
+    if (round >= rounds) {
+      double ratio_so_far = best_ref / best_mine;
+      if (ratio_so_far >= min_ratio || ratio_so_far < min_ratio / 4) break;
+    }
     Session::KernelRun a = ref.run_kernel("cpu", false, 7, repeats);
     Session::KernelRun b = mine.run_kernel("cpu", false, 7, repeats);
     if (!a.ok || !b.ok || a.seconds <= 0 || b.seconds <= 0) {
@@ -179,10 +189,11 @@ bool check_speed(Context& c, const Check& check, std::string* why) {
     // itself that way while a compiler ran beside it).
     best_ref = round == 0 ? a.min_seconds : std::min(best_ref, a.min_seconds);
     best_mine = round == 0 ? b.min_seconds : std::min(best_mine, b.min_seconds);
+    rounds_run = round + 1;
   }
   double ratio = best_ref / best_mine;
   c.measured = fmt::format("{:.2f}x the reference's speed ({:.3f} ms against {:.3f} ms, one thread, best of {})",
-                           ratio, best_mine * 1e3, best_ref * 1e3, rounds);
+                           ratio, best_mine * 1e3, best_ref * 1e3, rounds_run);
   if (ratio < min_ratio) {
     *why = fmt::format("{}; the lab asks for {:.2f}x (the reference schedule is {})", c.measured, min_ratio, ref_name);
     return false;

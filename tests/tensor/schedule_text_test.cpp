@@ -46,7 +46,7 @@ std::string step_error(const tir::PrimFunc& f, const std::string& step) {
 
 const char* kPrimitiveList =
     "split, tile, reorder, fuse, fission, unroll, vectorize, parallel, bind, compute_at, "
-    "reverse_compute_at, compute_inline, cache_read, cache_write, set_scope, decompose_reduction, transform_layout, rfactor, blockize, tensorize";
+    "reverse_compute_at, compute_inline, cache_read, cache_write, set_scope, decompose_reduction, transform_layout, rfactor, online_softmax, merge, blockize, tensorize";
 
 }  // namespace
 
