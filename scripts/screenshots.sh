@@ -76,6 +76,22 @@ lesson graph_fusion   examples/mlp.ds  --pane graph --do "graph pass fuse_elemen
 lesson loop_nest_tiled examples/tour.ds --pane loops --do "loops kernel matmul m=64 n=64 k=64" \
                                        --do "loops sched tile i j 8 16"
 
+# Flash attention in the loop-nest pane: the prelude's attention as lowered (five nests, the
+# scores a buffer), then after the road of docs/transformers.md section 4 (one pass per row,
+# the trace of steps beside it, the last step's lines in green).
+flash_kernel="loops kernel attention h=1 s=64 t=64 d=16 e=16"
+lesson flash_unfused  examples/attention.ds --pane loops --do "$flash_kernel"
+flash_steps=(--do "$flash_kernel")
+for step in "reverse_compute_at mx sc_acc.i" "reverse_compute_at p sc_acc.i" \
+            "reverse_compute_at l sc_acc.i" "reverse_compute_at out_acc sc_acc.i" \
+            "reverse_compute_at out sc_acc.i" "set_scope sc local" "set_scope sc_acc local" \
+            "set_scope p local" "set_scope mx local" "set_scope l local" \
+            "set_scope out_acc local" "reorder out_acc.j out_acc.c" "online_softmax mx" \
+            "merge sc.j mx.j"; do
+  flash_steps+=(--do "loops sched $step")
+done
+lesson flash_fused    examples/attention.ds --pane loops "${flash_steps[@]}"
+
 # The iteration order of a 32 x 32 matmul, naive and tiled 8 x 8: the loop-nest pane's own
 # PNG export (one 16-pixel square per element of C), and for the tiled one the pane itself
 # part way through (300 of 1024 visits).
