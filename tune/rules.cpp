@@ -511,6 +511,19 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
   RuleSchedule out;
   out.func = f;
   if (t.device != "cpu" && t.device != "opencl") return out;
+  // Attention on opencl: the flash schedule as a whole, in place of the per-nest recipes
+  // (the default schedule only: a space keeps the per-nest steps, whose numbers it opens).
+  if (t.device == "opencl" && !applied) {
+    std::string flash = flash_schedule(f, &out.notes);
+    std::string why;
+    if (!flash.empty() && tensor::Schedule(f).apply_text(flash, &why)) {
+      tensor::Schedule s(f);
+      s.apply_text(flash, &why);
+      out.func = s.func();
+      out.trace = flash;
+      return out;
+    }
+  }
   // A group (a step whose space line also takes the "-" steps after it) is all or nothing:
   // when its first step is refused, the rest of it is skipped too.
   bool group_refused = false;

@@ -14,7 +14,8 @@
 //                 a register tile of C (tile, reorder r outside the tile, accumulate in a
 //                 local copy, vectorize j, unroll i), the row blocks to the threads
 //
-// For OpenCL the same nests are bound to work-groups and work-items instead of threads.
+// For OpenCL the same nests are bound to work-groups and work-items instead of threads; a
+// kernel with attention's pattern gets the flash schedule instead (rules_flash.cpp).
 // Every step goes through the schedule primitives, which refuse what is not legal, so a rule
 // can never change what a kernel computes: a refused step is skipped and noted, and the
 // kernel keeps the steps that applied.
@@ -40,6 +41,12 @@ struct RuleSchedule {
 // The default schedule: deterministic, no search, no measurement. A device the rules do not
 // know (the reference interpreter) gets an empty trace.
 RuleSchedule default_schedule(const tir::PrimFunc& f, const RuleTarget& target);
+
+// The flash-attention schedule (rules_flash.cpp) when f has attention's pattern (scores, a
+// row max, exponentials, sums over them: online_softmax and merge accept it), for opencl:
+// tiles of query rows, one pass per tile, a work-group per tile. Empty when f has no such
+// pattern; *notes (may be null) gets a line saying what it found.
+std::string flash_schedule(const tir::PrimFunc& f, std::vector<std::string>* notes);
 
 // A search space (tune/space.h syntax) for f from the same rules, with the tile sizes, the
 // vector widths and the optional steps left open. Its first sample with every decision 0 is

@@ -13,6 +13,7 @@
 #include "tensor/runtime.h"
 #include "tensor/schedule.h"
 #include "tensor/traffic.h"
+#include "tune/rules.h"
 #include "tests/tensor/kernel_util.h"
 
 using namespace descent;
@@ -315,4 +316,35 @@ TEST_CASE("examples/flash_attention*.sched: the whole road, vectors and work-gro
       }
     }
   }
+}
+
+TEST_CASE("the opencl default schedule of attention is the flash schedule; cpu's is not") {
+  for (const char* name : {"attention", "causal_attention"}) {
+    bool causal = std::string(name) == "causal_attention";
+    tir::PrimFunc f = lower_prelude(name, 2, 70, causal ? 70 : 33, 8, 16);
+    tune::RuleTarget gpu;
+    gpu.device = "opencl";
+    tune::RuleSchedule d = tune::default_schedule(f, gpu);
+    CAPTURE(d.trace);
+    CHECK(d.trace.find("online_softmax mx\nmerge sc_acc.j mx.j\n") != std::string::npos);
+    CHECK(d.trace.find("bind sc_acc.i_0 group.y") != std::string::npos);
+    CHECK(d.notes.back().find("attention's pattern") != std::string::npos);
+    check_close(interpret(f, inputs_for(f)), interpret(d.func, inputs_for(f)), name);
+    if (tensor::find_backend("opencl")) {
+      std::unique_ptr<tensor::CompiledKernel> k;
+      std::string error;
+      auto in = inputs_for(f);
+      tensor::Tensor got;
+      REQUIRE_MESSAGE(tensor::find_backend("opencl")->compile(d.func, {}, &k, &error), error);
+      REQUIRE_MESSAGE(k->run(pointers(in), &got, nullptr, &error), error);
+      check_close(interpret(f, in), got, std::string(name) + " on opencl");
+    }
+    tune::RuleTarget cpu;
+    CHECK(tune::default_schedule(f, cpu).trace.find("online_softmax") == std::string::npos);
+  }
+  // softmax3 has the max, the exponentials and a sum, but its output reads the exponentials
+  // again: no flash schedule (the per-nest recipes instead).
+  tir::PrimFunc sm = lower_kernel_text(std::string(tensor::prelude_source()), {{2, 8, 8}}, "softmax3",
+                                       "prelude.ds");
+  CHECK(tune::flash_schedule(sm, nullptr).empty());
 }
