@@ -101,7 +101,9 @@ class Model {
         bool body_fits = total(footprint(s, false)) <= cache_;
         std::vector<sched::Touch> touches;
         sched::touches_under(s->body.get(), &touches);
-        for (auto& [b, v] : body) {
+        for (auto& entry : body) {
+          const int b = entry.first;  // (a structured binding: clang-15 cannot capture one)
+          double& v = entry.second;
           bool invariant = std::none_of(touches.begin(), touches.end(), [&](const sched::Touch& t) {
             return t.buffer == b && std::any_of(t.index.begin(), t.index.end(), [&](const tir::ExprPtr& e) {
                      return tir::uses_var(*e, s->var);
