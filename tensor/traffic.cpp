@@ -1,5 +1,6 @@
 // The ideal-cache traffic model of tensor/traffic.h: footprints as boxes of elements, found by
-// interval arithmetic over the loops' ranges, and the recursion over the statement tree.
+// the schedules' region arithmetic over the loops' ranges, and the recursion over the
+// statement tree.
 #include "tensor/traffic.h"
 
 #include <algorithm>
@@ -14,53 +15,12 @@ namespace descent::tensor {
 
 namespace {
 
-using tir::Expr;
-using tir::ExprKind;
-using tir::Op;
 using tir::Stmt;
 using tir::StmtKind;
 
 struct Range {
   int64_t lo = 0, hi = 0;
-  bool known = true;
 };
-
-// The values e takes while the loops in `env` run over their ranges; any other variable (a
-// loop outside the statement, fixed while it runs) counts as one value, 0.
-Range range_of(const Expr& e, const std::map<std::string, int64_t>& env) {
-  switch (e.kind) {
-    case ExprKind::IntImm: return {e.ival, e.ival, true};
-    case ExprKind::Var: {
-      auto it = env.find(e.name);
-      return it == env.end() ? Range{0, 0, true} : Range{0, it->second - 1, true};
-    }
-    case ExprKind::Binary: {
-      Range a = range_of(*e.args[0], env), b = range_of(*e.args[1], env);
-      if (!a.known || !b.known) return {0, 0, false};
-      switch (e.op) {
-        case Op::Add: return {a.lo + b.lo, a.hi + b.hi, true};
-        case Op::Sub: return {a.lo - b.hi, a.hi - b.lo, true};
-        case Op::Mul: {
-          int64_t c[] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
-          return {*std::min_element(c, c + 4), *std::max_element(c, c + 4), true};
-        }
-        case Op::Div:
-          if (b.lo == b.hi && b.lo > 0 && a.lo >= 0) return {a.lo / b.lo, a.hi / b.lo, true};
-          return {0, 0, false};
-        case Op::Mod:
-          if (b.lo == b.hi && b.lo > 0 && a.lo >= 0)
-            return a.hi - a.lo < b.lo && a.lo / b.lo == a.hi / b.lo
-                       ? Range{a.lo % b.lo, a.hi % b.lo, true}
-                       : Range{0, b.lo - 1, true};
-          return {0, 0, false};
-        case Op::Min: return {std::min(a.lo, b.lo), std::min(a.hi, b.hi), true};
-        case Op::Max: return {std::max(a.lo, b.lo), std::max(a.hi, b.hi), true};
-        default: return {0, 0, false};
-      }
-    }
-    default: return {0, 0, false};
-  }
-}
 
 bool global(const tir::PrimFunc& f, int b) {
   return b >= 0 && size_t(b) < f.buffers.size() && f.buffers[size_t(b)].scope == tir::Scope::Global;
@@ -121,9 +81,13 @@ class Model {
   // Per global buffer, the bytes of the box its accesses under s reach while the loops under
   // s run (s's own loop too when `with_self`; else s's variable stays fixed).
   PerBuffer footprint(Stmt* s, bool with_self) {
-    std::map<std::string, int64_t> env;
+    // The schedules' own region arithmetic (regions.cpp): the loops outside s are symbols,
+    // fixed while s runs; each index's range over the loops inside is its box's side.
+    sched::AccessEnv env;
+    for (Stmt* l : sched::loops_above(f_, s)) env.outer.push_back(l);
+    if (!with_self) env.outer.push_back(s);
     for (Stmt* l : sched::loops_under(s))
-      if (with_self || l != s) env[l->var] = l->extent;
+      if (with_self || l != s) env.inner[l->var] = l->extent;
     std::vector<sched::Touch> touches;
     sched::touches_under(s, &touches);
     std::map<int, std::vector<Range>> box;
@@ -132,9 +96,13 @@ class Model {
       const auto& shape = f_.buffers[size_t(t.buffer)].shape;
       std::vector<Range> r;
       for (size_t d = 0; d < shape.size(); ++d) {
-        Range x = d < t.index.size() ? range_of(*t.index[d], env) : Range{0, 0, false};
-        if (!x.known) x = {0, shape[d] - 1, true};
-        r.push_back(x);
+        sched::Bound bound;
+        std::string why;
+        // An index the arithmetic cannot bound counts as the whole dimension.
+        if (d < t.index.size() && sched::bound_of(*t.index[d], env, &bound, &why))
+          r.push_back({bound.lo, bound.hi});
+        else
+          r.push_back({0, shape[d] - 1});
       }
       auto [it, fresh] = box.emplace(t.buffer, r);
       if (!fresh)

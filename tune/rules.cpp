@@ -515,10 +515,9 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
   // (the default schedule only: a space keeps the per-nest steps, whose numbers it opens).
   if (t.device == "opencl" && !applied) {
     std::string flash = flash_schedule(f, &out.notes);
+    tensor::Schedule s(f);
     std::string why;
-    if (!flash.empty() && tensor::Schedule(f).apply_text(flash, &why)) {
-      tensor::Schedule s(f);
-      s.apply_text(flash, &why);
+    if (!flash.empty() && s.apply_text(flash, &why)) {
       out.func = s.func();
       out.trace = flash;
       return out;

@@ -165,6 +165,23 @@ bool set_scope(PrimFunc& f, const std::string& buffer, tir::Scope scope, std::st
   });
 }
 
+Stmt* innermost_loop_around(PrimFunc& f, int x) {
+  std::vector<Stmt*> common;
+  bool first = true;
+  for (const tir::BlockSite& site : tir::blocks(f)) {
+    if (!block_reads(site.block, x) && !block_writes(site.block, x)) continue;
+    if (first) {
+      common = site.loops;
+      first = false;
+      continue;
+    }
+    size_t n = 0;
+    while (n < common.size() && n < site.loops.size() && common[n] == site.loops[n]) ++n;
+    common.resize(n);
+  }
+  return common.empty() ? nullptr : common.back();
+}
+
 // A staging buffer whose accesses all sit under one loop L lives for one iteration of L only
 // (compute_at and reverse_compute_at put the write and the reads in the same iteration), so
 // it needs only the box one iteration touches: a [K, 32] panel instead of all of B, a [4, 32]
@@ -175,22 +192,8 @@ int compact_buffers(PrimFunc& f) {
     const tir::Buffer& buf = f.buffers[x];
     if (buf.scope == tir::Scope::Global || buf.role != tir::BufferRole::Temp) continue;
     if (has_allocate(f.body.get(), int(x))) continue;
-    // The innermost loop enclosing every access.
-    std::vector<Stmt*> common;
-    bool first = true;
-    for (const tir::BlockSite& site : tir::blocks(f)) {
-      if (!block_reads(site.block, int(x)) && !block_writes(site.block, int(x))) continue;
-      if (first) {
-        common = site.loops;
-        first = false;
-        continue;
-      }
-      size_t n = 0;
-      while (n < common.size() && n < site.loops.size() && common[n] == site.loops[n]) ++n;
-      common.resize(n);
-    }
-    if (common.empty()) continue;
-    Stmt* loop = common.back();
+    Stmt* loop = innermost_loop_around(f, int(x));
+    if (!loop) continue;
     Region r;
     std::string why;
     if (!region_under(f, loop, int(x), Access::Both, &r, &why)) continue;

@@ -151,6 +151,9 @@ std::vector<const tir::Expr*> raw(const std::vector<tir::ExprPtr>& xs);
 // X[idx]) with op one of + * max min. Returns the store and fills *op and *value; null when
 // the body is anything else (reduction.cpp).
 tir::Stmt* reduction_update(tir::Stmt* b, tir::Op* op, const tir::Expr** value);
+// The innermost loop enclosing every block that reads or writes buffer x; null when there
+// is none (a block outside every loop touches it, or none does) (cache.cpp).
+tir::Stmt* innermost_loop_around(tir::PrimFunc& f, int x);
 // "" when every block is inside the Allocate of each compacted buffer it uses (and within
 // its box), else why not: the primitives that move blocks refuse such a move.
 std::string allocation_escape(tir::PrimFunc& g);

@@ -112,17 +112,8 @@ void recompact(PrimFunc& g) {
       return alloc == nullptr;
     });
     if (!alloc) continue;
-    std::vector<Stmt*> common;
-    bool first = true;
-    for (const tir::BlockSite& site : tir::blocks(g)) {
-      if (!block_reads(site.block, int(x)) && !block_writes(site.block, int(x))) continue;
-      if (first) common = site.loops;
-      first = false;
-      size_t n = 0;
-      while (n < common.size() && n < site.loops.size() && common[n] == site.loops[n]) ++n;
-      common.resize(n);
-    }
-    if (common.empty() || !contains(alloc, common.back())) continue;
+    Stmt* loop = innermost_loop_around(g, int(x));
+    if (!loop || !contains(alloc, loop)) continue;
     replace_stmt(g, alloc, std::move(alloc->body));
   }
   compact_buffers(g);

@@ -21,48 +21,31 @@ using namespace descent::testing;
 
 namespace {
 
+// Every later stage moved under the scores' loop `at`, and the row's buffers out of memory.
+std::string stages_under(const std::string& at) {
+  std::string out;
+  for (const char* b : {"mx", "p", "l", "out_acc", "out"})
+    out += std::string("reverse_compute_at ") + b + " " + at + "\n";
+  for (const char* b : {"sc", "sc_acc", "p", "mx", "l", "out_acc"})
+    out += std::string("set_scope ") + b + " local\n";
+  return out;
+}
 // Rows together (every stage under the row loop g, i), their buffers out of memory, the
 // sum over v with its row loop outside: the shape online_softmax needs.
-constexpr const char* kRows = R"(
-reverse_compute_at mx sc_acc.i
-reverse_compute_at p sc_acc.i
-reverse_compute_at l sc_acc.i
-reverse_compute_at out_acc sc_acc.i
-reverse_compute_at out sc_acc.i
-set_scope sc local
-set_scope sc_acc local
-set_scope p local
-set_scope mx local
-set_scope l local
-set_scope out_acc local
-reorder out_acc.j out_acc.c
-)";
-constexpr const char* kOnline = "online_softmax mx";
-constexpr const char* kTiledColumns = R"(
+const std::string kRows = stages_under("sc_acc.i") + "reorder out_acc.j out_acc.c\n";
+const std::string kOnline = "online_softmax mx";
+// The flash tile: four query rows at a time (the row loop split, every stage under i_0),
+// each stage's column loop outside its rows, so that one key's and one value's row serve
+// four queries before the next is read.
+const std::string kTiledRows = "split sc_acc.i 4\n" + stages_under("sc_acc.i_0");
+const std::string kTiledColumns = R"(
 reorder sc_acc.j sc_acc.i_1
 reorder mx.j mx.i
 reorder p.j p.i
 reorder l.j l.i
 reorder out_acc.j out_acc.i out_acc.c
 )";
-// The flash tile: four query rows at a time (the row loop split, every stage under i_0),
-// each stage's column loop outside its rows, so that one key's and one value's row serve
-// four queries before the next is read.
-constexpr const char* kTiledRows = R"(
-split sc_acc.i 4
-reverse_compute_at mx sc_acc.i_0
-reverse_compute_at p sc_acc.i_0
-reverse_compute_at l sc_acc.i_0
-reverse_compute_at out_acc sc_acc.i_0
-reverse_compute_at out sc_acc.i_0
-set_scope sc local
-set_scope sc_acc local
-set_scope p local
-set_scope mx local
-set_scope l local
-set_scope out_acc local
-)";
-constexpr const char* kMerge = "merge sc.j mx.j";
+const std::string kMerge = "merge sc.j mx.j";
 
 tir::PrimFunc lower_prelude(const std::string& name, int64_t h, int64_t s, int64_t t, int64_t d,
                             int64_t e) {
@@ -82,6 +65,24 @@ void check_close(const tensor::Tensor& want, const tensor::Tensor& got, const st
   CHECK_MESSAGE(tensor::allclose(want, got, 1e-5, &why), what << ": " << why);
 }
 
+// f on `device`; false (and a message) when the device cannot open here: a machine without
+// an OpenCL platform runs the other devices.
+bool run_on(const std::string& device, const tir::PrimFunc& f, const std::vector<tensor::Tensor>& in,
+            tensor::Tensor* out) {
+  tensor::Backend* b = tensor::find_backend(device);
+  std::string error;
+  if (!b || !b->open(&error)) {
+    MESSAGE(device << " cannot open here: " << error);
+    return false;
+  }
+  std::unique_ptr<tensor::CompiledKernel> k;
+  tensor::BackendOptions opts;
+  opts.threads = 2;
+  REQUIRE_MESSAGE(b->compile(f, opts, &k, &error), device << ": " << error);
+  REQUIRE_MESSAGE(k->run(pointers(in), out, nullptr, &error), device << ": " << error);
+  return true;
+}
+
 // The scheduled nest on every registered device against the unscheduled nest on ref.
 void check_everywhere(const tir::PrimFunc& original, const tir::PrimFunc& scheduled,
                       const std::string& what) {
@@ -93,16 +94,9 @@ void check_everywhere(const tir::PrimFunc& original, const tir::PrimFunc& schedu
   tensor::Tensor want = interpret(original, in);
   check_close(want, interpret(scheduled, in), what + " on ref");
   for (const std::string& device : tensor::backend_names()) {
-    if (device == "ref") continue;
-    tensor::Backend* b = tensor::find_backend(device);
-    std::unique_ptr<tensor::CompiledKernel> k;
-    std::string error;
-    tensor::BackendOptions opts;
-    opts.threads = 2;
-    REQUIRE_MESSAGE(b->compile(scheduled, opts, &k, &error), device << ": " << error);
     tensor::Tensor got;
-    REQUIRE_MESSAGE(k->run(pointers(in), &got, nullptr, &error), device << ": " << error);
-    check_close(want, got, what + " on " + device);
+    if (device != "ref" && run_on(device, scheduled, in, &got))
+      check_close(want, got, what + " on " + device);
   }
 }
 
@@ -142,8 +136,8 @@ TEST_CASE("each flash step keeps attention's result, on every device") {
     bool causal = std::string(name) == "causal_attention";
     tir::PrimFunc f = lower_prelude(name, 2, 7, causal ? 7 : 9, 5, 3);
     std::string steps;
-    for (const char* step : {kRows, kOnline, kMerge}) {
-      steps += std::string(step) + "\n";
+    for (const std::string& step : {kRows, kOnline, kMerge}) {
+      steps += step + "\n";
       CAPTURE(steps);
       check_everywhere(f, scheduled(f, steps).func(), std::string(name) + " after\n" + steps);
     }
@@ -230,12 +224,11 @@ TEST_CASE("flash tiling: a block of query rows per pass") {
   for (const char* name : {"attention", "causal_attention"}) {
     bool causal = std::string(name) == "causal_attention";
     tir::PrimFunc f = lower_prelude(name, 2, 7, causal ? 7 : 5, 3, 2);
-    std::string steps = std::string(kTiledRows) + kTiledColumns + kOnline + "\n";
+    std::string steps = kTiledRows + kTiledColumns + kOnline + "\n";
     check_everywhere(f, scheduled(f, steps).func(), std::string(name) + " online, tiled");
     steps += std::string(kMerge) + "\n";
     tensor::Schedule s = scheduled(f, steps);
     check_everywhere(f, s.func(), std::string(name) + " flash, tiled");
-    if (getenv("SHOW")) MESSAGE(tir::print_script(s.func()));
     // A tile of the scores is four rows by one column; a key's row serves four queries.
     CHECK(elements(buffer(s.func(), "sc")) == 4);
     CHECK(elements(buffer(s.func(), "p")) == 4);
@@ -265,7 +258,7 @@ TEST_CASE("the traffic model: what each version of attention moves") {
     // The unfused nest keeps sc_acc, sc and p ([1, 64, 64], 16 KiB each) in memory.
     CHECK(t.intermediate_bytes() == 3 * 16 * kib + 4 * kib + 2 * 256);  // and out_acc, mx, l
     tensor::Traffic flash = tensor::data_movement(
-        scheduled(f, std::string(kRows) + kOnline + "\n" + kMerge).func(), 1 << 30);
+        scheduled(f, kRows + kOnline + "\n" + kMerge).func(), 1 << 30);
     CHECK(flash.intermediate_bytes() == 0);
     CHECK(flash.moved_bytes() == 4 * 4 * kib);  // q, k, v, out: compulsory traffic only
     CHECK(moved(flash, "sc") == -1);           // no longer in memory at all
@@ -273,9 +266,9 @@ TEST_CASE("the traffic model: what each version of attention moves") {
   SUBCASE("a small cache: rows fused read k per query row, the tile per four rows") {
     // 2 KiB: a tile's rows of q and one row each of k and v fit, all of k does not.
     tensor::Traffic rows = tensor::data_movement(
-        scheduled(f, std::string(kRows) + kOnline + "\n" + kMerge).func(), 2 * kib);
+        scheduled(f, kRows + kOnline + "\n" + kMerge).func(), 2 * kib);
     tensor::Traffic tiled = tensor::data_movement(
-        scheduled(f, std::string(kTiledRows) + kTiledColumns + kOnline + "\n" + kMerge).func(),
+        scheduled(f, kTiledRows + kTiledColumns + kOnline + "\n" + kMerge).func(),
         2 * kib);
     CAPTURE(tensor::format_traffic(rows));
     CAPTURE(tensor::format_traffic(tiled));
@@ -305,14 +298,10 @@ TEST_CASE("examples/flash_attention*.sched: the whole road, vectors and work-gro
       std::string where = std::string(file) + " on " + name;
       if (std::string(file).find("opencl") == std::string::npos) {
         check_everywhere(f, s.func(), where);
-      } else if (tensor::find_backend("opencl")) {  // bound loops run on opencl alone
+      } else {  // bound loops run on opencl alone
         auto in_t = inputs_for(f);
-        tensor::Tensor want = interpret(f, in_t), got;
-        std::unique_ptr<tensor::CompiledKernel> k;
-        std::string error;
-        REQUIRE_MESSAGE(tensor::find_backend("opencl")->compile(s.func(), {}, &k, &error), error);
-        REQUIRE_MESSAGE(k->run(pointers(in_t), &got, nullptr, &error), error);
-        check_close(want, got, where);
+        tensor::Tensor got;
+        if (run_on("opencl", s.func(), in_t, &got)) check_close(interpret(f, in_t), got, where);
       }
     }
   }
@@ -330,15 +319,9 @@ TEST_CASE("the opencl default schedule of attention is the flash schedule; cpu's
     CHECK(d.trace.find("bind sc_acc.i_0 group.y") != std::string::npos);
     CHECK(d.notes.back().find("attention's pattern") != std::string::npos);
     check_close(interpret(f, inputs_for(f)), interpret(d.func, inputs_for(f)), name);
-    if (tensor::find_backend("opencl")) {
-      std::unique_ptr<tensor::CompiledKernel> k;
-      std::string error;
-      auto in = inputs_for(f);
-      tensor::Tensor got;
-      REQUIRE_MESSAGE(tensor::find_backend("opencl")->compile(d.func, {}, &k, &error), error);
-      REQUIRE_MESSAGE(k->run(pointers(in), &got, nullptr, &error), error);
-      check_close(interpret(f, in), got, std::string(name) + " on opencl");
-    }
+    auto in = inputs_for(f);
+    tensor::Tensor got;
+    if (run_on("opencl", d.func, in, &got)) check_close(interpret(f, in), got, std::string(name) + " on opencl");
     tune::RuleTarget cpu;
     CHECK(tune::default_schedule(f, cpu).trace.find("online_softmax") == std::string::npos);
   }
