@@ -1,9 +1,14 @@
 #!/usr/bin/python3
 """Makes the ONNX test models of `descent import` (outputs committed; the tests do not run this).
 
-Needs only NumPy and the `onnx` package (Debian: apt-get install python3-onnx). Run from anywhere:
-  /usr/bin/python3 tests/onnx/make_models.py
-It is deterministic: a second run rewrites byte-identical files.
+Needs NumPy and the `onnx` package; issue 36's models (listed below) also use onnxruntime
+for their expected outputs (onnx.reference without it) and torch to export gpt_block (an
+onnx.helper twin without it), so run it with a Python that has them, from anywhere:
+  /work/venv/bin/python tests/onnx/make_models.py      (or any venv with onnx, onnxruntime, torch)
+It is deterministic for a given NumPy: a second run rewrites byte-identical files. The older
+models' expected.npy come from the NumPy reference below and move in the last bits between
+NumPy versions: keep the committed ones (git checkout -- tests/onnx/models) unless a model
+itself changed.
 
 Valid models: tests/onnx/models/NAME/{model.onnx, input.npy, expected.npy}; one graph input and
 one graph output each, both float32. expected.npy comes from the NumPy reference below (no
