@@ -69,6 +69,17 @@ struct SolverStep {
   std::vector<std::string> state;  // its entry state: one fact per variable with a value
 };
 
+// A fact as data, for tools that compare one analysis with another (the Eva side by side):
+// the value a statement gives its variable (an assignment's after it, a loop variable's at an
+// iteration's start), or a parameter's over every call.
+struct StmtFact {
+  uint32_t line = 0, col = 0;
+  std::string function;  // "<script>" or the function's name
+  std::string var;
+  AbsVal value;
+  bool param = false;  // a parameter, on its function's `fn` line
+};
+
 class Result {
  public:
   Domain domain = Domain::Intervals;
@@ -88,6 +99,9 @@ class Result {
   // parameters and result on its `fn` line.
   std::vector<std::string> facts_at_line(uint32_t line) const;
   const std::map<uint32_t, std::vector<std::string>>& facts() const { return facts_; }
+  // The same facts as values (what facts() prints), in the order of the source.
+  const std::vector<StmtFact>& stmt_facts() const { return stmt_facts_; }
+  const Lattice& lattice() const { return *lattice_; }
 
   // Soundness: whether the value `v` that statement `s` gives its variable is admitted by
   // the fact for `s` (Assign: after it; For: the loop variable at an iteration's start).
@@ -104,6 +118,7 @@ class Result {
   friend class Solver;
   std::map<uint32_t, std::vector<std::string>> facts_;
   std::map<const Stmt*, AbsVal> stmt_values_;
+  std::vector<StmtFact> stmt_facts_;
   struct MulSite {
     const Expr* expr;
     const FnDecl* fn;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <functional>
 #include <set>
+#include <tuple>
 
 #include "analysis/solver_internal.h"
 #include "lang/runtime_errors.h"
@@ -248,8 +249,11 @@ void Solver::collect_facts() {
         add(g.fn->loc.line, g.name + " is never called");
       } else {
         for (int p = 0; p < g.num_params; ++p)
-          if (is_tracked(g.vars[size_t(p)].type))
+          if (is_tracked(g.vars[size_t(p)].type)) {
             add(g.fn->loc.line, lat_.describe(g.vars[size_t(p)].name, params_[f][size_t(p)]));
+            r_.stmt_facts_.push_back({g.fn->loc.line, g.fn->loc.col, g.name, g.vars[size_t(p)].name,
+                                      params_[f][size_t(p)], true});
+          }
         if (is_tracked(g.fn->return_type))
           add(g.fn->loc.line, ret_[f].is_bottom() ? "never returns" : lat_.describe("result", ret_[f]));
       }
@@ -268,11 +272,14 @@ void Solver::collect_facts() {
         }
         if (it->second.type == Type::Unknown) continue;
         add(in.loc.line, lat_.describe(name, it->second));
+        r_.stmt_facts_.push_back({in.loc.line, in.loc.col, g.name, name, it->second, false});
       }
     }
   }
   for (uint32_t line : unreachable_lines)
     if (!r_.facts_.count(line)) add(line, "unreachable");
+  std::stable_sort(r_.stmt_facts_.begin(), r_.stmt_facts_.end(),
+                   [](const StmtFact& a, const StmtFact& b) { return std::tie(a.line, a.col) < std::tie(b.line, b.col); });
 }
 
 // ---- Result ------------------------------------------------------------------------------------

@@ -65,10 +65,21 @@ Interval meet(const Interval& a, const Interval& b);
 Interval sign_interval(Type t, uint8_t atom);
 uint8_t signs_of(const Interval& iv);  // the atoms the interval meets
 
+// Eva's small sets: an int value known as at most this many values is kept as the values.
+inline constexpr int kMaxSet = 8;
+
 struct AbsVal {
   Type type = Type::Unknown;  // Unknown: untracked (tensors, shapes, strings)
   Interval hull;
   uint8_t signs = 0;  // atoms possible; 0 with an empty hull is bottom
+  // Ints, in the domains that keep them (congruences, sets, product): every value is
+  // rem (mod mod), with 0 <= rem < mod; mod 1 says nothing.
+  uint64_t mod = 1;
+  int64_t rem = 0;
+  // Ints, in the domains that keep them (sets, product): the values themselves, sorted, when
+  // there are at most kMaxSet of them; n_set 0: not known as a set (the hull says the rest).
+  uint8_t n_set = 0;
+  int64_t set[kMaxSet] = {};
   bool is_bottom() const { return type != Type::Unknown && signs == 0; }
 };
 
