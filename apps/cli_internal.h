@@ -1,7 +1,7 @@
 // What the `descent` command line's files share (not an API: apps/ only). main.cpp holds main()
 // and the REPL on a terminal; each subcommand is one add_NAME() that declares its options and
 // returns what runs when the command line names it:
-//   cli_run.cpp     run, dump, build: one program down the scalar tiers
+//   cli_run.cpp     run, dump, build, analyze: one program down the scalar tiers
 //   cli_tensor.cpp  kernel, devices, tune, import: kernels, devices, the tuner, ONNX models
 //   cli_bench.cpp   bench: the workloads on every engine and the baselines
 //   cli_lab.cpp     lab: the guided labs' list, start, check, hint, watch, grade, merge
@@ -29,6 +29,7 @@ struct Subcommand {
 Subcommand add_run(CLI::App& app);      // cli_run.cpp
 Subcommand add_dump(CLI::App& app);     // cli_run.cpp
 Subcommand add_build(CLI::App& app);    // cli_run.cpp
+Subcommand add_analyze(CLI::App& app);  // cli_run.cpp
 Subcommand add_kernel(CLI::App& app);   // cli_tensor.cpp
 Subcommand add_devices(CLI::App& app);  // cli_tensor.cpp
 Subcommand add_tune(CLI::App& app);     // cli_tensor.cpp

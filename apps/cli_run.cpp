@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <fstream>
 
+#include "analysis/eva.h"
 #include "apps/cli_internal.h"
 #include "apps/repl.h"
 #include "bench/plot.h"
@@ -32,6 +34,20 @@ int apply_registers(Session& session, int registers) {
     return kUsageError;
   }
   return 0;
+}
+
+// --domain of dump and analyze: the domains' names, and the one named (false, after saying
+// which there are, for another name).
+std::string domain_names() {
+  std::vector<std::string> names;
+  for (auto d : analysis::all_domains()) names.push_back(analysis::domain_name(d));
+  return join(names);
+}
+
+bool domain_or_say(const std::string& name, analysis::Domain* d) {
+  if (analysis::parse_domain(name, d)) return true;
+  fmt::print(stderr, "error: unknown domain '{}' (domains: {})\n", name, domain_names());
+  return false;
 }
 
 // ---- descent run FILE ----
@@ -120,7 +136,6 @@ int run_program(Session& session, const RunArgs& a) {
 struct DumpArgs {
   std::string file, stage, format = "text", target, function, domain = "intervals";
   std::string stage_help;                 // "one of: tokens ast ...", for an unknown stage
-  std::vector<std::string> domain_names;  // the abstract domains, for an unknown one
   std::vector<std::string> diff_pair;
   int registers = 16, opt = 2;
   bool no_encodings = false, directives = false;
@@ -144,10 +159,7 @@ int dump_stage(Session& session, const DumpArgs& a) {
     return kUsageError;
   }
   analysis::Domain d;
-  if (!analysis::parse_domain(a.domain, &d)) {
-    fmt::print(stderr, "error: unknown domain '{}' (domains: {})\n", a.domain, join(a.domain_names));
-    return kUsageError;
-  }
+  if (!domain_or_say(a.domain, &d)) return kUsageError;
   session.set_analysis_domain(d);
   std::string text;
   if (!read_or_say(a.file, &text)) return 2;
@@ -202,7 +214,114 @@ int build_object(Session& session, const BuildArgs& a) {
   return 0;
 }
 
+// ---- descent analyze FILE... [--compare-eva] ----
+struct AnalyzeArgs {
+  std::vector<std::string> files;
+  std::string domain = "intervals", frama_c = "frama-c", eva_args, keep;
+  bool compare = false, twin = false, recorded = false, record = false, totals = false;
+};
+
+// FILE.ds -> FILE.eva: where a recorded Eva log lives.
+std::string eva_log_path(const std::string& file) {
+  size_t dot = file.rfind('.');
+  size_t slash = file.rfind('/');
+  return (dot == std::string::npos || (slash != std::string::npos && dot < slash) ? file : file.substr(0, dot)) + ".eva";
+}
+
+// One file: its analysis, or its C twin, or the side by side with Eva. 0, or an exit code.
+int analyze_one(const AnalyzeArgs& a, analysis::Domain d, const std::string& file,
+                std::vector<std::pair<std::string, analysis::EvaCounts>>* totals) {
+  Session session;  // one per file: each program on its own, as `descent run` sees it
+  session.set_analysis_domain(d);
+  std::string text;
+  if (!read_or_say(file, &text)) return 2;
+  Outcome o = session.compile(std::move(text), file);
+  if (o.status != Outcome::Ok) {
+    fmt::print(stderr, "{}", o.message);
+    return o.exit_code();
+  }
+  auto result = session.analyze();
+  if (!a.compare && !a.twin) {
+    fmt::print("{}", session.stage("analysis").text);
+    return 0;
+  }
+  analysis::EvaOptions eo;
+  eo.frama_c = a.frama_c;
+  eo.keep_dir = a.keep;
+  for (size_t at = 0, next; at < a.eva_args.size(); at = next + 1) {
+    next = a.eva_args.find(' ', at);
+    if (next == std::string::npos) next = a.eva_args.size();
+    if (next > at) eo.extra_args.push_back(a.eva_args.substr(at, next - at));
+  }
+  std::string recorded, error;
+  if (a.recorded && !read_or_say(eva_log_path(file), &recorded)) return 2;
+  if (a.twin) {
+    analysis::CTwin twin;
+    if (!analysis::make_c_twin(*result->cfg.program, session.module(), &twin, &error)) {
+      fmt::print(stderr, "{}: error: {}\n", file, error);
+      return 2;
+    }
+    fmt::print("{}", twin.text);
+    return 0;
+  }
+  analysis::EvaSideBySide s;
+  if (!analysis::eva_side_by_side(*result, eo, a.recorded ? &recorded : nullptr, &s, &error)) {
+    fmt::print(stderr, "{}: error: {}\n", file, error);
+    return 2;
+  }
+  if (!s.eva.available) {  // never a failure: Descent's facts alone, and why Eva is missing
+    if (!a.totals) fmt::print("{}", session.stage("analysis").text);
+    fmt::print("note: {}\n", s.eva.message);
+    return 0;
+  }
+  if (a.record) {
+    std::ofstream f(eva_log_path(file), std::ios::binary);
+    f << s.eva.log;
+    if (!f) {
+      fmt::print(stderr, "error: cannot write {}\n", eva_log_path(file));
+      return 2;
+    }
+  }
+  if (!a.totals) fmt::print("{}{}", a.files.size() > 1 ? "== " + file + "\n" : "", format_eva_comparison(s.comparison, *result->cfg.program->source));
+  totals->push_back({file.substr(file.rfind('/') + 1), s.comparison.counts});
+  return 0;
+}
+
+int analyze_files(const AnalyzeArgs& a) {
+  analysis::Domain d;
+  if (!domain_or_say(a.domain, &d)) return kUsageError;
+  if (a.recorded && a.record) {
+    fmt::print(stderr, "error: --eva-recorded reads the logs --record-eva writes: give one of them\n");
+    return kUsageError;
+  }
+  int rc = 0;
+  std::vector<std::pair<std::string, analysis::EvaCounts>> totals;
+  for (const auto& f : a.files) {
+    int r = analyze_one(a, d, f, &totals);
+    rc = rc ? rc : r;
+    if (a.files.size() > 1 && !a.totals) fmt::print("\n");
+  }
+  if (a.compare && (a.totals || a.files.size() > 1) && !totals.empty()) fmt::print("{}", analysis::format_eva_totals(totals));
+  return rc;
+}
+
 }  // namespace
+
+Subcommand add_analyze(CLI::App& app) {
+  auto a = std::make_shared<AnalyzeArgs>();
+  auto* cmd = app.add_subcommand("analyze", "abstract interpretation of a program: its facts and alarms, or beside Frama-C's Eva (docs/analysis.md)");
+  cmd->add_option("FILE", a->files, "the programs")->required();
+  cmd->add_option("--domain", a->domain, "the abstract domain, " + domain_names() + " (default intervals)");
+  cmd->add_flag("--compare-eva", a->compare, "beside Frama-C's Eva on the program's C twin: both facts per line, both alarms, counts (frama-c-base; without it Descent's facts alone)");
+  cmd->add_flag("--twin", a->twin, "print the C twin Eva analyses");
+  cmd->add_flag("--eva-recorded", a->recorded, "with --compare-eva: read Eva's output from FILE.eva (written by --record-eva) instead of running frama-c");
+  cmd->add_flag("--record-eva", a->record, "with --compare-eva: also write Eva's output to FILE.eva");
+  cmd->add_flag("--totals", a->totals, "with --compare-eva: only the table of counts per file and their totals");
+  cmd->add_option("--frama-c", a->frama_c, "the frama-c to run (default: frama-c on PATH)");
+  cmd->add_option("--eva-args", a->eva_args, "more frama-c arguments, e.g. \"-eva-slevel 100\"");
+  cmd->add_option("--keep-twin", a->keep, "keep the C twin and Eva's log in this folder");
+  return {cmd, [a](Session&) { return analyze_files(*a); }};
+}
 
 Subcommand add_run(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
@@ -241,8 +360,7 @@ Subcommand add_dump(CLI::App& app) {
   dump->add_option("--function", a->function, "code stages: only this function's code (like dis.dis(fib))");
   dump->add_flag("--no-encodings", a->no_encodings, "asm: without each instruction's encoded bytes");
   dump->add_flag("--directives", a->directives, "asm: keep the assembler directives (.text, .p2align, .cfi_*, .loc, ...)");
-  for (auto d : analysis::all_domains()) a->domain_names.push_back(analysis::domain_name(d));
-  dump->add_option("--domain", a->domain, "analysis: the abstract domain, " + join(a->domain_names) + " (default intervals)");
+  dump->add_option("--domain", a->domain, "analysis: the abstract domain, " + domain_names() + " (default intervals)");
   return {dump, [a](Session& s) { return dump_stage(s, *a); }};
 }
 

@@ -129,6 +129,7 @@ int main(int argc, char** argv) {
       add_run(app),      // compile and run a program          cli_run.cpp
       add_dump(app),     // show one stage of it               cli_run.cpp
       add_build(app),    // an object file                     cli_run.cpp
+      add_analyze(app),  // abstract interpretation, beside Eva cli_run.cpp
       add_kernel(app),   // one kernel: schedule, show, run    cli_tensor.cpp
       add_devices(app),  // the tensor devices                 cli_tensor.cpp
       add_tune(app),     // search schedules                   cli_tensor.cpp
