@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 #include "analysis/eva.h"
 #include "apps/cli_internal.h"
@@ -217,7 +218,7 @@ int build_object(Session& session, const BuildArgs& a) {
 // ---- descent analyze FILE... [--compare-eva] ----
 struct AnalyzeArgs {
   std::vector<std::string> files;
-  std::string domain = "intervals", frama_c = "frama-c", eva_args, keep;
+  std::string domain, frama_c = "frama-c", eva_args, keep;  // domain "": the Session's default
   bool compare = false, twin = false, recorded = false, record = false, totals = false;
 };
 
@@ -229,10 +230,10 @@ std::string eva_log_path(const std::string& file) {
 }
 
 // One file: its analysis, or its C twin, or the side by side with Eva. 0, or an exit code.
-int analyze_one(const AnalyzeArgs& a, analysis::Domain d, const std::string& file,
+int analyze_one(const AnalyzeArgs& a, std::optional<analysis::Domain> d, const std::string& file,
                 std::vector<std::pair<std::string, analysis::EvaCounts>>* totals) {
   Session session;  // one per file: each program on its own, as `descent run` sees it
-  session.set_analysis_domain(d);
+  if (d) session.set_analysis_domain(*d);
   std::string text;
   if (!read_or_say(file, &text)) return 2;
   Outcome o = session.compile(std::move(text), file);
@@ -288,8 +289,8 @@ int analyze_one(const AnalyzeArgs& a, analysis::Domain d, const std::string& fil
 }
 
 int analyze_files(const AnalyzeArgs& a) {
-  analysis::Domain d;
-  if (!domain_or_say(a.domain, &d)) return kUsageError;
+  std::optional<analysis::Domain> d;
+  if (!a.domain.empty() && !domain_or_say(a.domain, &d.emplace())) return kUsageError;
   if (a.recorded && a.record) {
     fmt::print(stderr, "error: --eva-recorded reads the logs --record-eva writes: give one of them\n");
     return kUsageError;
@@ -311,7 +312,7 @@ Subcommand add_analyze(CLI::App& app) {
   auto a = std::make_shared<AnalyzeArgs>();
   auto* cmd = app.add_subcommand("analyze", "abstract interpretation of a program: its facts and alarms, or beside Frama-C's Eva (docs/analysis.md)");
   cmd->add_option("FILE", a->files, "the programs")->required();
-  cmd->add_option("--domain", a->domain, "the abstract domain, " + domain_names() + " (default intervals)");
+  cmd->add_option("--domain", a->domain, "the abstract domain, " + domain_names() + " (default: the Session's default domain)");
   cmd->add_flag("--compare-eva", a->compare, "beside Frama-C's Eva on the program's C twin: both facts per line, both alarms, counts (frama-c-base; without it Descent's facts alone)");
   cmd->add_flag("--twin", a->twin, "print the C twin Eva analyses");
   cmd->add_flag("--eva-recorded", a->recorded, "with --compare-eva: read Eva's output from FILE.eva (written by --record-eva) instead of running frama-c");
