@@ -32,11 +32,31 @@
 namespace descent::analysis {
 
 struct Options {
-  Domain domain = Domain::Intervals;
+  Domain domain = Domain::Product;
   size_t max_trace = 5000;  // solver steps kept for stepping through (the visualizer)
   // Globals with a smaller index existed before this input (a REPL's earlier lines): they
   // may hold any value when it starts. The others are this input's own, unassigned at first.
   size_t first_new_global = 0;
+  // Loop unrolling (Eva's slevel, Astrée's loop unrolling): a loop is first run iteration by
+  // iteration, each iteration's state apart, for up to this many iterations; a loop that
+  // finishes within them needs no widening (its facts are the join of what each iteration
+  // did). A loop still running after them is widened from the join of the states seen. 0: off.
+  int unroll = 64;
+  // Widening with thresholds: a bound that moves jumps to the next of the program's own
+  // constants (and their neighbours) before it jumps to the type's end.
+  bool thresholds = true;
+};
+
+// How the solver treated one loop, for `--explain`: unrolled (and in how many iterations), or
+// widened (with which thresholds) and narrowed.
+struct LoopNote {
+  int function = 0;  // index into the graph's functions
+  int head = 0;      // the loop head's block
+  uint32_t line = 0;
+  int unrolled = 0;         // the most iterations one run of the loop took while unrolled
+  bool widened = false;     // it was widened (unrolling ran out, or was off)
+  std::vector<std::string> thresholds;  // the bounds widening stopped at (program constants)
+  bool narrowed = false;    // narrowing won back a bound
 };
 
 // What the facts say may go wrong. Errors are the language's runtime errors; warnings are
@@ -64,7 +84,8 @@ const char* alarm_kind_name(Alarm::Kind k);  // "division by zero", ...
 struct SolverStep {
   int function = 0;           // index into the graph's functions
   int block = 0;
-  std::string phase;          // "ascending", "widening", "narrowing"
+  std::string phase;          // "ascending", "unrolling", "widening", "narrowing"
+  int iteration = 0;          // unrolling: which iteration of the loop (1, 2, ...)
   bool changed = false;       // the block's entry state grew (or shrank when narrowing)
   std::vector<std::string> state;  // its entry state: one fact per variable with a value
 };
@@ -82,7 +103,7 @@ struct StmtFact {
 
 class Result {
  public:
-  Domain domain = Domain::Intervals;
+  Domain domain = Domain::Product;
   ProgramCfg cfg;
   std::vector<Alarm> alarms;  // by line
   // Entry state of every block, [function][block], one fact per variable ("unreachable" alone
@@ -93,6 +114,8 @@ class Result {
   std::vector<SolverStep> trace;
   bool trace_truncated = false;
   int rounds = 0;  // interprocedural rounds until the summaries stopped changing
+  std::vector<LoopNote> loops;  // every loop the last round solved, by function and head
+  std::vector<int64_t> thresholds;  // the widening thresholds the program's constants gave
 
   // The facts that hold after the statements of a line (of the analysed input's file):
   // assigned variables, loop variables at the start of each iteration, a function's
@@ -139,5 +162,7 @@ std::string format_report(const Result& result, const SourceFile& source);
 std::string format_alarms(const Result& result, const SourceFile& source);
 // The control-flow graph with each block's entry state (the fixpoint the solver reached).
 std::string format_block_states(const Result& result);
+// How each loop was solved (unrolled, widened at which thresholds, narrowed): `--explain`.
+std::string format_explain(const Result& result);
 
 }  // namespace descent::analysis

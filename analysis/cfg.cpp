@@ -277,6 +277,16 @@ ProgramCfg build_cfg(const Program& program, const Module& module) {
   std::vector<int> todo;
   calls_in(program.body, &todo);
   std::set<int> seen;
+  auto add_uncalled = [&] {  // the input's own functions that nothing called yet
+    for (const auto& st : program.body)
+      if (st->kind == StmtKind::FnDecl && st->fn)
+        for (size_t g = 0; g < module.functions.size(); ++g)
+          if (module.functions[g].decl == st->fn.get() && !seen.count(int(g))) {
+            todo.push_back(int(g));
+            return;
+          }
+  };
+  if (todo.empty()) add_uncalled();
   for (size_t i = 0; i < todo.size(); ++i) {
     int fi = todo[i];
     if (fi < 0 || size_t(fi) >= module.functions.size() || !seen.insert(fi).second) continue;
@@ -284,6 +294,9 @@ ProgramCfg build_cfg(const Program& program, const Module& module) {
     if (!fn) continue;
     cfg.functions.push_back(build_function(fn, &program, module));
     calls_in(fn->body, &todo);
+    // Then the input's own functions that nothing calls (analysed with unknown arguments),
+    // and what they call.
+    if (i + 1 == todo.size()) add_uncalled();
   }
   return cfg;
 }

@@ -81,12 +81,13 @@ struct FunctionCfg {
 struct ProgramCfg {
   const Program* program = nullptr;
   const Module* module = nullptr;
-  std::vector<FunctionCfg> functions;  // [0]: the top level; then the functions it may call
+  std::vector<FunctionCfg> functions;  // [0]: the top level; the functions it may call; the rest
   int function_index(const FnDecl* fn) const;  // -1 if absent
 };
 
 // The graph of a checked program's top-level code and of every function of the Module that
-// code can reach (declared by this input or an earlier one).
+// code can reach (declared by this input or an earlier one), then of the input's own
+// functions that nothing calls (and what they call).
 ProgramCfg build_cfg(const Program& program, const Module& module);
 
 // Views: blocks with their instructions in source syntax, as text and as Graphviz DOT (one

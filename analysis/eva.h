@@ -154,7 +154,7 @@ struct EvaCounts {
 };
 
 struct EvaComparison {
-  Domain domain = Domain::Intervals;
+  Domain domain = Domain::Product;
   std::vector<FactRow> facts;
   std::vector<AlarmRow> alarms;
   EvaCounts counts;

@@ -39,6 +39,28 @@ std::string format_block_states(const Result& result) {
   return out;
 }
 
+std::string format_explain(const Result& result) {
+  std::string out = "\nhow each loop was solved:\n";
+  if (result.loops.empty()) out += "  no loops\n";
+  for (const auto& n : result.loops) {
+    const auto& g = result.cfg.functions[size_t(n.function)];
+    std::string where = "  line " + std::to_string(n.line) + (g.fn ? " (fn " + g.name + ")" : "") + ": ";
+    if (!n.widened) {
+      out += where + "unrolled, " + std::to_string(n.unrolled) + (n.unrolled == 1 ? " iteration" : " iterations") +
+             " at most, each apart: no widening\n";
+      continue;
+    }
+    out += where + (n.unrolled ? "still running after " + std::to_string(n.unrolled) + " unrolled iterations, so widened"
+                               : "widened (not unrolled)");
+    if (!n.thresholds.empty()) {
+      out += "; widening stopped at the program's constants:";
+      for (size_t k = 0; k < n.thresholds.size(); ++k) out += (k ? ", " : " ") + n.thresholds[k];
+    }
+    out += n.narrowed ? "; then narrowed by the loop's tests\n" : "\n";
+  }
+  return out;
+}
+
 std::string format_report(const Result& result, const SourceFile& source) {
   std::vector<std::string> lines;
   const std::string& text = source.text();

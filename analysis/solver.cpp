@@ -7,6 +7,7 @@
 // solver_transfer.cpp; the last pass is solver_facts.cpp (the map: solver_internal.h).
 #include <algorithm>
 #include <functional>
+#include <set>
 
 #include "analysis/solver_internal.h"
 
@@ -24,6 +25,12 @@ constexpr int kSummaryJoins = 10;
 constexpr int kMaxRounds = 200;
 // Narrowing passes after each function's ascending fixpoint.
 constexpr int kNarrowPasses = 3;
+// Block transfers one analysis may spend unrolling loops, over all its functions and rounds
+// (a loop nest of unknown trip counts would otherwise cost unroll^depth each round); past
+// it, loops are widened at once. A classroom program's loops take a few thousand.
+constexpr size_t kUnrollWork = 5'000;
+// States an unrolled loop keeps for the report, over all its blocks and iterations.
+constexpr size_t kKeptStates = 4'096;
 
 }  // namespace
 
@@ -42,6 +49,7 @@ void Solver::run() {
   ret_joins_.assign(fns.size(), 0);
   called_.assign(fns.size(), false);
   may_return_.assign(fns.size(), false);
+  uncalled_.assign(fns.size(), false);
   for (size_t f = 0; f < fns.size(); ++f) {
     ret_[f] = fns[f].fn ? lat_.bottom(fns[f].fn->return_type) : AbsVal{};
     for (int p = 0; p < fns[f].num_params; ++p) params_[f].push_back(lat_.bottom(fns[f].vars[size_t(p)].type));
@@ -56,11 +64,63 @@ void Solver::run() {
     globals_[g] = assigned_[g] ? lat_.bottom(t) : lat_.top(t);
   }
   in_.assign(fns.size(), {});
+  iter_states_.assign(fns.size(), {});
   called_[0] = true;
+  if (opts_.thresholds) {
+    r_.thresholds = program_thresholds();
+    lat_.set_thresholds(r_.thresholds);
+  }
+  // The rounds run until the summaries settle; then the input's functions that nothing
+  // called are given unknown arguments ("if called with any argument") and they run again.
+  for (int pass = 0; pass < 2; ++pass) {
+    run_rounds();
+    if (pass == 1 || !call_the_uncalled()) break;
+  }
+  report();
+}
+
+// Widening thresholds: every int constant of the program with its neighbours (a loop that
+// runs while k < 100 stops at 99 or 100; one that runs while k <= 100 at 101) and its
+// negation, at most kMaxThresholds of them (the smallest in size first).
+std::vector<int64_t> Solver::program_thresholds() const {
+  constexpr size_t kMaxThresholds = 256;
+  std::set<int64_t> found{-1, 0, 1};
+  std::function<void(const Expr&)> find = [&](const Expr& e) {
+    if (e.kind == ExprKind::IntLit && e.int_value > INT64_MIN + 1 && e.int_value < INT64_MAX) {
+      for (int64_t c : {e.int_value, -e.int_value})
+        for (int64_t d : {c - 1, c, c + 1}) found.insert(d);
+    }
+    for (const auto& k : e.kids)
+      if (k) find(*k);
+  };
+  std::function<void(const Block&)> walk = [&](const Block& body) {
+    for (const auto& st : body) {
+      if (st->expr) find(*st->expr);
+      if (st->expr2) find(*st->expr2);
+      walk(st->body);
+      walk(st->else_body);
+    }
+  };
+  walk(program_.body);
+  for (const auto& g : r_.cfg.functions)
+    if (g.fn) walk(g.fn->body);
+  std::vector<int64_t> out(found.begin(), found.end());
+  if (out.size() > kMaxThresholds) {
+    std::stable_sort(out.begin(), out.end(), [](int64_t a, int64_t b) {
+      return (a < 0 ? -(a + 1) : a) < (b < 0 ? -(b + 1) : b);
+    });
+    out.resize(kMaxThresholds);
+  }
+  return out;
+}
+
+void Solver::run_rounds() {
+  const auto& fns = r_.cfg.functions;
   for (int round = 0; round < kMaxRounds; ++round) {
     // The trace keeps the last round only: the one whose summaries no longer changed, so
     // its steps reach exactly the states reported (earlier rounds start from smaller ones).
     r_.trace.clear();
+    r_.loops.clear();
     r_.trace_truncated = false;
     traced_facts_ = 0;
     summaries_changed_ = false;
@@ -73,10 +133,26 @@ void Solver::run() {
         summaries_changed_ = true;
       }
     }
-    r_.rounds = round + 1;
+    ++r_.rounds;
     if (!summaries_changed_) break;
   }
-  report();
+}
+
+// Gives each function this input declares and nothing called unknown arguments; false when
+// there is none.
+bool Solver::call_the_uncalled() {
+  bool any = false;
+  for (const auto& st : program_.body) {
+    if (st->kind != StmtKind::FnDecl || !st->fn) continue;
+    int f = r_.cfg.function_index(st->fn.get());
+    if (f <= 0 || called_[size_t(f)]) continue;
+    const FunctionCfg& g = r_.cfg.functions[size_t(f)];
+    for (int p = 0; p < g.num_params; ++p) params_[size_t(f)][size_t(p)] = lat_.top(g.vars[size_t(p)].type);
+    called_[size_t(f)] = true;
+    uncalled_[size_t(f)] = true;
+    any = true;
+  }
+  return any;
 }
 
 void Solver::mark_assigned(const Block& b) {
@@ -105,6 +181,12 @@ void Solver::grow(AbsVal& summary, int& joins, const AbsVal& v) {
 
 void Solver::join_into(State& a, const State& b) const {
   for (size_t i = 0; i < a.vars.size(); ++i) a.vars[i] = lat_.join(a.vars[i], b.vars[i]);
+}
+
+void Solver::join_into_reachable(State& a, const State& b) const {
+  if (!b.reachable) return;
+  if (!a.reachable) a = b;
+  else join_into(a, b);
 }
 
 State Solver::join_states(const State& a, const State& b) const {
@@ -179,7 +261,7 @@ void Solver::trace(int block, const char* phase, bool changed, const State& s) {
     r_.trace_truncated = true;
     return;
   }
-  r_.trace.push_back({fn_, block, phase, changed, describe(s)});
+  r_.trace.push_back({fn_, block, phase, iteration_, changed, describe(s)});
   traced_facts_ += r_.trace.back().state.size();
 }
 
@@ -214,6 +296,7 @@ void Solver::solve(int f) {
   outs_.assign(blocks.size(), {});
   for (size_t b = 0; b < blocks.size(); ++b) outs_[b].assign(blocks[b].succs.size(), unreachable());
   in[0] = entry_state(f);
+  iter_states_[size_t(f)].clear();
   if (!in[0].reachable) return;
   trace(0, "ascending", true, in[0]);
   // Loop members: the head and every block that reaches one of its back edges (edges
@@ -238,10 +321,12 @@ void Solver::solve(int f) {
   solve_list(order(), -1);
 }
 
-// The state a block's predecessors hand it now.
-State Solver::gather(int b) const {
+// The state a block's predecessors hand it now. For a loop head, `from` may pick the
+// predecessors inside the loop (its back edges, 1) or outside it (-1) alone.
+State Solver::gather(int b, int from) const {
   State s = unreachable();
   for (int p : F().blocks[size_t(b)].preds) {
+    if (from != 0 && bool(loop_members_[size_t(b)][size_t(p)]) != (from > 0)) continue;
     const auto& succs = F().blocks[size_t(p)].succs;
     for (size_t k = 0; k < succs.size(); ++k) {
       if (succs[k] != b) continue;
@@ -283,27 +368,119 @@ void Solver::solve_list(const std::vector<int>& list, int head) {
   }
 }
 
+LoopNote& Solver::loop_note(int h) {
+  for (auto& n : r_.loops)
+    if (n.function == fn_ && n.head == h) return n;
+  const auto& b = F().blocks[size_t(h)];
+  uint32_t line = b.term_stmt ? b.term_stmt->loc.line : b.loc.line;
+  r_.loops.push_back({fn_, h, line, 0, false, {}, false});
+  return r_.loops.back();
+}
+
 void Solver::solve_loop(int h, const std::vector<int>& body) {
   auto& in = in_[size_t(fn_)];
+  if (unroll_loop(h, body)) return;
   // Ascending, widening at the head from the second visit on.
   for (int visit = 0;; ++visit) {
     State next = gather(h);
     if (visit > 0) {
       if (state_leq(next, in[size_t(h)])) break;
-      next = widen_states(in[size_t(h)], join_states(in[size_t(h)], next));
+      State joined = join_states(in[size_t(h)], next);
+      next = widen_states(in[size_t(h)], joined);
+      LoopNote& note = loop_note(h);
+      note.widened = true;
+      // The bounds widening stopped at a program constant (a threshold), for --explain.
+      for (size_t v = 0; v < next.vars.size(); ++v) {
+        const AbsVal& w = next.vars[v];
+        if (w.type != Type::Int || w.is_bottom() || lat_.equal(w, joined.vars[v])) continue;
+        for (int64_t bound : {w.hull.lo, w.hull.hi}) {
+          bool moved = bound == w.hull.lo ? bound != joined.vars[v].hull.lo : bound != joined.vars[v].hull.hi;
+          if (!moved || !lat_.is_threshold(bound)) continue;
+          std::string t = F().vars[v].name + " <= " + int_bound_text(bound);
+          if (bound == w.hull.lo) t = F().vars[v].name + " >= " + int_bound_text(bound);
+          if (std::find(note.thresholds.begin(), note.thresholds.end(), t) == note.thresholds.end())
+            note.thresholds.push_back(t);
+        }
+      }
       set_in(h, next, "widening");
     } else {
       set_in(h, next, "ascending");
     }
     solve_list(body, h);
   }
-  // Narrowing: the head may only win back the bounds widening threw to infinity.
+  // Narrowing: the loop is stable, so running it once more from the head's state can only
+  // keep or shrink it; the head takes what that gives (a few passes: each is sound).
   for (int pass = 0; pass < kNarrowPasses; ++pass) {
     State next = narrow_states(in[size_t(h)], gather(h));
     if (state_leq(in[size_t(h)], next) && state_leq(next, in[size_t(h)])) break;
+    loop_note(h).narrowed = true;
     set_in(h, next, "narrowing");
     solve_list(body, h);
   }
+}
+
+// Runs the loop iteration by iteration: the head takes exactly what the previous iteration's
+// back edges hand it (never joined with the iterations before), so `for i in 0..10` runs with
+// i = 0, then 1, ... and a sum keeps its exact value. The blocks' states are then the join of
+// every iteration's, and what leaves the loop the join of what each iteration handed out.
+// Gives up (false) when the loop is still running after opts_.unroll iterations, or the
+// function's unrolling budget is spent: the caller then widens, starting from those joins.
+bool Solver::unroll_loop(int h, const std::vector<int>& body) {
+  if (opts_.unroll <= 0 || unroll_work_ >= kUnrollWork) return false;
+  auto& in = in_[size_t(fn_)];
+  std::vector<int> members = body;
+  members.push_back(h);
+  std::vector<State> in_join(members.size(), unreachable());
+  auto& lists = iter_states_[size_t(fn_)];
+  std::vector<std::vector<State>> mine(members.size());  // each member's state per iteration
+  size_t kept = 0;
+  std::vector<std::vector<State>> outs_join(members.size());
+  for (size_t m = 0; m < members.size(); ++m)
+    outs_join[m].assign(F().blocks[size_t(members[m])].succs.size(), unreachable());
+  // Back edges still hold what an earlier run of this loop left there (an inner loop is run
+  // again on each iteration of the outer one): the first iteration starts from outside only.
+  State cur = gather(h, -1);
+  int saved_iteration = iteration_;
+  bool finished = false;
+  int k = 0;
+  for (; k < opts_.unroll && unroll_work_ < kUnrollWork; ++k) {
+    iteration_ = k + 1;
+    for (int b : members) lists.erase(b);  // an inner loop unrolled in this iteration sets them
+    set_in(h, cur, "unrolling");
+    solve_list(body, h);
+    unroll_work_ += members.size();
+    for (size_t m = 0; m < members.size(); ++m) {
+      int b = members[size_t(m)];
+      auto inner = lists.find(b);
+      if (inner != lists.end()) {
+        kept += inner->second.size();
+        mine[m].insert(mine[m].end(), inner->second.begin(), inner->second.end());
+      } else if (in[size_t(b)].reachable) {
+        ++kept;
+        mine[m].push_back(in[size_t(b)]);
+      }
+      join_into_reachable(in_join[m], in[size_t(b)]);
+      for (size_t e = 0; e < outs_join[m].size(); ++e) join_into_reachable(outs_join[m][e], outs_[size_t(b)][e]);
+    }
+    cur = gather(h, 1);
+    if (!cur.reachable) {
+      finished = true;
+      ++k;
+      break;
+    }
+  }
+  iteration_ = saved_iteration;
+  for (size_t m = 0; m < members.size(); ++m) {
+    in[size_t(members[m])] = in_join[m];
+    outs_[size_t(members[m])] = outs_join[m];
+    // The report runs each iteration's state apart, when the loop finished and the states
+    // are few enough to keep; otherwise their join.
+    if (finished && kept <= kKeptStates) lists[members[m]] = std::move(mine[m]);
+    else lists.erase(members[m]);
+  }
+  LoopNote& note = loop_note(h);
+  note.unrolled = std::max(note.unrolled, k);
+  return finished;
 }
 
 Result analyze(const Program& program, const Module& module, const Options& options) {

@@ -36,26 +36,60 @@ void Solver::alarm(Alarm::Kind kind, bool definite, SourceLoc loc, std::string m
   if (!reporting_) return;
   uint32_t col = kind == Alarm::Kind::MayWrap ? 0 : loc.col;
   if (!alarmed_.insert({int(kind), loc.line, col}).second) return;
+  if (uncalled_[size_t(fn_)] && kind != Alarm::Kind::MayWrap)
+    message += " (if " + F().name + " is called with any argument: nothing calls it)";
   r_.alarms.push_back({kind, definite, loc, std::move(message)});
+}
+
+void Solver::settle_alarms() {
+  for (auto& a : r_.alarms) {
+    if (!a.definite || (a.kind != Alarm::Kind::DivisionByZero && a.kind != Alarm::Kind::InvalidConversion)) continue;
+    if (!not_must_.count({a.loc.line, a.loc.col})) continue;
+    a.definite = false;
+    a.message = error_message(a.kind, false, alarm_what_[{int(a.kind), a.loc.line, a.loc.col}]);
+  }
+  for (const auto& [cond, truth] : conditions_)
+    if (truth == kTrue || truth == kFalse)
+      alarm(Alarm::Kind::ConditionAlways, true, cond->loc,
+            "the condition " + quote(*cond) + " is always " + (truth == kTrue ? "true" : "false"));
+  for (const Stmt* st : constant_candidates_) {
+    auto it = r_.stmt_values_.find(st);
+    if (it == r_.stmt_values_.end() || !it->second.hull.is_point()) continue;
+    alarm(Alarm::Kind::ConstantValue, true, st->loc,
+          st->name + " is always " + lat_.show(it->second).substr(2) +
+              " here: a constant the AST's fold_constants pass (literals only) cannot see");
+  }
 }
 
 // Quoted source of an expression for a message: short, and only built when reported.
 std::string Solver::quote(const Expr& e) { return "'" + expr_text(e, 60) + "'"; }
 
 void Solver::effects(const Effects& fx, SourceLoc loc, const Expr& e) {
-  if (!reporting_ || !(fx.div_zero_may || fx.conversion_may || fx.may_wrap)) return;
+  if (!reporting_) return;
+  if (!(fx.div_zero_may || fx.conversion_may || fx.may_wrap)) {
+    not_must_.insert({loc.line, loc.col});
+    return;
+  }
   effects(fx, loc, quote(e));
 }
 
+std::string Solver::error_message(Alarm::Kind kind, bool definite, const std::string& what) {
+  if (kind == Alarm::Kind::DivisionByZero)
+    return definite ? "division by zero: the divisor of " + what + " is always 0"
+                    : "possible division by zero: the divisor of " + what + " may be 0";
+  return definite ? "invalid conversion: " + what + " is always nan or out of int's range"
+                  : "possible invalid conversion: " + what + " may be nan or out of int's range";
+}
+
 void Solver::effects(const Effects& fx, SourceLoc loc, const std::string& what) {
-  if (fx.div_zero_may)
-    alarm(Alarm::Kind::DivisionByZero, fx.div_zero_must, loc,
-          fx.div_zero_must ? "division by zero: the divisor of " + what + " is always 0"
-                           : "possible division by zero: the divisor of " + what + " may be 0");
-  if (fx.conversion_may)
-    alarm(Alarm::Kind::InvalidConversion, fx.conversion_must, loc,
-          fx.conversion_must ? "invalid conversion: " + what + " is always nan or out of int's range"
-                             : "possible invalid conversion: " + what + " may be nan or out of int's range");
+  if (!reporting_) return;
+  if (!fx.div_zero_must && !fx.conversion_must) not_must_.insert({loc.line, loc.col});
+  for (auto [may, must, kind] : {std::tuple{fx.div_zero_may, fx.div_zero_must, Alarm::Kind::DivisionByZero},
+                                 std::tuple{fx.conversion_may, fx.conversion_must, Alarm::Kind::InvalidConversion}}) {
+    if (!may) continue;
+    alarm_what_[{int(kind), loc.line, loc.col}] = what;
+    alarm(kind, must, loc, error_message(kind, must, what));
+  }
   // Only the interval domains keep bounds a wrap can lose; in the others every partial
   // sum of unknowns "may wrap", which says nothing.
   if (fx.may_wrap && (lat_.domain() == Domain::Intervals || lat_.domain() == Domain::Product))
@@ -113,13 +147,19 @@ void Solver::report() {
     if (in.size() != blocks.size()) in.assign(blocks.size(), unreachable());
     for (size_t b = 0; b < blocks.size(); ++b) {
       r_.block_states[f].push_back(describe(in[b]));
-      transfer(blocks[b], in[b]);
+      auto it = iter_states_[f].find(int(b));
+      if (it == iter_states_[f].end()) {
+        transfer(blocks[b], in[b]);
+      } else {  // an unrolled loop's block: each iteration apart
+        for (const State& st : it->second) transfer(blocks[b], st);
+      }
     }
     report_unreachable(int(f));
     if (F().fn) {
       report_recursion(int(f));
     }
   }
+  settle_alarms();
   collect_facts();
   std::stable_sort(r_.alarms.begin(), r_.alarms.end(), [](const Alarm& a, const Alarm& b) {
     return a.loc.line != b.loc.line ? a.loc.line < b.loc.line : a.loc.col < b.loc.col;
@@ -248,6 +288,7 @@ void Solver::collect_facts() {
       if (!called_[f] || !in_[f][0].reachable) {
         add(g.fn->loc.line, g.name + " is never called");
       } else {
+        if (uncalled_[f]) add(g.fn->loc.line, "never called: facts for any argument");
         for (int p = 0; p < g.num_params; ++p)
           if (is_tracked(g.vars[size_t(p)].type)) {
             add(g.fn->loc.line, lat_.describe(g.vars[size_t(p)].name, params_[f][size_t(p)]));

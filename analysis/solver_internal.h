@@ -55,7 +55,8 @@ class Solver {
   std::vector<AbsVal> ret_;
   std::vector<int> ret_joins_;
   std::vector<bool> called_;
-  std::vector<bool> may_return_;  // some call of it returns (its exit is reachable)
+  std::vector<bool> may_return_;
+  std::vector<bool> uncalled_;    // nothing calls it: analysed with unknown arguments  // some call of it returns (its exit is reachable)
   std::vector<AbsVal> globals_;  // what functions read: every value top-level code assigns
   std::vector<int> global_joins_;
   bool summaries_changed_ = false;
@@ -68,6 +69,8 @@ class Solver {
 
   std::vector<bool> assigned_;  // globals the analysed input assigns (at top level)
 
+  size_t unroll_work_ = 0;  // block transfers spent unrolling in this solve (capped)
+  int iteration_ = 0;       // the unrolled iteration being traced (0: none)
   size_t traced_facts_ = 0;  // facts in r_.trace this round (trace() stops at a million)
   std::vector<std::vector<State>> outs_;         // [block][succ]: what it hands each successor
   std::vector<std::vector<char>> loop_members_;  // [head][block]
@@ -75,25 +78,42 @@ class Solver {
   // One alarm per kind and place; one wrap-around note per line (a long sum would note
   // every partial sum).
   std::set<std::tuple<int, uint32_t, uint32_t>> alarmed_;
+  // Places where an operation ran at least once without failing for sure: an error alarm
+  // there is "possible", even if another run (an unrolled iteration) fails every time.
+  std::set<std::pair<uint32_t, uint32_t>> not_must_;
+  std::map<std::tuple<int, uint32_t, uint32_t>, std::string> alarm_what_;  // quoted operation
+  // Warnings decided from every run of the place (unrolled iterations report apart): the
+  // truth values a condition took, and assignments that read a variable.
+  std::map<const Expr*, uint8_t> conditions_;
+  std::set<const Stmt*> constant_candidates_;
+  // [function][block]: the entry state of each iteration, for the blocks of a loop that
+  // unrolling finished; the report runs each (more precise than their join).
+  std::vector<std::map<int, std::vector<State>>> iter_states_;
   std::map<const Expr*, size_t> mul_index_;  // muls_ by expression
 
   const FunctionCfg& F() const { return r_.cfg.functions[size_t(fn_)]; }
 
   // ---- the driver (solver.cpp) ----
   void mark_assigned(const Block& b);
+  void run_rounds();
+  bool call_the_uncalled();
+  std::vector<int64_t> program_thresholds() const;
   void grow(AbsVal& summary, int& joins, const AbsVal& v);
   State entry_state(int f);
   std::vector<std::string> describe(const State& s) const;
   void trace(int block, const char* phase, bool changed, const State& s);
   std::vector<int> order() const;
   void solve(int f);
-  State gather(int b) const;
+  State gather(int b, int from = 0) const;
   void set_in(int b, State s, const char* phase);
   void solve_list(const std::vector<int>& list, int head);
   void solve_loop(int h, const std::vector<int>& body);
+  bool unroll_loop(int h, const std::vector<int>& body);
+  LoopNote& loop_note(int h);
 
   // States, joined and compared variable by variable (solver.cpp).
   void join_into(State& a, const State& b) const;
+  void join_into_reachable(State& a, const State& b) const;  // a may be unreachable
   State join_states(const State& a, const State& b) const;
   bool state_leq(const State& a, const State& b) const;
   State widen_states(const State& old, const State& next) const;
@@ -127,6 +147,8 @@ class Solver {
   // ---- alarms and facts (solver_facts.cpp) ----
   // What the transfer functions report; all do nothing until the last pass.
   void alarm(Alarm::Kind kind, bool definite, SourceLoc loc, std::string message);
+  static std::string error_message(Alarm::Kind kind, bool definite, const std::string& what);
+  void settle_alarms();  // the deferred warnings, and errors downgraded to possible
   static std::string quote(const Expr& e);
   void effects(const Effects& fx, SourceLoc loc, const Expr& e);
   void effects(const Effects& fx, SourceLoc loc, const std::string& what);

@@ -229,7 +229,7 @@ void Solver::exec(const Instr& in, State& s) {
       if (st.has_op && in.var >= 0) {
         Effects fx;
         v = lat_.binary(st.assign_op, st.var_type, s.vars[size_t(in.var)], v, &fx);
-        if (reporting_ && (fx.div_zero_may || fx.may_wrap))
+        if (reporting_)
           effects(fx, st.op_loc, "'" + st.name + " " + op_symbol(st.assign_op) + "= " + expr_text(*in.expr, 60) + "'");
       }
       if (!is_tracked(st.var_type)) v = AbsVal{};
@@ -239,11 +239,9 @@ void Solver::exec(const Instr& in, State& s) {
       }
       if (in.var < 0) return;
       record(&st, v);
-      if (reporting_ && v.type != Type::Unknown && v.hull.is_point() && mentions_variable(*in.expr) &&
-          !is_literal(*in.expr))
-        alarm(Alarm::Kind::ConstantValue, true, st.loc,
-              st.name + " is always " + lat_.show(v).substr(2) +
-                  " here: a constant the AST's fold_constants pass (literals only) cannot see");
+      // Whether it is always the same value is decided once every run of it is recorded.
+      if (reporting_ && v.type != Type::Unknown && mentions_variable(*in.expr) && !is_literal(*in.expr))
+        constant_candidates_.insert(&st);
       if (vars[size_t(in.var)].storage == Storage::Global && fn_ == 0)
         grow(globals_[size_t(vars[size_t(in.var)].slot)], global_joins_[size_t(vars[size_t(in.var)].slot)], v);
       put(s, in.var, v);
@@ -291,9 +289,7 @@ std::vector<State> Solver::transfer(const BasicBlock& b, const State& entry) {
     case TermKind::Branch: {
       AbsVal c = eval(*b.cond, s);
       if (c.is_bottom()) break;
-      if (reporting_ && !is_literal(*b.cond) && (c.signs == kTrue || c.signs == kFalse))
-        alarm(Alarm::Kind::ConditionAlways, true, b.cond->loc,
-              "the condition " + quote(*b.cond) + " is always " + (c.signs == kTrue ? "true" : "false"));
+      if (reporting_ && !is_literal(*b.cond)) conditions_[b.cond] |= c.signs;
       out[0] = (c.signs & kTrue) ? refine(s, *b.cond, true) : unreachable();
       out[1] = (c.signs & kFalse) ? refine(s, *b.cond, false) : unreachable();
       break;

@@ -5,6 +5,7 @@
 // Printing values is value_print.cpp.
 #include "analysis/value.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "analysis/value_internal.h"
@@ -22,6 +23,8 @@ const char* domain_name(Domain d) {
     case Domain::Constants: return "constants";
     case Domain::Signs: return "signs";
     case Domain::Intervals: return "intervals";
+    case Domain::Congruences: return "congruences";
+    case Domain::Sets: return "sets";
     case Domain::Product: return "product";
   }
   return "?";
@@ -38,7 +41,7 @@ bool parse_domain(const std::string& text, Domain* out) {
 
 const std::vector<Domain>& all_domains() {
   static const std::vector<Domain> all = {Domain::Constants, Domain::Signs, Domain::Intervals,
-                                          Domain::Product};
+                                          Domain::Congruences, Domain::Sets, Domain::Product};
   return all;
 }
 
@@ -86,6 +89,7 @@ AbsVal Lattice::from_interval(const Interval& iv) const {
 
 AbsVal Lattice::normalize(AbsVal v) const {
   if (v.type == Type::Unknown) return v;
+  if (v.type != Type::Int) v.mod = 1, v.rem = 0, v.n_set = 0;
   if (v.type == Type::Bool) {  // every domain keeps a bool exactly: {false}, {true} or both
     v.signs &= signs_of(v.hull);
     v.hull = Interval::of_bool(v.signs & kFalse, v.signs & kTrue);
@@ -110,14 +114,40 @@ AbsVal Lattice::normalize(AbsVal v) const {
     case Domain::Intervals:
       v.signs = signs_of(v.hull);
       return v;
+    case Domain::Congruences:
+    case Domain::Sets:
+      if (v.type != Type::Int) return normalize_as(Domain::Intervals, v);
+      if (v.hull.is_empty()) return bottom(v.type);
+      // Alone, each keeps a value's own words (a residue, a list) or one value; no bounds.
+      if (!v.hull.is_point() && !(d_ == Domain::Sets && v.n_set)) v.hull = Interval::full(Type::Int);
+      v.signs = signs_of(v.hull);
+      if (!value_internal::reduce_int(v, d_)) return bottom(v.type);
+      if (d_ == Domain::Congruences && !v.hull.is_point()) v.hull = Interval::full(Type::Int);
+      v.signs = signs_of(v.hull);
+      return v;
     case Domain::Product:
       v.signs &= signs_of(v.hull);
       v.hull = analysis::meet(v.hull, hull_of_signs(v.signs));
       v.signs &= signs_of(v.hull);
+      if (v.type == Type::Int) {
+        if (!value_internal::reduce_int(v, d_)) return bottom(v.type);
+        v.signs &= signs_of(v.hull);
+        if (v.signs == 0) return bottom(v.type);
+      }
       return v;
   }
   return v;
 }
+
+// The same representation (both normalised): cheaper than leq both ways.
+bool Lattice::same(const AbsVal& a, const AbsVal& b) {
+  if (a.type != b.type || a.signs != b.signs || !(a.hull == b.hull) || a.mod != b.mod || a.rem != b.rem ||
+      a.n_set != b.n_set)
+    return false;
+  return std::equal(a.set, a.set + a.n_set, b.set);
+}
+
+AbsVal Lattice::normalize_as(Domain d, AbsVal v) const { return Lattice(d).normalize(v); }
 
 std::vector<Interval> Lattice::atoms(const AbsVal& v) const {
   std::vector<Interval> out;
@@ -141,15 +171,18 @@ bool Lattice::leq(const AbsVal& a, const AbsVal& b) const {
   if (a.type == Type::Unknown || a.is_bottom()) return true;
   if (b.is_bottom()) return false;
   if ((a.signs & ~b.signs) != 0) return false;
-  return analysis::join(a.hull, b.hull) == b.hull;
+  if (!(analysis::join(a.hull, b.hull) == b.hull)) return false;
+  return a.type != Type::Int || value_internal::leq_extra(a, b);
 }
 
 AbsVal Lattice::join(const AbsVal& a, const AbsVal& b) const {
   if (a.type == Type::Unknown || a.is_bottom()) return b;
   if (b.type == Type::Unknown || b.is_bottom()) return a;
+  if (same(a, b)) return a;  // the common case in a state: most variables did not change
   AbsVal r = a;
   r.hull = analysis::join(a.hull, b.hull);
   r.signs = a.signs | b.signs;
+  if (r.type == Type::Int) value_internal::join_extra(r, a, b, d_);
   return normalize(r);
 }
 
@@ -160,6 +193,7 @@ AbsVal Lattice::meet(const AbsVal& a, const AbsVal& b) const {
   r.hull = analysis::meet(a.hull, b.hull);
   r.signs = a.signs & b.signs;
   if (r.hull.is_empty()) return bottom(a.type);
+  if (r.type == Type::Int && !value_internal::meet_extra(r, a, b, d_)) return bottom(a.type);
   return normalize(r);
 }
 
@@ -167,6 +201,9 @@ AbsVal Lattice::widen(const AbsVal& old, const AbsVal& next) const {
   if (old.type == Type::Unknown || old.is_bottom()) return next;
   if (next.type == Type::Unknown || next.is_bottom()) return old;
   if (d_ == Domain::Constants || d_ == Domain::Signs || old.type == Type::Bool) return join(old, next);
+  // Congruences and sets alone have no infinite ascending chain: a modulus only shrinks to
+  // one of its divisors, a set grows to kMaxSet values and then to all.
+  if ((d_ == Domain::Congruences || d_ == Domain::Sets) && old.type == Type::Int) return join(old, next);
   // Intervals: a bound that moved jumps to the end of the type, so a loop's growing counter
   // reaches a fixpoint in one step instead of 2^63.
   AbsVal r = join(old, next);
@@ -176,37 +213,44 @@ AbsVal Lattice::widen(const AbsVal& old, const AbsVal& next) const {
       if (next.hull.fhi > old.hull.fhi) r.hull.fhi = kInf;
     }
   } else if (!old.hull.range_empty() && !next.hull.range_empty()) {
-    // Ints widen in two steps, to +-2^62 and then to the end of the type: a counter that
-    // stops below 2^62 (`n += 1` until `n >= 5`) keeps a bound that `n + 1` cannot wrap
-    // past, so the loop test still narrows it; jumping straight to INT_MAX would make the
-    // next `+ 1` wrap to the whole type, which no narrowing can undo.
-    if (next.hull.lo < old.hull.lo) r.hull.lo = old.hull.lo > -kWidenStep && next.hull.lo >= -kWidenStep ? -kWidenStep : kMin;
-    if (next.hull.hi > old.hull.hi) r.hull.hi = old.hull.hi < kWidenStep && next.hull.hi <= kWidenStep ? kWidenStep : kMax;
+    // Ints stop first at the program's own constants (thresholds: `while k < 100` stops k at
+    // 100, not at 2^62), then in two steps, to +-2^62 and then to the end of the type: a
+    // counter that stops below 2^62 (`n += 1` until `n >= 5`) keeps a bound that `n + 1`
+    // cannot wrap past, so the loop test still narrows it; jumping straight to INT_MAX would
+    // make the next `+ 1` wrap to the whole type, which no narrowing can undo.
+    if (next.hull.lo < old.hull.lo) {
+      auto t = std::upper_bound(thresholds_.begin(), thresholds_.end(), next.hull.lo);
+      if (t != thresholds_.begin() && *(t - 1) > -kWidenStep) r.hull.lo = *(t - 1);
+      else r.hull.lo = old.hull.lo > -kWidenStep && next.hull.lo >= -kWidenStep ? -kWidenStep : kMin;
+    }
+    if (next.hull.hi > old.hull.hi) {
+      auto t = std::lower_bound(thresholds_.begin(), thresholds_.end(), next.hull.hi);
+      if (t != thresholds_.end() && *t < kWidenStep) r.hull.hi = *t;
+      else r.hull.hi = old.hull.hi < kWidenStep && next.hull.hi <= kWidenStep ? kWidenStep : kMax;
+    }
   }
   r.signs = old.signs | next.signs | (d_ == Domain::Intervals ? signs_of(r.hull) : 0);
   return normalize(r);
 }
 
+// Narrowing runs a stable loop once more and keeps what both runs allow: each of the two is
+// true of every execution, so their meet is too. The solver bounds the passes, so no
+// narrowing operator is needed for termination: it is the meet in every domain.
 AbsVal Lattice::narrow(const AbsVal& old, const AbsVal& next) const {
   if (old.type == Type::Unknown || old.is_bottom()) return old;
   if (next.type == Type::Unknown) return old;
   if (next.is_bottom()) return next;
-  if (d_ == Domain::Constants || d_ == Domain::Signs || old.type == Type::Bool) return meet(old, next);
-  // Only the bounds widening threw to infinity come back: that keeps the sequence finite.
-  AbsVal r = old;
-  if (old.type == Type::Float) {
-    if (old.hull.flo == -kInf) r.hull.flo = next.hull.flo;
-    if (old.hull.fhi == kInf) r.hull.fhi = next.hull.fhi;
-    r.hull.nan = old.hull.nan && next.hull.nan;
-    if (next.hull.range_empty()) r.hull.flo = 1, r.hull.fhi = 0;
-  } else {
-    if (old.hull.lo == kMin || old.hull.lo == -kWidenStep) r.hull.lo = next.hull.lo;
-    if (old.hull.hi == kMax || old.hull.hi == kWidenStep) r.hull.hi = next.hull.hi;
-    if (next.hull.range_empty()) r.hull = Interval::empty(old.type);
-  }
-  r.signs = old.signs & next.signs;
-  if (r.hull.is_empty()) return bottom(old.type);
-  return normalize(r);
+  return meet(old, next);
+}
+
+void Lattice::set_thresholds(std::vector<int64_t> t) {
+  std::sort(t.begin(), t.end());
+  t.erase(std::unique(t.begin(), t.end()), t.end());
+  thresholds_ = std::move(t);
+}
+
+bool Lattice::is_threshold(int64_t v) const {
+  return std::binary_search(thresholds_.begin(), thresholds_.end(), v);
 }
 
 // Runs an interval operation on every pair of atoms and abstracts the union.
@@ -227,6 +271,11 @@ AbsVal Lattice::binary(BinaryOp op, Type t, const AbsVal& a, const AbsVal& b, Ef
       Interval z = binary_interval(op, t, x, y, fx);
       if (!z.is_empty()) r = join(r, from_interval(z));
     }
+  if (t == Type::Int && !r.is_bottom() && (keeps_congruence(d_) || keeps_set(d_))) {
+    binary_extra(op, a, b, r, d_);
+    if (r.hull.is_empty()) return bottom(result);
+    r = normalize(r);
+  }
   return r;
 }
 
@@ -236,6 +285,10 @@ AbsVal Lattice::unary(UnaryOp op, const AbsVal& a) const {
   if (op == UnaryOp::Not) return from_interval(Interval::of_bool(a.signs & kTrue, a.signs & kFalse));
   AbsVal r = bottom(a.type);
   for (const auto& x : atoms(a)) r = join(r, from_interval(neg_interval(x, nullptr)));
+  if (a.type == Type::Int && !r.is_bottom()) {
+    neg_extra(a, r, d_);
+    r = normalize(r);
+  }
   return r;
 }
 
@@ -280,8 +333,11 @@ AbsVal Lattice::builtin(Builtin fn, Type result, const std::vector<AbsVal>& args
       }
       return r;
     }
-    case Builtin::Abs:
-      return each(args[0], [&](const Interval& x) { return abs_interval(x, fx); });
+    case Builtin::Abs: {
+      AbsVal r = each(args[0], [&](const Interval& x) { return abs_interval(x, fx); });
+      if (result == Type::Int && !r.is_bottom()) builtin_extra(fn, args, r, d_), r = normalize(r);
+      return r;
+    }
     case Builtin::Min:
     case Builtin::Max: {
       if (args.size() != 2) return top(result);
@@ -291,6 +347,7 @@ AbsVal Lattice::builtin(Builtin fn, Type result, const std::vector<AbsVal>& args
           Interval z = minmax_interval(fn == Builtin::Min, x, y);
           if (!z.is_empty()) r = join(r, from_interval(z));
         }
+      if (result == Type::Int && !r.is_bottom()) builtin_extra(fn, args, r, d_), r = normalize(r);
       return r;
     }
     case Builtin::Sqrt:
@@ -357,6 +414,14 @@ AbsVal Lattice::refine(BinaryOp op, Type t, const AbsVal& a, const AbsVal& b) co
     }
     if (!k.is_empty()) r = join(r, from_interval(k));
   }
+  if (a.type == Type::Int && (keeps_congruence(d_) || keeps_set(d_))) {
+    if (op == BinaryOp::Eq) return meet(a, b);  // exactly the values both allow
+    AbsVal m = meet(a, r);
+    if (m.is_bottom()) return m;
+    refine_extra(op, a, b, m, d_);
+    if (m.hull.is_empty()) return bottom(a.type);
+    return normalize(m);
+  }
   return meet(a, r);
 }
 
@@ -368,6 +433,7 @@ bool Lattice::contains(const AbsVal& v, Value x) const {
   if (v.type == Type::Bool) atom = x.b ? kTrue : kFalse;
   else if (v.type == Type::Float) atom = std::isnan(x.f) ? kNan : x.f < 0 ? kNeg : x.f > 0 ? kPos : kZero;
   else atom = x.i < 0 ? kNeg : x.i > 0 ? kPos : kZero;
+  if (v.type == Type::Int && !value_internal::contains_extra(v, x.i)) return false;
   return (v.signs & atom) != 0;
 }
 

@@ -30,8 +30,9 @@
 
 namespace descent::analysis {
 
-enum class Domain : uint8_t { Constants, Signs, Intervals, Product };
-const char* domain_name(Domain d);  // "constants", "signs", "intervals", "product"
+enum class Domain : uint8_t { Constants, Signs, Intervals, Congruences, Sets, Product };
+// "constants", "signs", "intervals", "congruences", "sets", "product"
+const char* domain_name(Domain d);
 bool parse_domain(const std::string& text, Domain* out);
 const std::vector<Domain>& all_domains();
 
@@ -127,12 +128,20 @@ class Lattice {
 
   bool contains(const AbsVal& v, Value x) const;  // soundness: x (of v.type) is admitted
 
+  // Widening thresholds (sorted, distinct): an int bound that moves stops at the next of
+  // these before it jumps further. The solver takes them from the program's constants.
+  void set_thresholds(std::vector<int64_t> t);
+  bool is_threshold(int64_t v) const;
+
   // "x in [0, 9]", "n > 0", "y = 15", "ok = true", "x: any", "x: unreachable".
   std::string describe(const std::string& name, const AbsVal& v) const;
   std::string show(const AbsVal& v) const;  // the value alone: "[0, 9]", "> 0", "15"
 
  private:
+  AbsVal normalize_as(Domain d, AbsVal v) const;
+  static bool same(const AbsVal& a, const AbsVal& b);
   Domain d_;
+  std::vector<int64_t> thresholds_;
 };
 
 std::string int_bound_text(int64_t v);   // -inf/+inf at int64's ends

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "analysis/value.h"
 
@@ -29,5 +30,19 @@ Interval minmax_interval(bool is_min, const Interval& a, const Interval& b);
 Interval math_interval(Builtin fn, const Interval& a);
 Interval to_int_interval(const Interval& a, Effects* fx);
 Interval promote_interval(const Interval& a);  // int -> float
+
+// Congruences and small sets (congruence.cpp): the parts of an int value beside its hull and
+// signs, each function a no-op in a domain that does not keep them.
+bool keeps_congruence(Domain d);
+bool keeps_set(Domain d);
+bool reduce_int(AbsVal& v, Domain d);  // false: no value is left (bottom)
+void join_extra(AbsVal& r, const AbsVal& a, const AbsVal& b, Domain d);
+bool meet_extra(AbsVal& r, const AbsVal& a, const AbsVal& b, Domain d);  // false: empty
+bool leq_extra(const AbsVal& a, const AbsVal& b);
+bool contains_extra(const AbsVal& v, int64_t x);
+void binary_extra(BinaryOp op, const AbsVal& a, const AbsVal& b, AbsVal& r, Domain d);
+void neg_extra(const AbsVal& a, AbsVal& r, Domain d);
+void refine_extra(BinaryOp op, const AbsVal& a, const AbsVal& b, AbsVal& r, Domain d);
+void builtin_extra(Builtin fn, const std::vector<AbsVal>& args, AbsVal& r, Domain d);
 
 }  // namespace descent::analysis::value_internal

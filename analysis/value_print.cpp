@@ -17,6 +17,13 @@ std::string int_bound_text(int64_t v) {
   return std::to_string(v);
 }
 
+namespace {
+// Widening's first step (+-2^62) and the ends of a congruence near the type's ends are
+// artefacts, not facts a reader needs: a range reaching them is shown as reaching the end of
+// the type (a larger set, so still true).
+constexpr int64_t kFar = int64_t(1) << 62;
+}  // namespace
+
 std::string float_bound_text(double v) { return format_value(Value::of_float(v), Type::Float); }
 
 std::string Lattice::show(const AbsVal& v) const {
@@ -45,6 +52,16 @@ std::string Lattice::show(const AbsVal& v) const {
     }
   };
   if (d_ == Domain::Constants) return "not constant";
+  const bool ints = v.type == Type::Int;
+  const std::string residue = ints && v.mod >= 2 ? "= " + std::to_string(v.rem) + " mod " + std::to_string(v.mod) : "";
+  if (d_ == Domain::Congruences && ints) return residue.empty() ? "any" : residue;
+  // A set that is not a run of consecutive values says it as the values.
+  if (ints && v.n_set >= 2 && uint64_t(v.hull.hi - v.hull.lo) + 1 != v.n_set) {
+    std::string s = "in {";
+    for (int k = 0; k < v.n_set; ++k) s += (k ? ", " : "") + std::to_string(v.set[k]);
+    return s + "}";
+  }
+  if (d_ == Domain::Sets && ints && !v.n_set) return "any";
   if (d_ == Domain::Signs) {
     std::string s = sign_text(v.signs);
     if (s.empty()) return nan ? "any" : "any sign";
@@ -57,17 +74,16 @@ std::string Lattice::show(const AbsVal& v) const {
     else if (v.hull.flo == -kInf && v.hull.fhi == kInf) range = "any number";
     else range = "in [" + float_bound_text(v.hull.flo) + ", " + float_bound_text(v.hull.fhi) + "]";
     if (range == "any number" && nan) return "any";
-  } else if (v.hull.lo == kMin && v.hull.hi == kMax) {
-    range = "any";
-  } else if (v.hull.hi == kMax) {
-    range = v.hull.lo == 1 ? "> 0" : ">= " + int_bound_text(v.hull.lo);
-  } else if (v.hull.lo == kMin) {
-    range = v.hull.hi == -1 ? "< 0" : "<= " + int_bound_text(v.hull.hi);
   } else {
-    range = "in [" + int_bound_text(v.hull.lo) + ", " + int_bound_text(v.hull.hi) + "]";
+    int64_t lo = v.hull.lo <= -kFar ? kMin : v.hull.lo, hi = v.hull.hi >= kFar ? kMax : v.hull.hi;
+    if (lo == kMin && hi == kMax) range = "any";
+    else if (hi == kMax) range = lo == 1 ? "> 0" : ">= " + int_bound_text(lo);
+    else if (lo == kMin) range = hi == -1 ? "< 0" : "<= " + int_bound_text(hi);
+    else range = "in [" + int_bound_text(lo) + ", " + int_bound_text(hi) + "]";
   }
   // The product says what the signs add: a zero the hull spans but the value avoids.
   if (d_ == Domain::Product && !(v.signs & kZero) && (signs_of(v.hull) & kZero)) range += ", != 0";
+  if (!residue.empty()) range += range == "any" ? " " + residue : ", " + residue;
   return range + or_nan;
 }
 

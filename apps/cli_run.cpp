@@ -135,7 +135,9 @@ int run_program(Session& session, const RunArgs& a) {
 
 // ---- descent dump FILE --stage S ----
 struct DumpArgs {
-  std::string file, stage, format = "text", target, function, domain = "intervals";
+  std::string file, stage, format = "text", target, function, domain = "product";
+  int unroll = analysis::Options{}.unroll;
+  bool explain = false;
   std::string stage_help;                 // "one of: tokens ast ...", for an unknown stage
   std::vector<std::string> diff_pair;
   int registers = 16, opt = 2;
@@ -162,6 +164,8 @@ int dump_stage(Session& session, const DumpArgs& a) {
   analysis::Domain d;
   if (!domain_or_say(a.domain, &d)) return kUsageError;
   session.set_analysis_domain(d);
+  session.set_analysis_unroll(a.unroll);
+  session.set_analysis_explain(a.explain);
   std::string text;
   if (!read_or_say(a.file, &text)) return 2;
   Outcome o = session.compile(std::move(text), a.file);
@@ -219,6 +223,8 @@ int build_object(Session& session, const BuildArgs& a) {
 struct AnalyzeArgs {
   std::vector<std::string> files;
   std::string domain, frama_c = "frama-c", eva_args, keep;  // domain "": the Session's default
+  int unroll = analysis::Options{}.unroll;
+  bool explain = false;
   bool compare = false, twin = false, recorded = false, record = false, totals = false;
 };
 
@@ -234,6 +240,8 @@ int analyze_one(const AnalyzeArgs& a, std::optional<analysis::Domain> d, const s
                 std::vector<std::pair<std::string, analysis::EvaCounts>>* totals) {
   Session session;  // one per file: each program on its own, as `descent run` sees it
   if (d) session.set_analysis_domain(*d);
+  session.set_analysis_unroll(a.unroll);
+  session.set_analysis_explain(a.explain);
   std::string text;
   if (!read_or_say(file, &text)) return 2;
   Outcome o = session.compile(std::move(text), file);
@@ -313,6 +321,9 @@ Subcommand add_analyze(CLI::App& app) {
   auto* cmd = app.add_subcommand("analyze", "abstract interpretation of a program: its facts and alarms, or beside Frama-C's Eva (docs/analysis.md)");
   cmd->add_option("FILE", a->files, "the programs")->required();
   cmd->add_option("--domain", a->domain, "the abstract domain, " + domain_names() + " (default: the Session's default domain)");
+  cmd->add_option("--unroll", a->unroll, "iterations a loop runs apart before it is widened (Eva's slevel; 0: widen at once)")
+      ->check(CLI::Range(0, 100000));
+  cmd->add_flag("--explain", a->explain, "say how each loop was solved (unrolled, widened at which thresholds, narrowed)");
   cmd->add_flag("--compare-eva", a->compare, "beside Frama-C's Eva on the program's C twin: both facts per line, both alarms, counts (frama-c-base; without it Descent's facts alone)");
   cmd->add_flag("--twin", a->twin, "print the C twin Eva analyses");
   cmd->add_flag("--eva-recorded", a->recorded, "with --compare-eva: read Eva's output from FILE.eva (written by --record-eva) instead of running frama-c");
@@ -361,7 +372,10 @@ Subcommand add_dump(CLI::App& app) {
   dump->add_option("--function", a->function, "code stages: only this function's code (like dis.dis(fib))");
   dump->add_flag("--no-encodings", a->no_encodings, "asm: without each instruction's encoded bytes");
   dump->add_flag("--directives", a->directives, "asm: keep the assembler directives (.text, .p2align, .cfi_*, .loc, ...)");
-  dump->add_option("--domain", a->domain, "analysis: the abstract domain, " + domain_names() + " (default intervals)");
+  dump->add_option("--domain", a->domain, "analysis: the abstract domain, " + domain_names() + " (default product)");
+  dump->add_option("--unroll", a->unroll, "analysis: iterations a loop runs apart before it is widened (0: widen at once)")
+      ->check(CLI::Range(0, 100000));
+  dump->add_flag("--explain", a->explain, "analysis: say how each loop was solved (unrolled, widened at which thresholds, narrowed)");
   return {dump, [a](Session& s) { return dump_stage(s, *a); }};
 }
 

@@ -258,11 +258,11 @@ const std::vector<Repl::Command>& Repl::command_table() {
        handled_by<&Repl::registers_command>},
       {":trace", "", "toggle tracing every instruction the VMs (stack, reg) execute",
        handled_by<&Repl::trace_command>},
-      {":analyze", "[constants|signs|intervals|product] [states|multiply]",
-       "abstract interpretation of the last input: facts per line and alarms (states: per block)",
+      {":analyze", "[DOMAIN] [states|multiply] [explain] [unroll=N]",
+       "abstract interpretation of the last input: facts per line and alarms (states: per block; explain: how each loop was solved)",
        handled_by<&Repl::analyze_command>,
        [](const Session&, const Words& w) {
-         Words v = {"states", "multiply"};
+         Words v = {"states", "multiply", "explain", "unroll="};
          for (auto d : analysis::all_domains()) v.push_back(analysis::domain_name(d));
          return w.size() <= 2 ? v : Words{};
        }},

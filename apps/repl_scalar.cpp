@@ -84,16 +84,23 @@ void Repl::native_command(const Call& c) {
 
 void Repl::analyze_command(const Call& c) {
   std::string view = "analysis";
+  bool explain = false;
   for (size_t i = 1; i < c.words.size(); ++i) {
     analysis::Domain d;
     if (analysis::parse_domain(c.words[i], &d)) session_.set_analysis_domain(d);
     else if (c.words[i] == "states") view = "analysis-cfg";
     else if (c.words[i] == "multiply") view = "analysis-mul";
+    else if (c.words[i] == "explain") explain = true;
+    else if (c.words[i].rfind("unroll=", 0) == 0 && c.words[i].size() > 7 &&
+             c.words[i].find_first_not_of("0123456789", 7) == std::string::npos && c.words[i].size() < 12)
+      session_.set_analysis_unroll(std::stoi(c.words[i].substr(7)));
     else {
-      err_ << "error: usage: :analyze [constants|signs|intervals|product] [states|multiply]\n";
+      err_ << "error: usage: :analyze [constants|signs|intervals|congruences|sets|product] [states|multiply] "
+              "[explain] [unroll=N]\n";
       return;
     }
   }
+  session_.set_analysis_explain(explain);
   show_stage(view, Format::Text);
 }
 

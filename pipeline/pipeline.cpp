@@ -264,6 +264,7 @@ const std::vector<Session::StageEntry>& Session::stage_table() {
     else if (name == "analysis-mul") r.text = result->multiplication_report();
     else if (name == "analysis-cfg") r.text = analysis::format_block_states(*result);
     else r.text = analysis::format_report(*result, *s.last_->source);
+    if (s.analysis_explain() && name != "cfg" && name != "analysis-mul") r.text += analysis::format_explain(*result);
     return r;
   };
   static const std::vector<StageEntry> t = {
@@ -545,6 +546,12 @@ std::vector<native::BodyGraph> Session::native_graphs(std::string_view stage, st
   });
 }
 
+void Session::set_analysis_unroll(int n) {
+  if (n == analysis_unroll_) return;
+  analysis_unroll_ = n;
+  if (last_) last_->analyses.clear();  // computed with the old limit
+}
+
 std::shared_ptr<const analysis::Result> Session::analyze(std::optional<analysis::Domain> domain) const {
   if (!last_ || !last_->checked || !last_->program) return nullptr;
   analysis::Domain d = domain.value_or(analysis_domain_);
@@ -553,6 +560,7 @@ std::shared_ptr<const analysis::Result> Session::analyze(std::optional<analysis:
     slot = on_big_stack([&] {
       analysis::Options o;
       o.domain = d;
+      o.unroll = analysis_unroll_;
       o.first_new_global = last_->globals_before;
       return std::make_shared<const analysis::Result>(analysis::analyze(*last_->program, module_, o));
     });

@@ -186,10 +186,16 @@ class Session {
   // triple (or alias: x86-64, aarch64, riscv64, wasm32; "" = this machine) of asm/mir.
   bool set_opt_level(int level);
   int opt_level() const { return opt_level_; }
-  // The abstract domain of the "analysis" stage (constants, signs, intervals, product;
-  // default intervals).
+  // The abstract domain of the "analysis" stage (constants, signs, intervals, congruences,
+  // sets, product; default product, the reduced product of the last four).
   void set_analysis_domain(analysis::Domain d) { analysis_domain_ = d; }
   analysis::Domain analysis_domain() const { return analysis_domain_; }
+  // How many iterations a loop is unrolled before it is widened (analysis::Options::unroll;
+  // 0: never), and whether the report says how each loop was solved (--explain).
+  void set_analysis_unroll(int n);
+  int analysis_unroll() const { return analysis_unroll_; }
+  void set_analysis_explain(bool on) { analysis_explain_ = on; }
+  bool analysis_explain() const { return analysis_explain_; }
   // The abstract interpretation of the last input (its top-level code and the functions it
   // can call) in a domain (default: analysis_domain()): facts per line, alarms, the control-
   // flow graph, every block's entry state and the solver's steps. Null when the input did
@@ -605,7 +611,9 @@ class Session {
   std::vector<int64_t> set_aside_tensors_;
   int num_registers_ = 16;
   int opt_level_ = 2;
-  analysis::Domain analysis_domain_ = analysis::Domain::Intervals;
+  analysis::Domain analysis_domain_ = analysis::Domain::Product;
+  int analysis_unroll_ = analysis::Options{}.unroll;
+  bool analysis_explain_ = false;
   std::string target_;
   AsmOptions asm_options_;
   std::string engine_ = "ast";
