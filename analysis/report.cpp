@@ -46,8 +46,8 @@ std::string format_explain(const Result& result) {
     const auto& g = result.cfg.functions[size_t(n.function)];
     std::string where = "  line " + std::to_string(n.line) + (g.fn ? " (fn " + g.name + ")" : "") + ": ";
     if (!n.widened) {
-      out += where + "unrolled, " + std::to_string(n.unrolled) + (n.unrolled == 1 ? " iteration" : " iterations") +
-             " at most, each apart: no widening\n";
+      out += where + "unrolled: its head reached " + std::to_string(n.unrolled) +
+             (n.unrolled == 1 ? " time" : " times") + " at most, each state apart: no widening\n";
       continue;
     }
     out += where + (n.unrolled ? "still running after " + std::to_string(n.unrolled) + " unrolled iterations, so widened"

@@ -48,13 +48,17 @@ void Solver::settle_alarms() {
     a.definite = false;
     a.message = error_message(a.kind, false, alarm_what_[{int(a.kind), a.loc.line, a.loc.col}]);
   }
-  for (const auto& [cond, truth] : conditions_)
+  for (const auto& [cond, seen] : conditions_) {
+    uint8_t truth = seen.first;
+    fn_ = seen.second;  // the alarm's wording depends on its function (never called?)
     if (truth == kTrue || truth == kFalse)
       alarm(Alarm::Kind::ConditionAlways, true, cond->loc,
             "the condition " + quote(*cond) + " is always " + (truth == kTrue ? "true" : "false"));
-  for (const Stmt* st : constant_candidates_) {
+  }
+  for (const auto& [st, f] : constant_candidates_) {
     auto it = r_.stmt_values_.find(st);
     if (it == r_.stmt_values_.end() || !it->second.hull.is_point()) continue;
+    fn_ = f;
     alarm(Alarm::Kind::ConstantValue, true, st->loc,
           st->name + " is always " + lat_.show(it->second).substr(2) +
               " here: a constant the AST's fold_constants pass (literals only) cannot see");

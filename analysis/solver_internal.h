@@ -84,8 +84,8 @@ class Solver {
   std::map<std::tuple<int, uint32_t, uint32_t>, std::string> alarm_what_;  // quoted operation
   // Warnings decided from every run of the place (unrolled iterations report apart): the
   // truth values a condition took, and assignments that read a variable.
-  std::map<const Expr*, uint8_t> conditions_;
-  std::set<const Stmt*> constant_candidates_;
+  std::map<const Expr*, std::pair<uint8_t, int>> conditions_;  // truths seen, the function
+  std::map<const Stmt*, int> constant_candidates_;             // the statement's function
   // [function][block]: the entry state of each iteration, for the blocks of a loop that
   // unrolling finished; the report runs each (more precise than their join).
   std::vector<std::map<int, std::vector<State>>> iter_states_;

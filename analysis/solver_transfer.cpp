@@ -241,7 +241,7 @@ void Solver::exec(const Instr& in, State& s) {
       record(&st, v);
       // Whether it is always the same value is decided once every run of it is recorded.
       if (reporting_ && v.type != Type::Unknown && mentions_variable(*in.expr) && !is_literal(*in.expr))
-        constant_candidates_.insert(&st);
+        constant_candidates_[&st] = fn_;
       if (vars[size_t(in.var)].storage == Storage::Global && fn_ == 0)
         grow(globals_[size_t(vars[size_t(in.var)].slot)], global_joins_[size_t(vars[size_t(in.var)].slot)], v);
       put(s, in.var, v);
@@ -289,7 +289,11 @@ std::vector<State> Solver::transfer(const BasicBlock& b, const State& entry) {
     case TermKind::Branch: {
       AbsVal c = eval(*b.cond, s);
       if (c.is_bottom()) break;
-      if (reporting_ && !is_literal(*b.cond)) conditions_[b.cond] |= c.signs;
+      if (reporting_ && !is_literal(*b.cond)) {
+        auto& seen = conditions_[b.cond];
+        seen.first |= c.signs;
+        seen.second = fn_;
+      }
       out[0] = (c.signs & kTrue) ? refine(s, *b.cond, true) : unreachable();
       out[1] = (c.signs & kFalse) ? refine(s, *b.cond, false) : unreachable();
       break;

@@ -137,7 +137,7 @@ int run_program(Session& session, const RunArgs& a) {
 struct DumpArgs {
   std::string file, stage, format = "text", target, function, domain = "product";
   int unroll = analysis::Options{}.unroll;
-  bool explain = false;
+  bool explain = false, no_thresholds = false;
   std::string stage_help;                 // "one of: tokens ast ...", for an unknown stage
   std::vector<std::string> diff_pair;
   int registers = 16, opt = 2;
@@ -165,6 +165,7 @@ int dump_stage(Session& session, const DumpArgs& a) {
   if (!domain_or_say(a.domain, &d)) return kUsageError;
   session.set_analysis_domain(d);
   session.set_analysis_unroll(a.unroll);
+  session.set_analysis_thresholds(!a.no_thresholds);
   session.set_analysis_explain(a.explain);
   std::string text;
   if (!read_or_say(a.file, &text)) return 2;
@@ -224,7 +225,7 @@ struct AnalyzeArgs {
   std::vector<std::string> files;
   std::string domain, frama_c = "frama-c", eva_args, keep;  // domain "": the Session's default
   int unroll = analysis::Options{}.unroll;
-  bool explain = false;
+  bool explain = false, no_thresholds = false;
   bool compare = false, twin = false, recorded = false, record = false, totals = false;
 };
 
@@ -241,6 +242,7 @@ int analyze_one(const AnalyzeArgs& a, std::optional<analysis::Domain> d, const s
   Session session;  // one per file: each program on its own, as `descent run` sees it
   if (d) session.set_analysis_domain(*d);
   session.set_analysis_unroll(a.unroll);
+  session.set_analysis_thresholds(!a.no_thresholds);
   session.set_analysis_explain(a.explain);
   std::string text;
   if (!read_or_say(file, &text)) return 2;
@@ -323,6 +325,7 @@ Subcommand add_analyze(CLI::App& app) {
   cmd->add_option("--domain", a->domain, "the abstract domain, " + domain_names() + " (default: the Session's default domain)");
   cmd->add_option("--unroll", a->unroll, "iterations a loop runs apart before it is widened (Eva's slevel; 0: widen at once)")
       ->check(CLI::Range(0, 100000));
+  cmd->add_flag("--no-thresholds", a->no_thresholds, "widen straight past every bound (no thresholds from the program's constants)");
   cmd->add_flag("--explain", a->explain, "say how each loop was solved (unrolled, widened at which thresholds, narrowed)");
   cmd->add_flag("--compare-eva", a->compare, "beside Frama-C's Eva on the program's C twin: both facts per line, both alarms, counts (frama-c-base; without it Descent's facts alone)");
   cmd->add_flag("--twin", a->twin, "print the C twin Eva analyses");
@@ -375,6 +378,7 @@ Subcommand add_dump(CLI::App& app) {
   dump->add_option("--domain", a->domain, "analysis: the abstract domain, " + domain_names() + " (default product)");
   dump->add_option("--unroll", a->unroll, "analysis: iterations a loop runs apart before it is widened (0: widen at once)")
       ->check(CLI::Range(0, 100000));
+  dump->add_flag("--no-thresholds", a->no_thresholds, "analysis: widen straight past every bound (no thresholds from the program's constants)");
   dump->add_flag("--explain", a->explain, "analysis: say how each loop was solved (unrolled, widened at which thresholds, narrowed)");
   return {dump, [a](Session& s) { return dump_stage(s, *a); }};
 }

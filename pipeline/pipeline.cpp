@@ -552,6 +552,12 @@ void Session::set_analysis_unroll(int n) {
   if (last_) last_->analyses.clear();  // computed with the old limit
 }
 
+void Session::set_analysis_thresholds(bool on) {
+  if (on == analysis_thresholds_) return;
+  analysis_thresholds_ = on;
+  if (last_) last_->analyses.clear();
+}
+
 std::shared_ptr<const analysis::Result> Session::analyze(std::optional<analysis::Domain> domain) const {
   if (!last_ || !last_->checked || !last_->program) return nullptr;
   analysis::Domain d = domain.value_or(analysis_domain_);
@@ -561,6 +567,7 @@ std::shared_ptr<const analysis::Result> Session::analyze(std::optional<analysis:
       analysis::Options o;
       o.domain = d;
       o.unroll = analysis_unroll_;
+      o.thresholds = analysis_thresholds_;
       o.first_new_global = last_->globals_before;
       return std::make_shared<const analysis::Result>(analysis::analyze(*last_->program, module_, o));
     });

@@ -194,6 +194,8 @@ class Session {
   // 0: never), and whether the report says how each loop was solved (--explain).
   void set_analysis_unroll(int n);
   int analysis_unroll() const { return analysis_unroll_; }
+  void set_analysis_thresholds(bool on);  // widening thresholds (analysis::Options::thresholds)
+  bool analysis_thresholds() const { return analysis_thresholds_; }
   void set_analysis_explain(bool on) { analysis_explain_ = on; }
   bool analysis_explain() const { return analysis_explain_; }
   // The abstract interpretation of the last input (its top-level code and the functions it
@@ -613,6 +615,7 @@ class Session {
   int opt_level_ = 2;
   analysis::Domain analysis_domain_ = analysis::Domain::Product;
   int analysis_unroll_ = analysis::Options{}.unroll;
+  bool analysis_thresholds_ = true;
   bool analysis_explain_ = false;
   std::string target_;
   AsmOptions asm_options_;
