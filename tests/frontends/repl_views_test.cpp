@@ -168,8 +168,14 @@ TEST_CASE(":analyze and :cfg: the abstract interpretation of the last input, in 
   h.feed("s = 0; for i in 0..10 { s = f(i) }");
   h.feed(":analyze");
   std::string facts = h.take_out();
-  CHECK(contains(facts, "facts after each line (intervals):"));
-  CHECK(contains(facts, "# s = 0; i in [0, 9]; s in [0, 18]"));
+  CHECK(contains(facts, "facts after each line (product):"));
+  CHECK(contains(facts, "# s = 0; i in [0, 9]; s in [0, 18], = 0 mod 2"));
+  h.feed(":analyze intervals unroll=0 explain");
+  std::string classic = h.take_out();
+  CHECK(contains(classic, "# s = 0; i in [0, 9]; s in [0, 18]\n"));
+  CHECK(contains(classic, "widened (not unrolled)"));
+  h.feed(":analyze unroll=64 explain");
+  CHECK(contains(h.take_out(), "unrolled: its head reached 11 times"));
   h.feed(":analyze signs");
   CHECK(contains(h.take_out(), "facts after each line (signs):"));
   h.feed(":analyze states");  // the domain stays signs
@@ -183,7 +189,7 @@ TEST_CASE(":analyze and :cfg: the abstract interpretation of the last input, in 
   CHECK(contains(h.take_out(), "digraph cfg {"));
   CHECK(h.take_err().empty());
   h.feed(":analyze octagons");
-  CHECK(contains(h.take_err(), "usage: :analyze [constants|signs|intervals|product] [states|multiply]"));
+  CHECK(contains(h.take_err(), "usage: :analyze [constants|signs|intervals|congruences|sets|product] [states|multiply] [explain] [unroll=N]"));
   // An input that did not check has nothing to analyse, and the REPL goes on.
   h.feed("y = undefined_name + 1");
   h.take_err();

@@ -50,7 +50,7 @@ struct AnalysisPane : Pane {
   std::string caption() const override { return caption_; }
 
   // ---- What is shown (the controls) ----
-  an::Domain domain_ = an::Domain::Product;
+  an::Domain domain_ = an::Domain::Intervals;  // the lesson starts with intervals (the CLI default is product)
   int fn_ = 0;               // index into the graph's functions
   std::string fn_name_;      // carried across edits: the same function if it still exists
   bool stepping_ = false;    // false: the fixpoint; true: the state as of step_
@@ -61,7 +61,7 @@ struct AnalysisPane : Pane {
 
   // ---- What was loaded, for one generation and domain ----
   uint64_t generation_ = std::numeric_limits<uint64_t>::max();
-  an::Domain loaded_domain_ = an::Domain::Product;
+  an::Domain loaded_domain_ = an::Domain::Intervals;
   bool compiled_ = false;  // a run has finished (generation > 0)
   std::shared_ptr<const an::Result> result_;
   std::vector<std::string> src_;        // the analysed input's lines
