@@ -81,13 +81,6 @@ const char* use_helper(Type t) {
   return t == Type::Float ? "descent_use_float" : t == Type::Bool ? "descent_use_bool" : "descent_use_int";
 }
 
-// C's binding powers, which order Descent's operators as LANGUAGE.md does: || 1, && 2, == != 3,
-// < <= > >= 4, + - 5, * / % 6 (unary 7, literals and calls 8).
-int precedence(BinaryOp op) {
-  static const int by_op[] = {/*Add*/ 5, 5, /*Mul*/ 6, 6, 6, /*Eq*/ 3, 3, /*Lt*/ 4, 4, 4, 4, /*And*/ 2, /*Or*/ 1};
-  return by_op[static_cast<int>(op)];
-}
-
 std::string paren(std::string s, int prec, int outer) { return prec < outer ? "(" + s + ")" : s; }
 
 // An int expression C would compute in (32-bit) int: literals and their negations.
@@ -309,13 +302,13 @@ class Writer {
       helpers_.insert("fmod");
       return "fmod(" + expr(a, 0) + ", " + expr(b, 0) + ")";
     }
-    int p = precedence(e.binary_op);
+    int p = binary_precedence(e.binary_op);
     // Parentheses C compilers ask for though C's precedence agrees: && inside ||, a comparison
     // inside == or !=.
     auto side = [&](const Expr& k, int at) {
       bool ask = k.kind == ExprKind::Binary &&
                  ((e.binary_op == BinaryOp::Or && k.binary_op == BinaryOp::And) ||
-                  (p == 3 && (precedence(k.binary_op) == 3 || precedence(k.binary_op) == 4)));
+                  (p == 3 && (binary_precedence(k.binary_op) == 3 || binary_precedence(k.binary_op) == 4)));
       return ask ? "(" + expr(k, 0) + ")" : expr(k, at);
     };
     std::string left = side(a, p);

@@ -303,9 +303,7 @@ ProgramCfg build_cfg(const Program& program, const Module& module) {
 
 // ---- views ----------------------------------------------------------------------------------
 
-namespace {
-
-int precedence(BinaryOp op) {
+int binary_precedence(BinaryOp op) {
   switch (op) {
     case BinaryOp::Or: return 1;
     case BinaryOp::And: return 2;
@@ -315,6 +313,8 @@ int precedence(BinaryOp op) {
     default: return 6;
   }
 }
+
+namespace {
 
 std::string float_text(double v) {
   std::string s = format_value(Value::of_float(v), Type::Float);
@@ -337,7 +337,7 @@ void expr_prec(const Expr& e, int outer, std::string& out, size_t limit) {
       expr_prec(*e.kids[0], 7, out, limit);
       return;
     case ExprKind::Binary: {
-      int p = precedence(e.binary_op);
+      int p = binary_precedence(e.binary_op);
       if (p < outer) out += "(";
       expr_prec(*e.kids[0], p, out, limit);
       out += std::string(" ") + op_symbol(e.binary_op) + " ";

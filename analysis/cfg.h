@@ -97,6 +97,9 @@ std::string cfg_dot(const ProgramCfg& cfg, const std::string& function = "");
 // One instruction or terminator as a line of source-like text ("i.next = i.next + 1").
 std::string instr_text(const FunctionCfg& f, const Instr& in);
 std::string term_text(const FunctionCfg& f, const BasicBlock& b);
+// Binding power of a binary operator as LANGUAGE.md orders them (|| 1, && 2, == != 3,
+// < <= > >= 4, + - 5, * / % 6); C orders them the same way (the C twin uses it too).
+int binary_precedence(BinaryOp op);
 // An expression in source syntax (variables by name); the second cut after max_chars ("...").
 std::string expr_text(const Expr& e);
 std::string expr_text(const Expr& e, size_t max_chars);
