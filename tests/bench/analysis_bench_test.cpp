@@ -35,7 +35,11 @@ TEST_CASE("analysis suite: every workload in every domain, with the front end as
     domains.insert(r.engine);
   }
   CHECK(workloads.size() == analysis_workloads().size());
-  CHECK(domains == std::set<std::string>{"constants", "signs", "intervals", "product"});
+  std::set<std::string> every_domain;
+  for (descent::analysis::Domain d : descent::analysis::all_domains())
+    every_domain.insert(descent::analysis::domain_name(d));
+  CHECK(every_domain.count("congruences") == 1);  // the list is the analysis's own, all six
+  CHECK(domains == every_domain);
   std::string table = format_analysis_table(records);
   CHECK(table.find("workload") == 0);
   CHECK(table.find("big_program") != std::string::npos);

@@ -96,13 +96,22 @@ TEST_CASE("analysis pane: facts by line, the graph, and the solver steps one by 
     CHECK(latest[size_t(s.block)] == int(k - 1));
   }
 
-  // The slider moves the picture: the first step, then the first widening of a loop head.
+  // The slider moves the picture: the first step, then the first iteration of an unrolled
+  // loop (the for loop's head, iteration by iteration before any widening), then the first
+  // widening of a loop head: the loop to 1000 runs past --unroll's 64 iterations and widens
+  // at the program's constants, which the caption lists.
   act(*app, "analysis step first");
   Image first = app->capture();
   CHECK(difference(fixpoint, first) > 0.001);
+  act(*app, "analysis step unrolling");
+  CHECK(pane->caption().find(", unrolling, iteration 1, ") != std::string::npos);
+  CHECK(pane->caption().find("loop head") != std::string::npos);
+  act(*app, "analysis step unrolling");
+  CHECK(pane->caption().find(", unrolling, iteration 2, ") != std::string::npos);
   act(*app, "analysis step widening");
   CHECK(pane->caption().find(", widening, ") != std::string::npos);
   CHECK(pane->caption().find("loop head") != std::string::npos);
+  CHECK(pane->caption().find("thresholds m <= 999") != std::string::npos);
   CHECK(difference(first, app->capture()) > 0.001);
   act(*app, "analysis step next");
   act(*app, "analysis step prev");

@@ -155,17 +155,32 @@ bool AnalysisPane::next_step_of(int b, std::string* error) {
   return false;
 }
 
-bool AnalysisPane::next_widening(std::string* error) {
+// "widening" or "unrolling": the next step in that phase (unrolling steps are the loop's
+// iterations run one by one before any widening, Options::unroll).
+bool AnalysisPane::next_phase(const std::string& phase, std::string* error) {
   for (int k = step_ + (stepping_ ? 1 : 0); k < trace_size(); ++k)
-    if (result_->trace[static_cast<size_t>(k)].phase == "widening") {
+    if (result_->trace[static_cast<size_t>(k)].phase == phase) {
       go_to_step(k);
       return true;
     }
-  if (error) *error = "no widening step after this one";
+  if (error) *error = "no " + phase + " step after this one";
   return false;
 }
 
-// "step 12 of 40: B1 (for.head, loop head), widening, changed"
+// The bounds widening stopped at for the loop whose head is block b of function f (the
+// program's constants, LoopNote::thresholds), or "" when it had none.
+std::string AnalysisPane::thresholds_of(int f, int b) const {
+  for (const an::LoopNote& l : result_->loops)
+    if (l.function == f && l.head == b && !l.thresholds.empty()) {
+      std::string t;
+      for (const std::string& v : l.thresholds) t += (t.empty() ? "" : ", ") + v;
+      return t;
+    }
+  return "";
+}
+
+// "step 12 of 40: B1 (for.head, loop head), widening, changed, thresholds 100, 1000" or
+// "step 3 of 40: B1 (while.head, loop head), unrolling, iteration 2, changed"
 std::string AnalysisPane::step_text() const {
   const an::SolverStep& s = result_->trace[static_cast<size_t>(step_)];
   std::string where = "B" + std::to_string(s.block);
@@ -177,8 +192,15 @@ std::string AnalysisPane::step_text() const {
     }
     if (s.function != 0) where = g.name + " " + where;
   }
-  return fmt::format("step {} of {}: {}, {}, {}", step_ + 1, trace_size(), where, s.phase,
-                     s.changed ? "changed" : "unchanged");
+  std::string phase = s.phase;
+  if (s.phase == "unrolling") phase += ", iteration " + std::to_string(s.iteration);
+  std::string text = fmt::format("step {} of {}: {}, {}, {}", step_ + 1, trace_size(), where, phase,
+                                 s.changed ? "changed" : "unchanged");
+  if (s.phase == "widening") {
+    std::string t = thresholds_of(s.function, s.block);
+    if (!t.empty()) text += ", thresholds " + t;
+  }
+  return text;
 }
 
 std::string AnalysisPane::make_caption() const {
@@ -340,9 +362,10 @@ bool AnalysisPane::Act(Document& doc, std::string_view verb, const std::vector<s
       return fail("no block '" + args[1] + "' in " + fn_name_);
     return next_step_of(b, error);
   }
-  if (args.size() != 1) return fail("usage: analysis step N|next|prev|first|last|widening|block B");
+  if (args.size() != 1)
+    return fail("usage: analysis step N|next|prev|first|last|widening|unrolling|block B");
   const std::string& a = args[0];
-  if (a == "widening") return next_widening(error);
+  if (a == "widening" || a == "unrolling") return next_phase(a, error);
   if (a == "next" || a == "prev") {
     int k = stepping_ ? step_ + (a == "next" ? 1 : -1) : (a == "next" ? 0 : n - 1);
     if (k < 0 || k >= n) return fail(a == "next" ? "already at the last step" : "already at the first step");
@@ -356,7 +379,7 @@ bool AnalysisPane::Act(Document& doc, std::string_view verb, const std::vector<s
   int k = 0;
   auto [p, ec] = std::from_chars(a.data(), a.data() + a.size(), k);
   if (ec != std::errc() || p != a.data() + a.size() || k < 1 || k > n)
-    return fail(fmt::format("no step '{}' (steps 1..{}, next, prev, first, last, widening)", a, n));
+    return fail(fmt::format("no step '{}' (steps 1..{}, next, prev, first, last, widening, unrolling)", a, n));
   go_to_step(k - 1);
   return true;
 }

@@ -282,8 +282,13 @@ void AnalysisPane::draw_graph_controls() {
     played_at_ = ImGui::GetTime();
   }
   ImGui::SameLine();
-  if (ImGui::Button("next widening")) next_widening(nullptr);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("the next step that widens a loop head");
+  if (ImGui::Button("next unrolled")) next_phase("unrolling", nullptr);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("the next iteration of a loop run one by one (--unroll), before any widening");
+  ImGui::SameLine();
+  if (ImGui::Button("next widening")) next_phase("widening", nullptr);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("the next step that widens a loop head (at the program's constants first)");
   ImGui::SameLine();
   int shown = step_ + 1;
   ImGui::SetNextItemWidth(std::max(em(80), ImGui::GetContentRegionAvail().x));

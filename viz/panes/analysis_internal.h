@@ -32,6 +32,7 @@ namespace an = descent::analysis;
 inline ImU32 phase_color(const std::string& phase) {
   if (phase == "widening") return IM_COL32(230, 110, 0, 255);   // orange: bounds jump to inf
   if (phase == "narrowing") return IM_COL32(30, 150, 60, 255);  // green: bounds won back
+  if (phase == "unrolling") return IM_COL32(150, 60, 170, 255); // violet: one iteration at a time
   return IM_COL32(30, 80, 230, 255);                            // blue: ascending
 }
 constexpr ImU32 kFactColor = IM_COL32(0, 115, 130, 255);    // a fact beside its line / in a box: teal
@@ -106,7 +107,8 @@ struct AnalysisPane : Pane {
   void select_function(int f);
   void go_to_step(int k);
   bool next_step_of(int b, std::string* error);
-  bool next_widening(std::string* error);
+  bool next_phase(const std::string& phase, std::string* error);
+  std::string thresholds_of(int function, int head) const;
   std::string step_text() const;
   std::string make_caption() const;
   void Draw(Document& doc) override;
