@@ -23,11 +23,15 @@ constexpr int kSummaryJoins = 10;
 // Interprocedural rounds before giving up on precision: every summary is widened from then
 // on, and the rounds stop once they stop changing (they must: widening).
 constexpr int kMaxRounds = 200;
+// Widening steps at one loop head that may stop at program constants (thresholds) before
+// widening jumps past them all: each rung costs a pass over the loop, nests multiply them.
+constexpr int kThresholdSteps = 8;
 // Narrowing passes after each function's ascending fixpoint.
 constexpr int kNarrowPasses = 3;
 // Block transfers one analysis may spend unrolling loops, over all its functions and rounds
 // (a loop nest of unknown trip counts would otherwise cost unroll^depth each round); past
-// it, loops are widened at once. A classroom program's loops take a few thousand.
+// it, loops are widened at once. A classroom program's loops take a few thousand; a block
+// of a function with more than 32 variables counts once per 32 of them (set_in).
 constexpr size_t kUnrollWork = 5'000;
 // States an unrolled loop keeps for the report, over all its blocks and iterations.
 constexpr size_t kKeptStates = 4'096;
@@ -205,11 +209,11 @@ bool Solver::state_leq(const State& a, const State& b) const {
   return true;
 }
 
-State Solver::widen_states(const State& old, const State& next) const {
+State Solver::widen_states(const State& old, const State& next, bool thresholds) const {
   if (!old.reachable) return next;
   if (!next.reachable) return old;
   State r = old;
-  for (size_t i = 0; i < r.vars.size(); ++i) r.vars[i] = lat_.widen(old.vars[i], next.vars[i]);
+  for (size_t i = 0; i < r.vars.size(); ++i) r.vars[i] = lat_.widen(old.vars[i], next.vars[i], thresholds);
   return r;
 }
 
@@ -297,6 +301,7 @@ void Solver::solve(int f) {
   for (size_t b = 0; b < blocks.size(); ++b) outs_[b].assign(blocks[b].succs.size(), unreachable());
   in[0] = entry_state(f);
   iter_states_[size_t(f)].clear();
+  solved_from_.assign(blocks.size(), std::nullopt);
   if (!in[0].reachable) return;
   trace(0, "ascending", true, in[0]);
   // Loop members: the head and every block that reaches one of its back edges (edges
@@ -340,6 +345,10 @@ State Solver::gather(int b, int from) const {
 
 void Solver::set_in(int b, State s, const char* phase) {
   auto& in = in_[size_t(fn_)];
+  // The unrolling budget counts the transfers unrolling makes (an inner loop's blocks once
+  // per iteration that runs them, not again for each enclosing loop); a state of more than
+  // 32 variables costs one unit per 32.
+  if (iteration_ > 0 && s.reachable) unroll_work_ += 1 + s.vars.size() / 32;
   bool changed = !(state_leq(s, in[size_t(b)]) && state_leq(in[size_t(b)], s));
   in[size_t(b)] = std::move(s);
   if (changed) trace(b, phase, true, in[size_t(b)]);
@@ -379,14 +388,34 @@ LoopNote& Solver::loop_note(int h) {
 
 void Solver::solve_loop(int h, const std::vector<int>& body) {
   auto& in = in_[size_t(fn_)];
-  if (unroll_loop(h, body)) return;
+  // An inner loop is solved again on each visit of the outer one; when what enters it has
+  // not changed, its blocks still hold the answer (a nest of depth d costs d passes, not
+  // d^2). Not inside an unrolled iteration (while the budget lasts): that one keeps each
+  // iteration's states apart for the report and the outer loop clears them per iteration.
+  State entry = gather(h, -1);
+  const std::optional<State>& last = solved_from_[size_t(h)];
+  if (last && (iteration_ == 0 || unroll_work_ >= kUnrollWork) && state_leq(entry, *last) &&
+      state_leq(*last, entry))
+    return;
+  solved_from_[size_t(h)].reset();
+  bool unrolled = unroll_loop(h, body);
+  // Unrolling leaves each inner loop's blocks holding the join over the iterations, not
+  // what the inner loop's last solve gave: those entries no longer hold.
+  for (int b : body)
+    if (F().blocks[size_t(b)].loop_head) solved_from_[size_t(b)].reset();
+  if (unrolled) {
+    solved_from_[size_t(h)] = std::move(entry);
+    return;
+  }
   // Ascending, widening at the head from the second visit on.
   for (int visit = 0;; ++visit) {
     State next = gather(h);
     if (visit > 0) {
       if (state_leq(next, in[size_t(h)])) break;
       State joined = join_states(in[size_t(h)], next);
-      next = widen_states(in[size_t(h)], joined);
+      // The thresholds are a ladder: a loop still climbing after kThresholdSteps rungs
+      // (a nest testing x against many constants) widens plainly from then on.
+      next = widen_states(in[size_t(h)], joined, visit <= kThresholdSteps);
       LoopNote& note = loop_note(h);
       note.widened = true;
       // The bounds widening stopped at a program constant (a threshold), for --explain.
@@ -417,6 +446,7 @@ void Solver::solve_loop(int h, const std::vector<int>& body) {
     set_in(h, next, "narrowing");
     solve_list(body, h);
   }
+  solved_from_[size_t(h)] = std::move(entry);
 }
 
 // Runs the loop iteration by iteration: the head takes exactly what the previous iteration's
@@ -448,16 +478,21 @@ bool Solver::unroll_loop(int h, const std::vector<int>& body) {
     for (int b : members) lists.erase(b);  // an inner loop unrolled in this iteration sets them
     set_in(h, cur, "unrolling");
     solve_list(body, h);
-    unroll_work_ += members.size();
     for (size_t m = 0; m < members.size(); ++m) {
       int b = members[size_t(m)];
+      // Past kKeptStates the report will use the join anyway: stop copying (a deep nest
+      // would otherwise copy each inner loop's states once per enclosing level).
       auto inner = lists.find(b);
       if (inner != lists.end()) {
         kept += inner->second.size();
-        mine[m].insert(mine[m].end(), inner->second.begin(), inner->second.end());
+        // Moved: this loop's own list replaces the inner one at the end (or drops it).
+        if (kept <= kKeptStates)
+          mine[m].insert(mine[m].end(), std::make_move_iterator(inner->second.begin()),
+                         std::make_move_iterator(inner->second.end()));
+        inner->second.clear();
       } else if (in[size_t(b)].reachable) {
         ++kept;
-        mine[m].push_back(in[size_t(b)]);
+        if (kept <= kKeptStates) mine[m].push_back(in[size_t(b)]);
       }
       join_into_reachable(in_join[m], in[size_t(b)]);
       for (size_t e = 0; e < outs_join[m].size(); ++e) join_into_reachable(outs_join[m][e], outs_[size_t(b)][e]);
@@ -471,8 +506,8 @@ bool Solver::unroll_loop(int h, const std::vector<int>& body) {
   }
   iteration_ = saved_iteration;
   for (size_t m = 0; m < members.size(); ++m) {
-    in[size_t(members[m])] = in_join[m];
-    outs_[size_t(members[m])] = outs_join[m];
+    in[size_t(members[m])] = std::move(in_join[m]);
+    outs_[size_t(members[m])] = std::move(outs_join[m]);
     // The report runs each iteration's state apart, when the loop finished and the states
     // are few enough to keep; otherwise their join.
     if (finished && kept <= kKeptStates) lists[members[m]] = std::move(mine[m]);

@@ -11,6 +11,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -74,6 +75,10 @@ class Solver {
   size_t traced_facts_ = 0;  // facts in r_.trace this round (trace() stops at a million)
   std::vector<std::vector<State>> outs_;         // [block][succ]: what it hands each successor
   std::vector<std::vector<char>> loop_members_;  // [head][block]
+  // [head]: the state from outside the loop its blocks' states were last solved from (and
+  // still hold); the same entry again needs no new solve (solve_loop). An outer loop's
+  // bookkeeping that rewrites the blocks clears it.
+  std::vector<std::optional<State>> solved_from_;
 
   // One alarm per kind and place; one wrap-around note per line (a long sum would note
   // every partial sum).
@@ -116,7 +121,7 @@ class Solver {
   void join_into_reachable(State& a, const State& b) const;  // a may be unreachable
   State join_states(const State& a, const State& b) const;
   bool state_leq(const State& a, const State& b) const;
-  State widen_states(const State& old, const State& next) const;
+  State widen_states(const State& old, const State& next, bool thresholds = true) const;
   State narrow_states(const State& old, const State& next) const;
 
   // No execution gets here: no variables at all (states are copied a lot; an unreachable

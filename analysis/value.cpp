@@ -197,7 +197,7 @@ AbsVal Lattice::meet(const AbsVal& a, const AbsVal& b) const {
   return normalize(r);
 }
 
-AbsVal Lattice::widen(const AbsVal& old, const AbsVal& next) const {
+AbsVal Lattice::widen(const AbsVal& old, const AbsVal& next, bool thresholds) const {
   if (old.type == Type::Unknown || old.is_bottom()) return next;
   if (next.type == Type::Unknown || next.is_bottom()) return old;
   if (d_ == Domain::Constants || d_ == Domain::Signs || old.type == Type::Bool) return join(old, next);
@@ -218,14 +218,15 @@ AbsVal Lattice::widen(const AbsVal& old, const AbsVal& next) const {
     // counter that stops below 2^62 (`n += 1` until `n >= 5`) keeps a bound that `n + 1`
     // cannot wrap past, so the loop test still narrows it; jumping straight to INT_MAX would
     // make the next `+ 1` wrap to the whole type, which no narrowing can undo.
+    const auto tb = thresholds_.begin(), te = thresholds ? thresholds_.end() : tb;
     if (next.hull.lo < old.hull.lo) {
-      auto t = std::upper_bound(thresholds_.begin(), thresholds_.end(), next.hull.lo);
-      if (t != thresholds_.begin() && *(t - 1) > -kWidenStep) r.hull.lo = *(t - 1);
+      auto t = std::upper_bound(tb, te, next.hull.lo);
+      if (t != tb && *(t - 1) > -kWidenStep) r.hull.lo = *(t - 1);
       else r.hull.lo = old.hull.lo > -kWidenStep && next.hull.lo >= -kWidenStep ? -kWidenStep : kMin;
     }
     if (next.hull.hi > old.hull.hi) {
-      auto t = std::lower_bound(thresholds_.begin(), thresholds_.end(), next.hull.hi);
-      if (t != thresholds_.end() && *t < kWidenStep) r.hull.hi = *t;
+      auto t = std::lower_bound(tb, te, next.hull.hi);
+      if (t != te && *t < kWidenStep) r.hull.hi = *t;
       else r.hull.hi = old.hull.hi < kWidenStep && next.hull.hi <= kWidenStep ? kWidenStep : kMax;
     }
   }

@@ -110,7 +110,8 @@ class Lattice {
   bool equal(const AbsVal& a, const AbsVal& b) const { return leq(a, b) && leq(b, a); }
   AbsVal join(const AbsVal& a, const AbsVal& b) const;
   AbsVal meet(const AbsVal& a, const AbsVal& b) const;
-  AbsVal widen(const AbsVal& old, const AbsVal& next) const;
+  // thresholds false: skip the program's constants (a loop that has climbed enough of them).
+  AbsVal widen(const AbsVal& old, const AbsVal& next, bool thresholds = true) const;
   AbsVal narrow(const AbsVal& old, const AbsVal& next) const;
 
   // The concrete values an abstract value stands for, as intervals (one per sign atom).
