@@ -45,6 +45,12 @@ struct Options {
   // Widening with thresholds: a bound that moves jumps to the next of the program's own
   // constants (and their neighbours) before it jumps to the type's end.
   bool thresholds = true;
+  // Calls analysed in their caller's state (Eva's default): each call of a function with
+  // different argument values is a context of its own, its facts the join over the contexts
+  // that ran; recursion is followed that many calls deep, then it and anything past the
+  // budget uses the function's summary (its arguments joined over every call). false: every
+  // call uses the summary (the classic interprocedural analysis of the lessons).
+  bool contexts = true;
 };
 
 // How the solver treated one loop, for `--explain`: unrolled (and in how many iterations), or
@@ -115,6 +121,10 @@ class Result {
   bool trace_truncated = false;
   int rounds = 0;  // interprocedural rounds until the summaries stopped changing
   std::vector<LoopNote> loops;  // every loop the last round solved, by function and head
+  // [function]: the calling contexts it was analysed in (Options::contexts), 0 where its
+  // summary was used (the top level, recursion past the limit), -1 for a function nothing
+  // calls (analysed once, with any argument).
+  std::vector<int> contexts;
   std::vector<int64_t> thresholds;  // the widening thresholds the program's constants gave
 
   // The facts that hold after the statements of a line (of the analysed input's file):

@@ -289,13 +289,14 @@ ProgramCfg build_cfg(const Program& program, const Module& module) {
   if (todo.empty()) add_uncalled();
   for (size_t i = 0; i < todo.size(); ++i) {
     int fi = todo[i];
-    if (fi < 0 || size_t(fi) >= module.functions.size() || !seen.insert(fi).second) continue;
-    const FnDecl* fn = module.functions[size_t(fi)].decl;
-    if (!fn) continue;
-    cfg.functions.push_back(build_function(fn, &program, module));
-    calls_in(fn->body, &todo);
+    const FnDecl* fn = fi >= 0 && size_t(fi) < module.functions.size() ? module.functions[size_t(fi)].decl : nullptr;
+    if (fn && seen.insert(fi).second) {
+      cfg.functions.push_back(build_function(fn, &program, module));
+      calls_in(fn->body, &todo);
+    }
     // Then the input's own functions that nothing calls (analysed with unknown arguments),
-    // and what they call.
+    // and what they call; checked after every entry, the last one may be a repeat (a
+    // recursive call).
     if (i + 1 == todo.size()) add_uncalled();
   }
   return cfg;

@@ -149,6 +149,11 @@ struct EvaCounts {
   // Programs where Eva said it had to guess (a recursion deeper than it unrolls: "Recursive
   // call to f without a specification"), or stopped: its facts there are not all sound.
   int eva_problems = 0;
+  // False alarms, where the program was run to its end (count_false_alarms): lines in code it
+  // runs whose alarm the run proves wrong (it did not fail there). Descent's error alarms;
+  // Eva's error alarms, and its signed-overflow alarms on lines where Descent proves no
+  // wrap-around (there C cannot overflow either; where both flag it, neither is counted).
+  int runs = 0, descent_false = 0, eva_false = 0;
   int descent_at_least() const { return same + descent_more; }
   EvaCounts& operator+=(const EvaCounts& o);
 };
@@ -161,6 +166,9 @@ struct EvaComparison {
   std::vector<std::string> notes;  // Eva's problems, a stale record, ...
 };
 EvaComparison compare_with_eva(const Result& result, const CTwin& twin, const EvaRun& eva);
+// The program (it reads no input: one run is every run) ran to its end, failing at
+// `failing_line` (0: it did not fail): counts the false alarms into c->counts.
+void count_false_alarms(EvaComparison* c, uint32_t failing_line);
 
 // The whole side by side for one analysed program: its twin (false with *error when the program
 // has none), Eva's runs on it (or `recorded`, a log run_eva wrote, when given), the comparison.

@@ -226,6 +226,9 @@ EvaCounts& EvaCounts::operator+=(const EvaCounts& o) {
   eva_errors_uncalled += o.eva_errors_uncalled;
   descent_wraps += o.descent_wraps;
   eva_overflows += o.eva_overflows;
+  runs += o.runs;
+  descent_false += o.descent_false;
+  eva_false += o.eva_false;
   eva_other += o.eva_other;
   eva_problems += o.eva_problems;
   return *this;
@@ -378,6 +381,16 @@ bool eva_side_by_side(const Result& result, const EvaOptions& options, const std
   out->eva = recorded ? parse_eva_log(*recorded) : run_eva(out->twin, options);
   out->comparison = compare_with_eva(result, out->twin, out->eva);
   return true;
+}
+
+void count_false_alarms(EvaComparison* c, uint32_t failing_line) {
+  auto& k = c->counts;
+  ++k.runs;
+  for (const AlarmRow& r : c->alarms) {
+    if (r.if_called || r.line == 0 || r.line == failing_line) continue;
+    k.descent_false += r.descent_error;
+    k.eva_false += r.eva_error || (r.eva_overflow && !r.descent_wrap);
+  }
 }
 
 }  // namespace descent::analysis

@@ -55,6 +55,9 @@ std::string format_eva_counts(const EvaCounts& k) {
   s += "\nwrap-around (Descent) / signed overflow (Eva), lines: " + std::to_string(k.descent_wraps) + " / " +
        std::to_string(k.eva_overflows);
   if (k.eva_other) s += "; Eva's other alarms: " + std::to_string(k.eva_other) + " lines";
+  if (k.runs)
+    s += "\nfalse alarms (lines the run shows cannot fail): Descent " + std::to_string(k.descent_false) + ", Eva " +
+         std::to_string(k.eva_false);
   if (k.eva_problems) s += "\nEva had to guess or stopped (see the notes): its facts here are not all sound";
   return s + "\n";
 }
@@ -128,6 +131,7 @@ std::string format_eva_totals(const std::vector<std::pair<std::string, EvaCounts
       {"Eva err", &EvaCounts::eva_errors},    {"D err*", &EvaCounts::descent_errors_uncalled},
       {"Eva err*", &EvaCounts::eva_errors_uncalled}, {"D wrap", &EvaCounts::descent_wraps},
       {"Eva ovf", &EvaCounts::eva_overflows}, {"Eva prob", &EvaCounts::eva_problems},
+      {"D false", &EvaCounts::descent_false}, {"Eva false", &EvaCounts::eva_false},
   };
   size_t wn = 7;
   for (const auto& [name, k] : rows) wn = std::max(wn, name.size());
@@ -156,6 +160,10 @@ std::string format_eva_totals(const std::vector<std::pair<std::string, EvaCounts
          std::to_string(total.eva_errors_uncalled) + "\n";
   out += "wrap-around (Descent) / signed overflow (Eva), lines: " + std::to_string(total.descent_wraps) + " / " +
          std::to_string(total.eva_overflows) + "\n";
+  if (total.runs)
+    out += "false alarms (lines the run shows cannot fail; Eva's overflow alarms where Descent proves no wrap "
+           "count): Descent " + std::to_string(total.descent_false) + ", Eva " + std::to_string(total.eva_false) +
+           " (" + std::to_string(total.runs) + " programs run to their end)\n";
   if (total.eva_problems)
     out += "Eva prob: programs where Eva had to guess (a recursion deeper than it unrolls) or stopped: " +
            std::to_string(total.eva_problems) + "\n";

@@ -58,6 +58,19 @@ std::string format_explain(const Result& result) {
     }
     out += n.narrowed ? "; then narrowed by the loop's tests\n" : "\n";
   }
+  // How each function was analysed: in each call's own state, or from its summary.
+  std::string calls;
+  for (size_t f = 1; f < result.cfg.functions.size(); ++f) {
+    const auto& g = result.cfg.functions[f];
+    if (!g.fn) continue;
+    int n = f < result.contexts.size() ? result.contexts[f] : 0;
+    calls += "  fn " + g.name + ": " +
+             (n > 0    ? "analysed in " + std::to_string(n) + (n == 1 ? " calling context" : " calling contexts") +
+                             " (each call's argument values apart)\n"
+              : n < 0 ? "never called: analysed once, with any argument\n"
+                      : "its summary (arguments joined over every call)\n");
+  }
+  if (!calls.empty()) out += "\nhow each function was analysed:\n" + calls;
   return out;
 }
 

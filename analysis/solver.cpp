@@ -54,6 +54,8 @@ void Solver::run() {
   called_.assign(fns.size(), false);
   may_return_.assign(fns.size(), false);
   uncalled_.assign(fns.size(), false);
+  fallback_.assign(fns.size(), false);
+  contexts_.assign(fns.size(), {});
   for (size_t f = 0; f < fns.size(); ++f) {
     ret_[f] = fns[f].fn ? lat_.bottom(fns[f].fn->return_type) : AbsVal{};
     for (int p = 0; p < fns[f].num_params; ++p) params_[f].push_back(lat_.bottom(fns[f].vars[size_t(p)].type));
@@ -129,7 +131,13 @@ void Solver::run_rounds() {
     traced_facts_ = 0;
     summaries_changed_ = false;
     widen_summaries_ = round >= kMaxRounds / 2;
+    for (auto& c : contexts_) c.clear();  // calls in context are solved afresh each round
+    ctx_work_ = ctx_states_ = 0;
     for (size_t f = 0; f < fns.size(); ++f) {
+      if (!summary_solved(int(f))) {  // its calls solve it, in context
+        in_[f].assign(fns[f].blocks.size(), unreachable());
+        continue;
+      }
       solve(int(f));
       const auto& exit_in = in_[f][size_t(fns[f].exit)];
       if (exit_in.reachable && !may_return_[f]) {
@@ -227,17 +235,19 @@ State Solver::narrow_states(const State& old, const State& next) const {
 // ---- one function's fixpoint ----
 
 // The state at a function's entry: parameters from the summary, the rest unassigned.
-State Solver::entry_state(int f) {
+// A function's entry: its parameters are the call's arguments (in context) or the summary's.
+State Solver::entry_state(int f, const std::vector<AbsVal>* args) {
   State s;
   const FunctionCfg& g = r_.cfg.functions[size_t(f)];
   s.vars.resize(g.vars.size());
-  s.reachable = called_[size_t(f)];
+  s.reachable = called_[size_t(f)] || args;
   for (size_t i = 0; i < g.vars.size(); ++i) {
     Type t = g.vars[i].type;
     if (!is_tracked(t)) continue;
     if (f == 0 && g.vars[i].storage == Storage::Global)
       s.vars[i] = assigned_[size_t(g.vars[i].slot)] ? lat_.bottom(t) : lat_.top(t);
-    else if (int(i) < g.num_params) s.vars[i] = params_[size_t(f)][i];
+    else if (int(i) < g.num_params)
+      s.vars[i] = !args ? params_[size_t(f)][i] : i < args->size() ? (*args)[i] : lat_.top(t);
     else s.vars[i] = lat_.bottom(t);
     if (int(i) < g.num_params && s.vars[i].is_bottom()) s.reachable = false;
   }
@@ -260,7 +270,7 @@ std::vector<std::string> Solver::describe(const State& s) const {
 // The steps are for watching a classroom program: a huge one stops being traced after
 // max_trace steps or a million facts, whichever comes first.
 void Solver::trace(int block, const char* phase, bool changed, const State& s) {
-  if (reporting_) return;
+  if (reporting_ || in_report_) return;
   if (r_.trace.size() >= opts_.max_trace || traced_facts_ > 1'000'000) {
     r_.trace_truncated = true;
     return;
@@ -292,14 +302,14 @@ std::vector<int> Solver::order() const {
 // does the code after it run; an inner loop is solved afresh on every iteration of the
 // outer one. So the code after `while k < 100 { k += 1 }` sees k = 100, not the k >= 100
 // the widening alone gives.
-void Solver::solve(int f) {
+void Solver::solve(int f, const std::vector<AbsVal>* args) {
   fn_ = f;
   const auto& blocks = F().blocks;
   auto& in = in_[size_t(f)];
   in.assign(blocks.size(), unreachable());
   outs_.assign(blocks.size(), {});
   for (size_t b = 0; b < blocks.size(); ++b) outs_[b].assign(blocks[b].succs.size(), unreachable());
-  in[0] = entry_state(f);
+  in[0] = entry_state(f, args);
   iter_states_[size_t(f)].clear();
   solved_from_.assign(blocks.size(), std::nullopt);
   if (!in[0].reachable) return;
@@ -349,6 +359,7 @@ void Solver::set_in(int b, State s, const char* phase) {
   // per iteration that runs them, not again for each enclosing loop); a state of more than
   // 32 variables costs one unit per 32.
   if (iteration_ > 0 && s.reachable) unroll_work_ += 1 + s.vars.size() / 32;
+  if (ctx_depth_ > 0) ++ctx_work_;
   bool changed = !(state_leq(s, in[size_t(b)]) && state_leq(in[size_t(b)], s));
   in[size_t(b)] = std::move(s);
   if (changed) trace(b, phase, true, in[size_t(b)]);
@@ -470,6 +481,7 @@ bool Solver::unroll_loop(int h, const std::vector<int>& body) {
   // Back edges still hold what an earlier run of this loop left there (an inner loop is run
   // again on each iteration of the outer one): the first iteration starts from outside only.
   State cur = gather(h, -1);
+  const uint32_t loop_line = loop_note(h).line;
   int saved_iteration = iteration_;
   bool finished = false;
   int k = 0;
@@ -492,7 +504,11 @@ bool Solver::unroll_loop(int h, const std::vector<int>& body) {
         inner->second.clear();
       } else if (in[size_t(b)].reachable) {
         ++kept;
-        if (kept <= kKeptStates) mine[m].push_back(in[size_t(b)]);
+        if (kept <= kKeptStates) {
+          mine[m].push_back(in[size_t(b)]);
+          mine[m].back().iteration = k + 1;
+          mine[m].back().loop_line = loop_line;
+        }
       }
       join_into_reachable(in_join[m], in[size_t(b)]);
       for (size_t e = 0; e < outs_join[m].size(); ++e) join_into_reachable(outs_join[m][e], outs_[size_t(b)][e]);

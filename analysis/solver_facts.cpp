@@ -96,9 +96,17 @@ void Solver::effects(const Effects& fx, SourceLoc loc, const std::string& what) 
   }
   // Only the interval domains keep bounds a wrap can lose; in the others every partial
   // sum of unknowns "may wrap", which says nothing.
-  if (fx.may_wrap && (lat_.domain() == Domain::Intervals || lat_.domain() == Domain::Product))
+  // In an unrolled loop the note names the first iteration that may wrap (the report runs
+  // them in order, and the note is made once per line).
+  if (fx.may_wrap && (lat_.domain() == Domain::Intervals || lat_.domain() == Domain::Product)) {
+    std::string when;
+    if (reported_ && reported_->iteration > 0)
+      when = " (first in iteration " + std::to_string(reported_->iteration) + " of the loop on line " +
+             std::to_string(reported_->loop_line) + ")";
     alarm(Alarm::Kind::MayWrap, false, loc,
-          what + " may wrap around (int arithmetic is modulo 2^64): an interval that would leave int's range becomes the whole type");
+          what + " may wrap around" + when +
+              " (int arithmetic is modulo 2^64): an interval that would leave int's range becomes the whole type");
+  }
 }
 
 void Solver::record(const Stmt* s, const AbsVal& v) {
@@ -120,7 +128,9 @@ void Solver::note_mul(const Expr& e, const AbsVal& a, const AbsVal& b) {
 // ---- the last pass: facts and alarms from the final states ----
 
 void Solver::report() {
+  prepare_context_report();
   reporting_ = true;
+  in_report_ = true;
   const auto& fns = r_.cfg.functions;
   // Multiplication sites, for the syntactic / semantic comparison.
   for (const auto& g : fns) {
@@ -154,8 +164,12 @@ void Solver::report() {
       auto it = iter_states_[f].find(int(b));
       if (it == iter_states_[f].end()) {
         transfer(blocks[b], in[b]);
-      } else {  // an unrolled loop's block: each iteration apart
-        for (const State& st : it->second) transfer(blocks[b], st);
+      } else {  // an unrolled loop's block: each iteration apart, in order
+        for (const State& st : it->second) {
+          reported_ = &st;
+          transfer(blocks[b], st);
+        }
+        reported_ = nullptr;
       }
     }
     report_unreachable(int(f));
@@ -295,12 +309,12 @@ void Solver::collect_facts() {
         if (uncalled_[f]) add(g.fn->loc.line, "never called: facts for any argument");
         for (int p = 0; p < g.num_params; ++p)
           if (is_tracked(g.vars[size_t(p)].type)) {
-            add(g.fn->loc.line, lat_.describe(g.vars[size_t(p)].name, params_[f][size_t(p)]));
+            add(g.fn->loc.line, lat_.describe(g.vars[size_t(p)].name, shown_params_[f][size_t(p)]));
             r_.stmt_facts_.push_back({g.fn->loc.line, g.fn->loc.col, g.name, g.vars[size_t(p)].name,
-                                      params_[f][size_t(p)], true});
+                                      shown_params_[f][size_t(p)], true});
           }
         if (is_tracked(g.fn->return_type))
-          add(g.fn->loc.line, ret_[f].is_bottom() ? "never returns" : lat_.describe("result", ret_[f]));
+          add(g.fn->loc.line, shown_ret_[f].is_bottom() ? "never returns" : lat_.describe("result", shown_ret_[f]));
       }
     }
     for (size_t b = 0; b < g.blocks.size(); ++b) {

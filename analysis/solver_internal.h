@@ -8,8 +8,11 @@
 //                        the variables they compare), instructions and terminators
 //   solver_facts.cpp     the last pass: the alarms and facts the final states imply, and the
 //                        Result's questions about them
+//   solver_contexts.cpp  calls solved in their caller's state (each argument tuple once per
+//                        round), with the summaries as the fallback
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -30,6 +33,11 @@ namespace solver_internal {
 struct State {
   bool reachable = false;
   std::vector<AbsVal> vars;
+  // An unrolled iteration's state kept for the report (iter_states_): which iteration of the
+  // loop on which line, for the wrap-around note. Set where such a list is made; elsewhere
+  // whatever a copy carried, never read.
+  int iteration = 0;
+  uint32_t loop_line = 0;
 };
 
 inline bool is_tracked(Type t) { return t == Type::Int || t == Type::Float || t == Type::Bool; }
@@ -57,6 +65,25 @@ class Solver {
   std::vector<int> ret_joins_;
   std::vector<bool> called_;
   std::vector<bool> may_return_;
+  // Calls in context (solver_contexts.cpp): per function, each argument tuple analysed this
+  // round (a deque: entries stay put while a recursive call adds more).
+  struct Context {
+    bool done = false;  // false while it is being solved (a call back to it falls back)
+    std::vector<AbsVal> args;
+    AbsVal ret;
+    bool returns = false;
+      std::map<int, std::vector<State>> states;  // each block's states, for the report
+  };
+  std::vector<std::deque<Context>> contexts_;
+  std::vector<bool> fallback_;    // some call of it used the summary (sticky over rounds)
+  std::vector<bool> by_contexts_; // reported from its live contexts (report() decides)
+  std::vector<std::vector<AbsVal>> shown_params_;  // what its fn line says: params_ or the
+  std::vector<AbsVal> shown_ret_;                  //   contexts' join
+  bool in_report_ = false;  // report() is running (sub-solves then trace nothing)
+  const State* reported_ = nullptr;  // the state report() runs now (its iteration, if any)
+  int ctx_depth_ = 0;
+  size_t ctx_work_ = 0;     // block transfers spent in contexts this round (capped)
+  size_t ctx_states_ = 0;   // states the contexts of this round keep for the report
   std::vector<bool> uncalled_;    // nothing calls it: analysed with unknown arguments  // some call of it returns (its exit is reachable)
   std::vector<AbsVal> globals_;  // what functions read: every value top-level code assigns
   std::vector<int> global_joins_;
@@ -104,11 +131,15 @@ class Solver {
   bool call_the_uncalled();
   std::vector<int64_t> program_thresholds() const;
   void grow(AbsVal& summary, int& joins, const AbsVal& v);
-  State entry_state(int f);
+  State entry_state(int f, const std::vector<AbsVal>* args = nullptr);
   std::vector<std::string> describe(const State& s) const;
   void trace(int block, const char* phase, bool changed, const State& s);
   std::vector<int> order() const;
-  void solve(int f);
+  void solve(int f, const std::vector<AbsVal>* args = nullptr);
+  bool summary_solved(int f) const;  // solve(f) runs each round (else only its contexts)
+  // ---- calls in context (solver_contexts.cpp) ----
+  bool call_in_context(int f, const std::vector<AbsVal>& args, AbsVal* result, bool* returns);
+  void prepare_context_report();
   State gather(int b, int from = 0) const;
   void set_in(int b, State s, const char* phase);
   void solve_list(const std::vector<int>& list, int head);

@@ -139,6 +139,22 @@ AbsVal Solver::call(const Expr& e, const State& s) {
   }
   for (size_t p = 0; p < args.size() && p < params_[size_t(fi)].size(); ++p)
     grow(params_[size_t(fi)][p], param_joins_[size_t(fi)], args[p]);
+  if (opts_.contexts && fi > 0) {
+    AbsVal v;
+    bool returns = false;
+    if (call_in_context(fi, args, &v, &returns)) {
+      if (returns) return is_tracked(e.type) ? v : AbsVal{};
+      AbsVal none;  // as below: no context of it returns
+      none.type = is_tracked(e.type) ? e.type : Type::Void;
+      none.hull = Interval::empty(is_tracked(e.type) ? e.type : Type::Int);
+      return none;
+    }
+    // Recursion past the limit, or the budget spent: the summary, from now on every round.
+    if (!fallback_[size_t(fi)]) {
+      fallback_[size_t(fi)] = true;
+      summaries_changed_ = true;
+    }
+  }
   // A call whose function never returns (so far) produces no value: what follows is
   // unreachable through it. (A void one says so with a bottom of type Void.)
   if (!may_return_[size_t(fi)]) {

@@ -137,7 +137,7 @@ int run_program(Session& session, const RunArgs& a) {
 struct DumpArgs {
   std::string file, stage, format = "text", target, function, domain = "product";
   int unroll = analysis::Options{}.unroll;
-  bool explain = false, no_thresholds = false;
+  bool explain = false, no_thresholds = false, no_contexts = false;
   std::string stage_help;                 // "one of: tokens ast ...", for an unknown stage
   std::vector<std::string> diff_pair;
   int registers = 16, opt = 2;
@@ -166,6 +166,7 @@ int dump_stage(Session& session, const DumpArgs& a) {
   session.set_analysis_domain(d);
   session.set_analysis_unroll(a.unroll);
   session.set_analysis_thresholds(!a.no_thresholds);
+  session.set_analysis_contexts(!a.no_contexts);
   session.set_analysis_explain(a.explain);
   std::string text;
   if (!read_or_say(a.file, &text)) return 2;
@@ -225,7 +226,7 @@ struct AnalyzeArgs {
   std::vector<std::string> files;
   std::string domain, frama_c = "frama-c", eva_args, keep;  // domain "": the Session's default
   int unroll = analysis::Options{}.unroll;
-  bool explain = false, no_thresholds = false;
+  bool explain = false, no_thresholds = false, no_contexts = false;
   bool compare = false, twin = false, recorded = false, record = false, totals = false;
 };
 
@@ -243,6 +244,7 @@ int analyze_one(const AnalyzeArgs& a, std::optional<analysis::Domain> d, const s
   if (d) session.set_analysis_domain(*d);
   session.set_analysis_unroll(a.unroll);
   session.set_analysis_thresholds(!a.no_thresholds);
+  session.set_analysis_contexts(!a.no_contexts);
   session.set_analysis_explain(a.explain);
   std::string text;
   if (!read_or_say(file, &text)) return 2;
@@ -293,6 +295,19 @@ int analyze_one(const AnalyzeArgs& a, std::optional<analysis::Domain> d, const s
       return 2;
     }
   }
+  // The program reads no input, so one run is every run: where it fails (if it does) is the
+  // one line whose error alarm is true; any other error alarm is false. A run cut short by
+  // the step limit proves nothing, and no false alarms are counted for it.
+  RunOptions ro;
+  ro.out = [](std::string_view) {};
+  ro.step_limit = 200'000'000;
+  Outcome ran = session.run(ro);
+  bool cut_short = ran.status == Outcome::RuntimeError && !ran.diagnostics.empty() &&
+                   ran.diagnostics[0].message.find("interrupted") != std::string::npos;
+  if (!cut_short) {
+    uint32_t failing_line = ran.status == Outcome::Ok || ran.diagnostics.empty() ? 0 : ran.diagnostics[0].loc.line;
+    analysis::count_false_alarms(&s.comparison, failing_line);
+  }
   if (!a.totals) fmt::print("{}{}", a.files.size() > 1 ? "== " + file + "\n" : "", format_eva_comparison(s.comparison, *result->cfg.program->source));
   totals->push_back({file.substr(file.rfind('/') + 1), s.comparison.counts});
   return 0;
@@ -326,6 +341,7 @@ Subcommand add_analyze(CLI::App& app) {
   cmd->add_option("--unroll", a->unroll, "iterations a loop runs apart before it is widened (Eva's slevel; 0: widen at once)")
       ->check(CLI::Range(0, 100000));
   cmd->add_flag("--no-thresholds", a->no_thresholds, "widen straight past every bound (no thresholds from the program's constants)");
+  cmd->add_flag("--no-contexts", a->no_contexts, "every call uses its function's summary (arguments joined over all calls), not its own context");
   cmd->add_flag("--explain", a->explain, "say how each loop was solved (unrolled, widened at which thresholds, narrowed)");
   cmd->add_flag("--compare-eva", a->compare, "beside Frama-C's Eva on the program's C twin: both facts per line, both alarms, counts (frama-c-base; without it Descent's facts alone)");
   cmd->add_flag("--twin", a->twin, "print the C twin Eva analyses");
@@ -379,6 +395,7 @@ Subcommand add_dump(CLI::App& app) {
   dump->add_option("--unroll", a->unroll, "analysis: iterations a loop runs apart before it is widened (0: widen at once)")
       ->check(CLI::Range(0, 100000));
   dump->add_flag("--no-thresholds", a->no_thresholds, "analysis: widen straight past every bound (no thresholds from the program's constants)");
+  dump->add_flag("--no-contexts", a->no_contexts, "analysis: every call uses its function's summary, not its own context");
   dump->add_flag("--explain", a->explain, "analysis: say how each loop was solved (unrolled, widened at which thresholds, narrowed)");
   return {dump, [a](Session& s) { return dump_stage(s, *a); }};
 }

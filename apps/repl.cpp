@@ -258,11 +258,12 @@ const std::vector<Repl::Command>& Repl::command_table() {
        handled_by<&Repl::registers_command>},
       {":trace", "", "toggle tracing every instruction the VMs (stack, reg) execute",
        handled_by<&Repl::trace_command>},
-      {":analyze", "[DOMAIN] [states|multiply] [explain] [unroll=N]",
-       "abstract interpretation of the last input: facts per line and alarms (states: per block; explain: how each loop was solved)",
+      {":analyze", "[DOMAIN] [states|multiply] [explain] [unroll=N] [contexts|summaries]",
+       "abstract interpretation of the last input: facts per line and alarms (states: per block; explain: how each loop "
+       "and function was solved; summaries: one summary per function instead of each call's context)",
        handled_by<&Repl::analyze_command>,
        [](const Session&, const Words& w) {
-         Words v = {"states", "multiply", "explain", "unroll="};
+         Words v = {"states", "multiply", "explain", "unroll=", "contexts", "summaries"};
          for (auto d : analysis::all_domains()) v.push_back(analysis::domain_name(d));
          return w.size() <= 2 ? v : Words{};
        }},

@@ -91,12 +91,13 @@ void Repl::analyze_command(const Call& c) {
     else if (c.words[i] == "states") view = "analysis-cfg";
     else if (c.words[i] == "multiply") view = "analysis-mul";
     else if (c.words[i] == "explain") explain = true;
+    else if (c.words[i] == "contexts" || c.words[i] == "summaries") session_.set_analysis_contexts(c.words[i] == "contexts");
     else if (c.words[i].rfind("unroll=", 0) == 0 && c.words[i].size() > 7 &&
              c.words[i].find_first_not_of("0123456789", 7) == std::string::npos && c.words[i].size() < 12)
       session_.set_analysis_unroll(std::stoi(c.words[i].substr(7)));
     else {
       err_ << "error: usage: :analyze [constants|signs|intervals|congruences|sets|product] [states|multiply] "
-              "[explain] [unroll=N]\n";
+              "[explain] [unroll=N] [contexts|summaries]\n";
       return;
     }
   }

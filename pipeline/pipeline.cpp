@@ -558,6 +558,12 @@ void Session::set_analysis_thresholds(bool on) {
   if (last_) last_->analyses.clear();
 }
 
+void Session::set_analysis_contexts(bool on) {
+  if (on == analysis_contexts_) return;
+  analysis_contexts_ = on;
+  if (last_) last_->analyses.clear();
+}
+
 std::shared_ptr<const analysis::Result> Session::analyze(std::optional<analysis::Domain> domain) const {
   if (!last_ || !last_->checked || !last_->program) return nullptr;
   analysis::Domain d = domain.value_or(analysis_domain_);
@@ -568,6 +574,7 @@ std::shared_ptr<const analysis::Result> Session::analyze(std::optional<analysis:
       o.domain = d;
       o.unroll = analysis_unroll_;
       o.thresholds = analysis_thresholds_;
+      o.contexts = analysis_contexts_;
       o.first_new_global = last_->globals_before;
       return std::make_shared<const analysis::Result>(analysis::analyze(*last_->program, module_, o));
     });

@@ -196,6 +196,8 @@ class Session {
   int analysis_unroll() const { return analysis_unroll_; }
   void set_analysis_thresholds(bool on);  // widening thresholds (analysis::Options::thresholds)
   bool analysis_thresholds() const { return analysis_thresholds_; }
+  void set_analysis_contexts(bool on);  // calls in their caller's state (analysis::Options::contexts)
+  bool analysis_contexts() const { return analysis_contexts_; }
   void set_analysis_explain(bool on) { analysis_explain_ = on; }
   bool analysis_explain() const { return analysis_explain_; }
   // The abstract interpretation of the last input (its top-level code and the functions it
@@ -616,6 +618,7 @@ class Session {
   analysis::Domain analysis_domain_ = analysis::Domain::Product;
   int analysis_unroll_ = analysis::Options{}.unroll;
   bool analysis_thresholds_ = true;
+  bool analysis_contexts_ = true;
   bool analysis_explain_ = false;
   std::string target_;
   AsmOptions asm_options_;

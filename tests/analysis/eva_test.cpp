@@ -383,6 +383,22 @@ TEST_CASE("the comparison: facts per statement, alarms per line, counts") {
   CHECK(text.find("facts: 4;") != std::string::npos);
   CHECK(format_eva_totals({{"clamp.ds", c.counts}}).find("total") != std::string::npos);
 
+  // The program ran clean: Eva's overflow alarm on line 8, where Descent proves no
+  // wrap-around (each call in context: the sum is at most 700), is a false alarm; had the run
+  // failed on line 8, it would be a true one.
+  CHECK_FALSE(row8->descent_wrap);
+  EvaComparison clean = c;
+  count_false_alarms(&clean, 0);
+  CHECK(clean.counts.runs == 1);
+  CHECK(clean.counts.eva_false == 1);
+  CHECK(clean.counts.descent_false == 0);
+  CHECK(format_eva_comparison(clean, *r->cfg.program->source)
+            .find("false alarms (lines the run shows cannot fail): Descent 0, Eva 1") != std::string::npos);
+  EvaComparison failed = c;
+  count_false_alarms(&failed, 8);
+  CHECK(failed.counts.eva_false == 0);
+  CHECK(format_eva_totals({{"clamp.ds", clean.counts}}).find("false alarms") != std::string::npos);
+
   // A log of another twin is said to be stale; a run that did not finish gives no verdict.
   EvaComparison stale = compare_with_eva(*r, t, parse_eva_log("# twin 0000\n=== eva from main ===\n"));
   CHECK(stale.notes.size() == 1);

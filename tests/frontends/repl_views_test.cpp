@@ -175,7 +175,15 @@ TEST_CASE(":analyze and :cfg: the abstract interpretation of the last input, in 
   CHECK(contains(classic, "# s = 0; i in [0, 9]; s in [0, 18]\n"));
   CHECK(contains(classic, "widened (not unrolled)"));
   h.feed(":analyze unroll=64 explain");
-  CHECK(contains(h.take_out(), "unrolled: its head reached 11 times"));
+  std::string unrolled = h.take_out();
+  CHECK(contains(unrolled, "unrolled: its head reached 11 times"));
+  // Each iteration calls f with its own i: ten calling contexts, or one summary for all.
+  CHECK(contains(unrolled, "fn f: analysed in 10 calling contexts"));
+  h.feed(":analyze summaries explain");
+  std::string summaries = h.take_out();
+  CHECK(contains(summaries, "fn f: its summary (arguments joined over every call)"));
+  h.feed(":analyze contexts");
+  h.take_out();
   h.feed(":analyze signs");
   CHECK(contains(h.take_out(), "facts after each line (signs):"));
   h.feed(":analyze states");  // the domain stays signs
@@ -189,7 +197,8 @@ TEST_CASE(":analyze and :cfg: the abstract interpretation of the last input, in 
   CHECK(contains(h.take_out(), "digraph cfg {"));
   CHECK(h.take_err().empty());
   h.feed(":analyze octagons");
-  CHECK(contains(h.take_err(), "usage: :analyze [constants|signs|intervals|congruences|sets|product] [states|multiply] [explain] [unroll=N]"));
+  CHECK(contains(h.take_err(), "usage: :analyze [constants|signs|intervals|congruences|sets|product] [states|multiply] [explain] [unroll=N] "
+                                  "[contexts|summaries]"));
   // An input that did not check has nothing to analyse, and the REPL goes on.
   h.feed("y = undefined_name + 1");
   h.take_err();

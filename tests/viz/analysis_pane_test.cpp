@@ -166,6 +166,7 @@ TEST_CASE("analysis pane: switching domains re-analyses and redraws") {
     // Stepping works in every domain.
     act(*app, "analysis step last");
     CHECK(parse_step(pane->caption()).step == long(r->trace.size()));
+    act(*app, "analysis step first");  // the source view follows the step: back to the top
     act(*app, "analysis fixpoint");
     act(*app, "analysis function <script>");  // the last step may have been in scale
   }
