@@ -4,10 +4,13 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 
 #include "analysis/eva.h"
+#include "proc/cross.h"
 #include "apps/cli_internal.h"
 #include "apps/repl.h"
 #include "bench/plot.h"
@@ -200,12 +203,51 @@ int dump_stage(Session& session, const DumpArgs& a) {
 
 // ---- descent build FILE -o F.o ----
 struct BuildArgs {
-  std::string file, output, target;
+  std::string file, output, target, exe;
   int opt = 2;
+  bool run = false;
 };
+
+// `--run`: link the object with the target's C compiler (a cross gcc for another
+// architecture) and run it, under qemu-user when the target is not this machine's; its
+// output and exit code pass through, as if it had run here.
+int link_and_run(const std::string& triple, const BuildArgs& a, const std::string& object) {
+  std::string arch = triple.substr(0, triple.find('-'));
+  if (arch == "wasm32") {
+    fmt::print(stderr, "error: --run: wasm32 objects are not linked or run here (no wasm runtime)\n");
+    return kUsageError;
+  }
+  proc::CrossTools tools;
+  std::string why;
+  if (!proc::find_cross_tools(arch.empty() ? proc::host_arch() : arch, &tools, &why)) {
+    fmt::print(stderr, "error: --run: {}\n", why);
+    return 2;
+  }
+  std::string exe = a.exe.empty() ? object + ".exe" : a.exe;
+  if (!proc::link_executable(tools, object, exe, &why)) {
+    fmt::print(stderr, "error: --run: {}\n", why);
+    return 2;
+  }
+  proc::Limits limits;
+  limits.output_cap = size_t(64) << 20;
+  proc::Result r = proc::run_executable(tools, exe, limits);
+  std::fwrite(r.out.data(), 1, r.out.size(), stdout);
+  std::fflush(stdout);
+  std::fwrite(r.err.data(), 1, r.err.size(), stderr);
+  if (!r.started) {
+    fmt::print(stderr, "error: --run: {}\n", r.problem);
+    return 2;
+  }
+  if (r.signal) fmt::print(stderr, "error: --run: {}\n", r.problem);
+  return r.signal ? 128 + r.signal : r.exit_code;
+}
 
 int build_object(Session& session, const BuildArgs& a) {
   if (int rc = apply_opt_and_target(session, a.opt, a.target)) return rc;
+  if (a.output.empty() && !a.run) {
+    fmt::print(stderr, "error: build needs -o FILE (or --run)\n");
+    return kUsageError;
+  }
   std::string text;
   if (!read_or_say(a.file, &text)) return 2;
   Outcome o = session.compile(std::move(text), a.file);
@@ -213,12 +255,26 @@ int build_object(Session& session, const BuildArgs& a) {
     fmt::print(stderr, "{}", o.message);
     return o.exit_code();
   }
-  std::string error;
-  if (!session.build_object(a.output, &error)) {
-    fmt::print(stderr, "error: {}\n", error);
-    return 2;
+  std::string error, object = a.output;
+  std::string temp_dir;
+  if (object.empty()) {  // --run alone: the object and executable in a directory of our own
+    char dir[] = "/tmp/descent-build-XXXXXX";
+    if (!mkdtemp(dir)) {
+      fmt::print(stderr, "error: cannot make a temporary directory\n");
+      return 2;
+    }
+    temp_dir = dir;
+    object = temp_dir + "/program.o";
   }
-  return 0;
+  int rc = 0;
+  if (!session.build_object(object, &error)) {
+    fmt::print(stderr, "error: {}\n", error);
+    rc = 2;
+  } else if (a.run) {
+    rc = link_and_run(session.target(), a, object);
+  }
+  if (!temp_dir.empty()) std::filesystem::remove_all(temp_dir);
+  return rc;
 }
 
 // ---- descent analyze FILE... [--compare-eva] ----
@@ -402,9 +458,11 @@ Subcommand add_dump(CLI::App& app) {
 
 Subcommand add_build(CLI::App& app) {
   auto a = std::make_shared<BuildArgs>();
-  auto* build = app.add_subcommand("build", "compile a program to an object file (link: cc F.o -lm)");
+  auto* build = app.add_subcommand("build", "compile a program to an object file (link: cc F.o -lm), or link and run it (--run)");
   build->add_option("FILE", a->file, "the program")->required();
-  build->add_option("-o", a->output, "the object file to write")->required();
+  build->add_option("-o", a->output, "the object file to write (without it, --run builds in a temporary directory)");
+  build->add_flag("--run", a->run, "link with the target's C compiler and run it (another architecture under qemu-user); its output and exit code pass through");
+  build->add_option("--exe", a->exe, "with --run: where to write the executable (default: beside the object)");
   build->add_option("-O", a->opt, "optimisation level 0..3 (default 2)");
   build->add_option("--target", a->target, "triple or alias: x86-64, aarch64, riscv64, wasm32 (default: this machine)");
   return {build, [a](Session& s) { return build_object(s, *a); }};

@@ -23,6 +23,8 @@ PACKAGES=(
   pybind11-dev python3-dev python3-numpy # the Python module (python/): import descent
   python3-pytest python3-nbclient python3-nbformat python3-ipykernel  # its tests and notebooks
   bubblewrap                             # the labs' grading sandbox (proc/process.cpp)
+  gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu libc6-dev-arm64-cross libc6-dev-riscv64-cross
+  qemu-user                              # cross-built programs run under qemu (proc/cross.cpp)
 )
 
 missing=()
