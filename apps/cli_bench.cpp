@@ -60,13 +60,14 @@ int bench_command(Session& session, const BenchArgs& a) {
     return kUsageError;
   }
   std::vector<bench::BenchRecord> program_records, tensor_records, model_records, tune_records,
-      analysis_records, train_records;
+      analysis_records, train_records, isa_records;
   for (auto& r : records)
     (r.suite == "tensor"     ? tensor_records
      : r.suite == "model"    ? model_records
      : r.suite == "tune"     ? tune_records
      : r.suite == "train"    ? train_records
      : r.suite == "analysis" ? analysis_records
+     : r.suite == "isa"      ? isa_records
                              : program_records)
         .push_back(r);
   if (!program_records.empty())
@@ -81,6 +82,7 @@ int bench_command(Session& session, const BenchArgs& a) {
   if (!tune_records.empty()) fmt::print("{}", bench::format_tune_table(tune_records));
   if (!train_records.empty()) fmt::print("{}", bench::format_train_table(train_records));
   if (!analysis_records.empty()) fmt::print("{}", bench::format_analysis_table(analysis_records));
+  if (!isa_records.empty()) fmt::print("{}", bench::format_isa_table(isa_records));
   if (interrupted) {
     // Ctrl-C: show what finished, write no file (a partial run must not replace an earlier
     // complete one), and exit as a shell expects of a command stopped by SIGINT.

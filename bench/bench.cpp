@@ -74,6 +74,7 @@ std::vector<std::string> suites() {
   s.push_back("tune");
   s.push_back("train");
   s.push_back("analysis");
+  s.push_back("isa");
   s.push_back("startup");
   return s;
 }
@@ -128,6 +129,9 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 
 bool interrupted(const BenchOptions& o) { return o.interrupt && o.interrupt->load(); }
 
+
+}  // namespace
+
 // Sets each parameter's top-level line `NAME = <int>` (anything after the number, such as a
 // comment, is kept) to the scale's value. Line numbers do not change, so diagnostics still
 // point into the file as written.
@@ -166,8 +170,6 @@ bool apply_params(std::string* source, const Workload& w, bool quick, std::strin
   }
   return true;
 }
-
-}  // namespace
 
 std::string find_on_path(const std::string& tool) { return proc::find_on_path(tool); }
 
@@ -389,6 +391,7 @@ std::vector<BenchRecord> run_benchmarks(const BenchOptions& o, std::string* erro
   if (o.suite == "tune") return run_tune_benchmarks(o, error);
   if (o.suite == "train") return run_train_benchmarks(o, error);
   if (o.suite == "analysis") return run_analysis_benchmarks(o, error);
+  if (o.suite == "isa") return run_isa_benchmarks(o, error);
   if (o.suite == "startup") return run_startup_benchmarks(o, error);
   if (o.suite != "all") return run_program_benchmarks(o, error);
   // "all": the program suites, then the tensor suite, then the model suite; each keeps only

@@ -240,6 +240,12 @@ std::vector<BenchRecord> run_analysis_benchmarks(const BenchOptions& options, st
 std::vector<std::string> analysis_workloads();
 std::string format_analysis_table(const std::vector<BenchRecord>& records);
 
+// The isa suite alone (run_benchmarks calls it for "isa"; "all" leaves it out): the vm
+// programs' dynamic instruction counts per target (x86_64, aarch64, riscv64) and LLVM -O0/-O2,
+// under qemu-user; ratios against x86-64 -O2 (isa_bench.cpp). Needs the cross gcc and qemu.
+std::vector<BenchRecord> run_isa_benchmarks(const BenchOptions& options, std::string* error);
+std::string format_isa_table(const std::vector<BenchRecord>& records);
+
 // The start-up suite alone: `descent run` of print(1) as a whole process on each engine,
 // against lua5.4 and python3 in the same run; ratios against python3 (startup_bench.cpp).
 std::vector<BenchRecord> run_startup_benchmarks(const BenchOptions& options, std::string* error);

@@ -23,6 +23,10 @@ std::string seconds_text(double s, int ms_digits = 2);
 void write_outputs(const BenchOptions& o, const std::vector<BenchRecord>& records,
                    std::string* error);
 
+// Sets each of the workload's size parameters (`NAME = <int>` at top level) in the program's
+// source to its quick or full value; false with *error when one is missing.
+bool apply_params(std::string* source, const Workload& w, bool quick, std::string* error);
+
 // The path of `tool` on $PATH (or `tool` itself when it holds a '/' and is executable); ""
 // when absent.
 std::string find_on_path(const std::string& tool);

@@ -3,7 +3,14 @@
 // dynamic loader (-L): so a dynamically linked executable runs as it would on the board.
 #include "proc/cross.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <thread>
 
 namespace descent::proc {
 
@@ -42,9 +49,11 @@ bool find_cross_tools(const std::string& arch, CrossTools* out, std::string* why
   return true;
 }
 
-bool link_executable(const CrossTools& tools, const std::string& object, const std::string& exe, std::string* why) {
+bool link_executable(const CrossTools& tools, const std::string& object, const std::string& exe, std::string* why,
+                     bool static_link) {
   Options o;
   o.argv = {tools.cc, object, "-lm", "-o", exe};
+  if (static_link) o.argv.push_back("-static");
   o.limits.wall_s = 120;
   o.sandbox.drop_root = false;  // it writes exe where the caller asked
   Result r = run(o);
@@ -60,6 +69,75 @@ Result run_executable(const CrossTools& tools, const std::string& exe, const Lim
   o.limits = limits;
   o.sandbox.drop_root = false;
   return run(o);
+}
+
+Result count_instructions(const CrossTools& tools, const std::string& exe, const Limits& limits,
+                          uint64_t* instructions) {
+  *instructions = 0;
+  Result failed;
+  std::string emulator = tools.emulator.empty() ? find_on_path("qemu-" + tools.arch) : tools.emulator;
+  if (emulator.empty()) {
+    failed.problem = "no qemu-" + tools.arch + " to count instructions with: apt-get install qemu-user";
+    return failed;
+  }
+  char dir[] = "/tmp/descent-count-XXXXXX";
+  if (!mkdtemp(dir)) {
+    failed.problem = std::string("cannot make a temporary directory: ") + std::strerror(errno);
+    return failed;
+  }
+  const std::string fifo = std::string(dir) + "/exec.log";
+  if (mkfifo(fifo.c_str(), 0600) != 0) {
+    failed.problem = std::string("cannot make a pipe: ") + std::strerror(errno);
+    rmdir(dir);
+    return failed;
+  }
+  // qemu writes one "Trace N: ..." line per executed block, here one instruction each; the
+  // log of a second of emulation is gigabytes, so it is counted as it streams, never kept.
+  uint64_t count = 0;
+  // The reader holds the pipe open for reading and writing (a FIFO opened O_RDWR never
+  // blocks), so it never waits for qemu to open it and never sees an early end of file; it
+  // stops at a last line this thread writes once qemu has exited, whatever qemu did.
+  int fd = open(fifo.c_str(), O_RDWR);
+  if (fd < 0) {
+    failed.problem = std::string("cannot open a pipe: ") + std::strerror(errno);
+    unlink(fifo.c_str());
+    rmdir(dir);
+    return failed;
+  }
+  static const std::string kTrace = "Trace ", kEnd = "#descent-end";
+  std::thread reader([&] {
+    char buf[1 << 16];
+    std::string head;  // the first characters of the current line (enough to classify it)
+    bool done = false;
+    for (ssize_t n; !done && (n = read(fd, buf, sizeof buf)) > 0;)
+      for (ssize_t i = 0; i < n && !done; ++i) {
+        if (buf[i] == '\n') {
+          if (head == kEnd) done = true;
+          head.clear();
+        } else if (head.size() < kEnd.size()) {
+          head += buf[i];
+          if (head == kTrace) ++count;
+        }
+      }
+  });
+  Options o;
+  o.argv = {emulator, "-singlestep", "-d", "nochain,exec", "-D", fifo};
+  if (!tools.sysroot.empty()) {
+    o.argv.push_back("-L");
+    o.argv.push_back(tools.sysroot);
+  }
+  o.argv.push_back(exe);
+  o.limits = limits;
+  o.sandbox.drop_root = false;
+  Result r = run(o);
+  const std::string end_line = "\n" + kEnd + "\n";
+  if (write(fd, end_line.data(), end_line.size()) != ssize_t(end_line.size())) r.problem += " (the log's end was not written)";
+  reader.join();
+  close(fd);
+  unlink(fifo.c_str());
+  rmdir(dir);
+  *instructions = count;
+  return r;
 }
 
 }  // namespace descent::proc

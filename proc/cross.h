@@ -31,10 +31,18 @@ std::string host_arch();
 bool find_cross_tools(const std::string& arch, CrossTools* out, std::string* why);
 
 // Links `object` (and libm) into the executable `exe`; false with the linker's message.
-bool link_executable(const CrossTools& tools, const std::string& object, const std::string& exe, std::string* why);
+// `static_link`: no dynamic loader, so an instruction count starts at the program's own entry.
+bool link_executable(const CrossTools& tools, const std::string& object, const std::string& exe, std::string* why,
+                     bool static_link = false);
 
 // Runs `exe` (under the emulator when there is one) with these limits; its stdout, stderr and
 // exit code in the Result.
 Result run_executable(const CrossTools& tools, const std::string& exe, const Limits& limits);
+
+// Runs `exe` under qemu-<arch> (even on a machine of that architecture) one instruction per
+// translation block with the execution log on (-singlestep -d nochain,exec), streamed through
+// a pipe and counted: *instructions is the number the program executed, start-up included.
+Result count_instructions(const CrossTools& tools, const std::string& exe, const Limits& limits,
+                          uint64_t* instructions);
 
 }  // namespace descent::proc

@@ -70,7 +70,7 @@ bool on_path(const std::string& tool) {
 }  // namespace
 
 TEST_CASE("the vm suite has the four workloads with their checksums") {
-  CHECK(suites() == std::vector<std::string>{"vm", "tensor", "model", "tune", "train", "analysis", "startup"});
+  CHECK(suites() == std::vector<std::string>{"vm", "tensor", "model", "tune", "train", "analysis", "isa", "startup"});
   std::vector<std::string> names;
   for (const auto& w : workloads()) {
     CHECK(w.suite == "vm");
