@@ -16,19 +16,7 @@
 #include <string>
 #include <vector>
 
-#include <llvm/ADT/Triple.h>
-#include <llvm/MC/MCAsmInfo.h>
-#include <llvm/MC/MCContext.h>
-#include <llvm/MC/MCDisassembler/MCDisassembler.h>
-#include <llvm/MC/MCInst.h>
-#include <llvm/MC/MCInstPrinter.h>
-#include <llvm/MC/MCInstrInfo.h>
-#include <llvm/MC/MCRegisterInfo.h>
-#include <llvm/MC/MCSubtargetInfo.h>
-#include <llvm/MC/MCTargetOptions.h>
-#include <llvm/MC/TargetRegistry.h>
-#include <llvm/Support/TargetSelect.h>
-#include <llvm/Support/raw_ostream.h>
+#include "tests/native/llvm_mc.h"
 
 using namespace descent::native;
 
@@ -36,54 +24,10 @@ namespace {
 
 // ---- LLVM's side: a disassembler and an Intel-syntax printer for x86-64 ----------------
 
-struct LlvmX86 {
-  const char* triple = "x86_64-unknown-linux-gnu";
-  std::unique_ptr<llvm::MCRegisterInfo> regs;
-  std::unique_ptr<llvm::MCAsmInfo> asm_info;
-  std::unique_ptr<llvm::MCSubtargetInfo> subtarget;
-  std::unique_ptr<llvm::MCInstrInfo> instrs;
-  std::unique_ptr<llvm::MCContext> context;
-  std::unique_ptr<llvm::MCDisassembler> disassembler;
-  std::unique_ptr<llvm::MCInstPrinter> printer;
-
-  LlvmX86() {
-    LLVMInitializeX86TargetInfo();
-    LLVMInitializeX86TargetMC();
-    LLVMInitializeX86Disassembler();
-    std::string error;
-    const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
-    REQUIRE_MESSAGE(target, error);
-    regs.reset(target->createMCRegInfo(triple));
-    llvm::MCTargetOptions options;
-    asm_info.reset(target->createMCAsmInfo(*regs, triple, options));
-    subtarget.reset(target->createMCSubtargetInfo(triple, "", ""));
-    instrs.reset(target->createMCInstrInfo());
-    context = std::make_unique<llvm::MCContext>(llvm::Triple(triple), asm_info.get(), regs.get(),
-                                                subtarget.get());
-    disassembler.reset(target->createMCDisassembler(*subtarget, *context));
-    // Syntax variant 1 is Intel.
-    printer.reset(target->createMCInstPrinter(llvm::Triple(triple), 1, *asm_info, *instrs, *regs));
-    REQUIRE(disassembler);
-    REQUIRE(printer);
-  }
-
-  // The one instruction in `bytes`, or false if they are not exactly one instruction.
-  bool decode(const std::vector<uint8_t>& bytes, llvm::MCInst& inst) const {
-    uint64_t size = 0;
-    auto status = disassembler->getInstruction(inst, size, bytes, 0, llvm::nulls());
-    return status == llvm::MCDisassembler::Success && size == bytes.size();
-  }
-
-  std::string print(const llvm::MCInst& inst) const {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    printer->printInst(&inst, 0, "", *subtarget, os);
-    return os.str();
-  }
-};
+using LlvmX86 = descent::testing::LlvmMc;
 
 const LlvmX86& llvm_x86() {
-  static LlvmX86 x86;
+  static LlvmX86 x86("x86_64-unknown-linux-gnu", "", 1);  // syntax variant 1: Intel
   return x86;
 }
 
