@@ -212,25 +212,14 @@ struct BuildArgs {
 // architecture) and run it, under qemu-user when the target is not this machine's; its
 // output and exit code pass through, as if it had run here.
 int link_and_run(const std::string& triple, const BuildArgs& a, const std::string& object) {
-  std::string arch = triple.substr(0, triple.find('-'));
-  if (arch == "wasm32") {
-    fmt::print(stderr, "error: --run: wasm32 objects are not linked or run here (no wasm runtime)\n");
-    return kUsageError;
-  }
-  proc::CrossTools tools;
-  std::string why;
-  if (!proc::find_cross_tools(arch.empty() ? proc::host_arch() : arch, &tools, &why)) {
-    fmt::print(stderr, "error: --run: {}\n", why);
-    return 2;
-  }
-  std::string exe = a.exe.empty() ? object + ".exe" : a.exe;
-  if (!proc::link_executable(tools, object, exe, &why)) {
-    fmt::print(stderr, "error: --run: {}\n", why);
-    return 2;
-  }
   proc::Limits limits;
   limits.output_cap = size_t(64) << 20;
-  proc::Result r = proc::run_executable(tools, exe, limits);
+  proc::Result r;
+  std::string why;
+  if (!proc::link_and_run(triple, object, a.exe.empty() ? object + ".exe" : a.exe, limits, nullptr, &r, &why)) {
+    fmt::print(stderr, "error: --run: {}\n", why);
+    return why.rfind("wasm32", 0) == 0 ? kUsageError : 2;
+  }
   std::fwrite(r.out.data(), 1, r.out.size(), stdout);
   std::fflush(stdout);
   std::fwrite(r.err.data(), 1, r.err.size(), stderr);

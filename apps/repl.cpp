@@ -291,11 +291,12 @@ const std::vector<Repl::Command>& Repl::command_table() {
            for (const auto& p : s.passes()) v.push_back(p.name);
          return v;
        }},
-      {":asm", "[TARGET] [FUNCTION] [directives] [no-encodings]",
-       "assembly with encodings (x86-64, aarch64, riscv64, wasm32); directives: with .text, .cfi_*, ...",
-       [](Repl& r, const Call& c) { r.show_machine(c, "asm", {"directives", "no-encodings"}); },
+      {":asm", "[TARGET] [FUNCTION] [directives] [no-encodings] [run]",
+       "assembly with encodings (x86-64, aarch64, riscv64, wasm32); directives: with .text, .cfi_*, ...; "
+       "run: link the last input for TARGET and run it (another architecture under qemu-user)",
+       [](Repl& r, const Call& c) { r.show_machine(c, "asm", {"directives", "no-encodings", "run"}); },
        [](const Session& s, const Words& w) {
-         return code_view(s, w, plus({"directives", "no-encodings"}, target_names()));
+         return code_view(s, w, plus({"directives", "no-encodings", "run"}, target_names()));
        }},
       {":mir", "[regalloc] [TARGET] [FUNCTION]", "machine IR after isel, or after register allocation",
        [](Repl& r, const Call& c) { r.show_machine(c, "mir", {"regalloc"}); },

@@ -120,6 +120,7 @@ class Repl {
   void show_passes(bool llvm);
   void diff_command(const Call& c);
   void show_machine(const Call& c, std::string stage, const std::vector<std::string>& keywords);
+  void run_for_target(const std::string& target);
   void stage_command(const Call& c);
 
   // repl_session.cpp: the session's settings, :load and :compare.

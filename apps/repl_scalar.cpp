@@ -6,8 +6,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 
 #include "apps/repl.h"
+#include "proc/cross.h"
 
 namespace descent {
 
@@ -170,6 +173,10 @@ void Repl::show_machine(const Call& c, std::string stage,
     if (is_keyword) chosen.push_back(w);
     else slot = w;
   }
+  if (std::find(chosen.begin(), chosen.end(), "run") != chosen.end()) {
+    run_for_target(target);
+    return;
+  }
   Session::AsmOptions saved_asm = session_.asm_options(), asm_options = saved_asm;
   for (const std::string& k : chosen) {
     if (k == "directives") asm_options.directives = true;
@@ -183,6 +190,39 @@ void Repl::show_machine(const Call& c, std::string stage,
   session_.set_asm_options(asm_options);
   show_stage(stage, Format::Text, fn);
   session_.set_asm_options(saved_asm);
+  if (!target.empty()) session_.set_target(saved.empty() ? "host" : saved, &error);
+}
+
+// `:asm TARGET run`: the last input built by the LLVM tier for TARGET as a whole program,
+// linked with that target's gcc and run (under qemu-user for another architecture), as
+// `descent build --target TARGET --run` does; its output, then how it ended.
+void Repl::run_for_target(const std::string& target) {
+  std::string error, saved = session_.target();
+  if (!target.empty() && !session_.set_target(target, &error)) {
+    err_ << "error: " << error << '\n';
+    return;
+  }
+  char dir[] = "/tmp/descent-repl-run-XXXXXX";
+  if (!mkdtemp(dir)) {
+    err_ << "error: cannot make a temporary directory\n";
+  } else {
+    const std::string object = std::string(dir) + "/program.o";
+    proc::Limits limits;
+    limits.wall_s = 300;
+    limits.output_cap = size_t(16) << 20;
+    proc::Result r;
+    if (!session_.build_object(object, &error) ||
+        !proc::link_and_run(session_.target(), object, object + ".exe", limits, &session_.interrupt_flag(), &r, &error)) {
+      err_ << "error: " << error << '\n';
+    } else {
+      out_ << r.out;
+      err_ << r.err;
+      if (r.interrupted) err_ << "error: interrupted\n";
+      else if (!r.started || r.signal) err_ << "error: " << r.problem << '\n';
+      else out_ << "(exit code " << r.exit_code << ")\n";
+    }
+    std::filesystem::remove_all(dir);
+  }
   if (!target.empty()) session_.set_target(saved.empty() ? "host" : saved, &error);
 }
 

@@ -9,6 +9,7 @@
 //     as Ctrl-C would (slow tensor code under the sanitizers);
 //   - inputs with numbers above kMaxNumber are skipped (tensor sizes stay small);
 //   - inputs mentioning load or save are skipped: they would read or write files anywhere;
+//     so are `:asm ... run` ones, which start a cross linker and qemu per input;
 //   - OpenCL is hidden (OCL_ICD_VENDORS points nowhere): PoCL compiling kernels is slow and
 //     not ours; "no OpenCL platform" is then the path exercised.
 #include <chrono>
@@ -76,7 +77,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   if (descent::fuzz::has_number_above(text, kMaxNumber) || text.find("load") != std::string::npos ||
-      text.find("save") != std::string::npos)
+      text.find("save") != std::string::npos ||
+      (text.find(":asm") != std::string::npos && text.find("run") != std::string::npos))
     return 0;
   descent::Session session;
   std::ostringstream out, err;

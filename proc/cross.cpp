@@ -62,13 +62,29 @@ bool link_executable(const CrossTools& tools, const std::string& object, const s
   return false;
 }
 
-Result run_executable(const CrossTools& tools, const std::string& exe, const Limits& limits) {
+Result run_executable(const CrossTools& tools, const std::string& exe, const Limits& limits,
+                      const std::atomic<bool>* interrupt) {
   Options o;
   if (tools.emulator.empty()) o.argv = {exe};
   else o.argv = {tools.emulator, "-L", tools.sysroot, exe};
   o.limits = limits;
   o.sandbox.drop_root = false;
+  o.interrupt = interrupt;
   return run(o);
+}
+
+bool link_and_run(const std::string& triple, const std::string& object, const std::string& exe,
+                  const Limits& limits, const std::atomic<bool>* interrupt, Result* result, std::string* why) {
+  std::string arch = triple.substr(0, triple.find('-'));
+  if (arch == "wasm32") {
+    if (why) *why = "wasm32 objects are not linked or run here (no wasm runtime)";
+    return false;
+  }
+  CrossTools tools;
+  if (!find_cross_tools(arch.empty() ? host_arch() : arch, &tools, why)) return false;
+  if (!link_executable(tools, object, exe, why)) return false;
+  *result = run_executable(tools, exe, limits, interrupt);
+  return true;
 }
 
 Result count_instructions(const CrossTools& tools, const std::string& exe, const Limits& limits,

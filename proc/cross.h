@@ -37,7 +37,15 @@ bool link_executable(const CrossTools& tools, const std::string& object, const s
 
 // Runs `exe` (under the emulator when there is one) with these limits; its stdout, stderr and
 // exit code in the Result.
-Result run_executable(const CrossTools& tools, const std::string& exe, const Limits& limits);
+Result run_executable(const CrossTools& tools, const std::string& exe, const Limits& limits,
+                      const std::atomic<bool>* interrupt = nullptr);
+
+// All of `descent build --run` after the object: find the tools for the triple's
+// architecture (x86_64-..., aarch64-..., riscv64-...; "" for this machine), link `object`
+// into `exe` and run it. false with *why when a tool is missing or linking fails (wasm32:
+// refused); otherwise *result is the run.
+bool link_and_run(const std::string& triple, const std::string& object, const std::string& exe,
+                  const Limits& limits, const std::atomic<bool>* interrupt, Result* result, std::string* why);
 
 // Runs `exe` under qemu-<arch> (even on a machine of that architecture) one instruction per
 // translation block with the execution log on (-singlestep -d nochain,exec), streamed through

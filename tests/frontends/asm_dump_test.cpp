@@ -104,3 +104,30 @@ TEST_CASE("repl :asm takes directives and no-encodings after the target and func
   h.feed(":asm sq directives directives\n");
   CHECK(contains(h.take_err(), "usage: :asm"));
 }
+
+TEST_CASE("repl :asm TARGET run: the last input linked for another architecture and run under qemu") {
+  fe::ReplHarness h;
+  h.feed("fn sq(n: int) -> int {\n");
+  h.feed("  return n * n\n");
+  h.feed("}\n");
+  h.feed("print(sq(12), 7 / 2)\n");
+  h.take_out();
+  h.feed(":asm aarch64 run\n");
+  CHECK(h.take_err() == "");
+  CHECK(h.take_out() == "144 3\n(exit code 0)\n");
+  h.feed(":asm riscv64 run\n");
+  CHECK(h.take_out() == "144 3\n(exit code 0)\n");
+  // A runtime error: its message from the target's code, and the exit code 1.
+  h.feed("x = 0\n");
+  h.feed("print(5 % x)\n");
+  h.take_out();
+  h.take_err();
+  h.feed(":asm aarch64 run\n");
+  CHECK(contains(h.take_err(), "error: division by zero"));
+  CHECK(h.take_out() == "(exit code 1)\n");
+  h.feed(":asm wasm32 run\n");
+  CHECK(contains(h.take_err(), "wasm32 objects are not linked or run here"));
+  // The target was for that command only.
+  h.feed(":asm sq no-encodings\n");
+  CHECK(!contains(h.take_out(), "\tmul\tx0"));
+}
