@@ -147,6 +147,15 @@ struct DumpArgs {
   bool no_encodings = false, directives = false;
 };
 
+// The analysis settings `dump --stage analysis` and `analyze` share, onto the Session.
+template <typename Args>
+void apply_analysis_flags(Session& session, const Args& a) {
+  session.set_analysis_unroll(a.unroll);
+  session.set_analysis_thresholds(!a.no_thresholds);
+  session.set_analysis_contexts(!a.no_contexts);
+  session.set_analysis_explain(a.explain);
+}
+
 int dump_stage(Session& session, const DumpArgs& a) {
   if (int rc = apply_opt_and_target(session, a.opt, a.target)) return rc;
   if (int rc = apply_registers(session, a.registers)) return rc;
@@ -167,10 +176,7 @@ int dump_stage(Session& session, const DumpArgs& a) {
   analysis::Domain d;
   if (!domain_or_say(a.domain, &d)) return kUsageError;
   session.set_analysis_domain(d);
-  session.set_analysis_unroll(a.unroll);
-  session.set_analysis_thresholds(!a.no_thresholds);
-  session.set_analysis_contexts(!a.no_contexts);
-  session.set_analysis_explain(a.explain);
+  apply_analysis_flags(session, a);
   std::string text;
   if (!read_or_say(a.file, &text)) return 2;
   Outcome o = session.compile(std::move(text), a.file);
@@ -287,10 +293,7 @@ int analyze_one(const AnalyzeArgs& a, std::optional<analysis::Domain> d, const s
                 std::vector<std::pair<std::string, analysis::EvaCounts>>* totals) {
   Session session;  // one per file: each program on its own, as `descent run` sees it
   if (d) session.set_analysis_domain(*d);
-  session.set_analysis_unroll(a.unroll);
-  session.set_analysis_thresholds(!a.no_thresholds);
-  session.set_analysis_contexts(!a.no_contexts);
-  session.set_analysis_explain(a.explain);
+  apply_analysis_flags(session, a);
   std::string text;
   if (!read_or_say(file, &text)) return 2;
   Outcome o = session.compile(std::move(text), file);
