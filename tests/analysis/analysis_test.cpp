@@ -64,6 +64,7 @@ std::string report(const std::string& src, Domain d = Domain::Intervals) {
 
 TEST_CASE("soundness: every value the AST walker computes lies inside the analysed fact") {
   const int seeds = env_int("DESCENT_ANALYSIS_SEEDS", 2000);
+  const int seeds_each = env_int("DESCENT_ANALYSIS_SEEDS_EACH", 700);
   const int show = env_int("DESCENT_ANALYSIS_SHOW", -1);
   int checked = 0, failures = 0;
   size_t observations = 0;
@@ -73,8 +74,14 @@ TEST_CASE("soundness: every value the AST walker computes lies inside the analys
     Session session;
     Outcome o = session.compile(src, "seed.ds");
     REQUIRE_MESSAGE(o.status == Outcome::Ok, "seed " << seed << ": " << o.message);
+    // The default domain (the reduced product) and intervals on every seed: every
+    // component's transfer functions run inside the product, whose facts are their meet, so
+    // an unsound component makes the product unsound. Each component alone (its own join,
+    // widening and printing) on the first seeds_each.
     std::vector<std::shared_ptr<const Result>> results;
-    for (Domain d : all_domains()) results.push_back(session.analyze(d));
+    for (Domain d : all_domains())
+      if (seed <= seeds_each || d == Domain::Product || d == Domain::Intervals)
+        results.push_back(session.analyze(d));
     if (seed == show) std::printf("%s\n%s", src.c_str(), session.stage("analysis").text.c_str());
     std::string violation;
     RunOptions opts;
