@@ -157,6 +157,44 @@ TEST_CASE("the memory plan: what forward and backward kernels wrote, before and 
   CHECK(contains(s.graph_view("backward", Format::Text).text, plan));
 }
 
+TEST_CASE("fused backward kernels agree with central differences") {
+  // The gradient that runs is the fused one (relu_dx and bias_add_dx folded into linear_dx):
+  // sum(v * dloss/dw1) must equal the loss's slope along v, measured by central differences
+  // on the same device. w1 - 0.5 gives the first layer's outputs both signs, so relu's mask
+  // is part of what is checked.
+  const std::string net_of = "cross_entropy(linear(relu(bias_add(linear(x, W), b1)), w2), y)";
+  auto net = [&](const std::string& w) {
+    std::string t = net_of;
+    t.replace(t.find('W'), 1, w);
+    return t;
+  };
+  for (const char* device : {"ref", "cpu"}) {
+    CAPTURE(std::string(device));
+    Session s;
+    REQUIRE(s.set_device(device));
+    REQUIRE(submit(s, "x = rand([8, 4], 1)\ny = ones([8])\n"
+                      "w1 = param(sgd_step(rand([16, 4], 2), full([16, 4], 1.0), full([1], 0.5)))\n"
+                      "b1 = param(rand([16], 3))\nw2 = param(rand([3, 16], 4))\n"
+                      "v = rand([16, 4], 5)\n").status == Outcome::Ok);
+    std::string analytic = printed_by(s, "print(sum_all(mul(v, grad(" + net("w1") + ", w1))))\n");
+    const tensor::Evaluation& ev = s.tensors().last_evaluation();
+    int before = 0, after = 0;
+    for (const auto& n : ev.before.nodes) before += n.kind == tensor::NodeKind::Kernel && n.backward;
+    for (const auto& n : ev.executed.nodes) after += n.kind == tensor::NodeKind::Kernel && n.backward;
+    CHECK(after < before);  // what ran was fused
+    std::string numeric = printed_by(s,
+        "eps = 0.001\n"
+        "plus = sum_all(" + net("sgd_step(w1, v, full([1], 0.0 - eps))") + ")\n"
+        "minus = sum_all(" + net("sgd_step(w1, v, full([1], eps))") + ")\n"
+        "print((plus - minus) / (2.0 * eps))\n");
+    double a = std::strtod(analytic.c_str(), nullptr), n = std::strtod(numeric.c_str(), nullptr);
+    CAPTURE(analytic);
+    CAPTURE(numeric);
+    CHECK(std::fabs(a) > 0.1);  // a direction the loss moves along
+    CHECK(std::fabs(a - n) <= 2e-2 * std::max(1.0, std::fabs(n)));
+  }
+}
+
 TEST_CASE("a parameter's tape outlives a collection; without one, a clear error") {
   const std::string churn = "for i in 0..12 {\n  t = ones([1024, 1024])\n  print(t[0, 0] > 2.0)\n}\n";
   Session s;
