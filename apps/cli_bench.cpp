@@ -116,7 +116,7 @@ Subcommand add_bench(CLI::App& app) {
   auto* benchcmd = app.add_subcommand(
       "bench", "time workloads on every engine (and Lua, Python, OpenBLAS); with no options, "
                "everything at classroom sizes (a few minutes)");
-  a->suite_opt = benchcmd->add_option("--suite", bopts.suite, "vm (engines vs Lua/Python/C), tensor (kernels on CPU and OpenCL vs OpenBLAS), model (MLPs vs NumPy and ONNX Runtime), tune (the auto-tuner from naive nests; minutes: not in all), train (an epoch of MLP training vs NumPy and PyTorch; not in all), analysis (abstract interpretation per domain against the front end; not in all), startup (`descent run` of print(1) per engine against lua5.4 and python3, whole processes; not in all), or all (default)");
+  a->suite_opt = benchcmd->add_option("--suite", bopts.suite, "vm (engines vs Lua/Python/C), tensor (kernels on CPU and OpenCL vs OpenBLAS), model (MLPs vs NumPy and ONNX Runtime), tune (the auto-tuner from naive nests; minutes: not in all), train (an epoch of MLP training vs NumPy, PyTorch and tinygrad; not in all), analysis (abstract interpretation per domain against the front end; not in all), startup (`descent run` of print(1) per engine against lua5.4 and python3, whole processes; not in all), or all (default)");
   benchcmd->add_option("--trials", bopts.tune_trials, "tune suite: candidates measured per search (default 200; 4 with --quick)");
   benchcmd->add_option("--threads", bopts.threads, "tensor and tune suites: thread counts to run at (repeatable; default 1 and 2)");
   benchcmd->add_option("--csv", bopts.csv, "also write the records as CSV");

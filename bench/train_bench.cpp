@@ -5,7 +5,8 @@
 // prelude cross_entropy, grad for the four parameters, SGD with momentum as kernels, each
 // parameter renewed with param(). The baselines (bench/models/train_baseline.py, a child
 // python3) train the same model from the same weights on the same batches: NumPy with the
-// backward pass written by hand, PyTorch's autograd and optim.SGD when installed.
+// backward pass written by hand, PyTorch's autograd and optim.SGD, and tinygrad's autograd and
+// SGD under TinyJit, the last two when installed.
 //
 // The check: each column's first epoch from the initial weights gives a mean loss, which
 // must equal NumPy's to 1e-3 (relative); the timed epochs then continue training.
@@ -45,9 +46,12 @@ const std::vector<TrainWorkload>& train_list() {
 }
 
 const std::vector<std::string>& columns() {
-  static const std::vector<std::string> c = {"cpu-ast", "cpu-reg", "cpu-jit", "numpy", "pytorch"};
+  static const std::vector<std::string> c = {"cpu-ast", "cpu-reg", "cpu-jit", "numpy", "pytorch", "tinygrad"};
   return c;
 }
+
+// The columns the child python3 fills (bench/models/train_baseline.py).
+bool is_python_column(const std::string& c) { return c == "numpy" || c == "pytorch" || c == "tinygrad"; }
 
 std::string examples_dir() {
   const char* env = std::getenv("DESCENT_EXAMPLES_DIR");
@@ -142,7 +146,7 @@ class TrainSuite {
     r.suite = "train";
     r.workload = w.name;
     r.engine = engine;
-    r.kind = engine == "numpy" || engine == "pytorch" ? "external" : "descent";
+    r.kind = is_python_column(engine) ? "external" : "descent";
     r.scale = o_.quick ? "quick" : "full";
     r.threads = threads;
     return r;
@@ -227,13 +231,13 @@ std::vector<BenchRecord> TrainSuite::run(std::string* error) {
     for (int threads : o_.threads) {
       size_t first = records.size();
       for (const auto& column : columns()) {
-        if (column == "numpy" || column == "pytorch" || !wants(column) || interrupted()) continue;
+        if (is_python_column(column) || !wants(column) || interrupted()) continue;
         say(fmt::format("train/{} on {} ({} thread{})", w.name, column, threads, threads == 1 ? "" : "s"));
         records.push_back(descent_cell(w, column, threads, dir, flops));
       }
       std::string python = find_on_path("python3");
-      if ((wants("numpy") || wants("pytorch")) && !python.empty() && !interrupted()) {
-        say(fmt::format("train/{} on numpy and pytorch ({} thread{})", w.name, threads, threads == 1 ? "" : "s"));
+      if ((wants("numpy") || wants("pytorch") || wants("tinygrad")) && !python.empty() && !interrupted()) {
+        say(fmt::format("train/{} on numpy, pytorch and tinygrad ({} thread{})", w.name, threads, threads == 1 ? "" : "s"));
         std::string script = (fs::path(DESCENT_BENCH_MODELS_DIR) / "train_baseline.py").string();
         ProcResult p = run_process({python, script, dir.string(), std::to_string(threads),
                                     std::to_string(repeats())}, o_.interrupt);
@@ -243,7 +247,7 @@ std::vector<BenchRecord> TrainSuite::run(std::string* error) {
         } else {
           for (const auto& note : j.value("notes", nlohmann::json::array()))
             if (said_.insert(note.get<std::string>()).second) say(note.get<std::string>());
-          for (const std::string engine : {"numpy", "pytorch"}) {
+          for (const std::string engine : {"numpy", "pytorch", "tinygrad"}) {
             if (!j.contains(engine) || !wants(engine)) continue;
             BenchRecord r = record(w, engine, threads);
             finish(&r, j[engine]["runs_s"].get<std::vector<double>>(), flops);
