@@ -18,6 +18,7 @@
 // thousands of random programs). Precision is what the domains trade: constants know one
 // value or nothing, signs know < 0 / = 0 / > 0, intervals know bounds, the product knows both.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -51,6 +52,9 @@ struct Options {
   // budget uses the function's summary (its arguments joined over every call). false: every
   // call uses the summary (the classic interprocedural analysis of the lessons).
   bool contexts = true;
+  // Polled as the solver works (a Session passes its Ctrl-C flag): once set, the analysis
+  // stops and its Result says interrupted, with no facts. A deep nest can take seconds.
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 // How the solver treated one loop, for `--explain`: unrolled (and in how many iterations), or
@@ -120,6 +124,8 @@ class Result {
   std::vector<SolverStep> trace;
   bool trace_truncated = false;
   int rounds = 0;  // interprocedural rounds until the summaries stopped changing
+  // Options::interrupt was set before the fixpoint: nothing else here holds.
+  bool interrupted = false;
   std::vector<LoopNote> loops;  // every loop the last round solved, by function and head
   // [function]: the calling contexts it was analysed in (Options::contexts), 0 where its
   // summary was used (the top level, recursion past the limit), -1 for a function nothing

@@ -353,7 +353,12 @@ State Solver::gather(int b, int from) const {
   return s;
 }
 
+// Thrown by set_in when Options::interrupt is set; analyze() catches it.
+struct Interrupted {};
+
 void Solver::set_in(int b, State s, const char* phase) {
+  if (opts_.interrupt && (++polls_ & 255) == 0 && opts_.interrupt->load(std::memory_order_relaxed))
+    throw Interrupted{};
   auto& in = in_[size_t(fn_)];
   // The unrolling budget counts the transfers unrolling makes (an inner loop's blocks once
   // per iteration that runs them, not again for each enclosing loop); a state of more than
@@ -536,7 +541,14 @@ bool Solver::unroll_loop(int h, const std::vector<int>& body) {
 
 Result analyze(const Program& program, const Module& module, const Options& options) {
   Result r;
-  Solver(program, module, options, &r).run();
+  try {
+    Solver(program, module, options, &r).run();
+  } catch (const Interrupted&) {
+    Result stopped;
+    stopped.domain = options.domain;
+    stopped.interrupted = true;
+    return stopped;
+  }
   return r;
 }
 

@@ -98,6 +98,7 @@ class Solver {
   std::vector<bool> assigned_;  // globals the analysed input assigns (at top level)
 
   size_t unroll_work_ = 0;  // block transfers spent unrolling in this solve (capped)
+  size_t polls_ = 0;        // set_in calls, to poll Options::interrupt every so many
   int iteration_ = 0;       // the unrolled iteration being traced (0: none)
   size_t traced_facts_ = 0;  // facts in r_.trace this round (trace() stops at a million)
   std::vector<std::vector<State>> outs_;         // [block][succ]: what it hands each successor

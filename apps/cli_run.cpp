@@ -279,6 +279,7 @@ struct AnalyzeArgs {
   int unroll = analysis::Options{}.unroll;
   bool explain = false, no_thresholds = false, no_contexts = false;
   bool compare = false, twin = false, recorded = false, record = false, totals = false;
+  const std::atomic<bool>* interrupt = nullptr;  // the front end's Ctrl-C flag
 };
 
 // FILE.ds -> FILE.eva: where a recorded Eva log lives.
@@ -292,6 +293,7 @@ std::string eva_log_path(const std::string& file) {
 int analyze_one(const AnalyzeArgs& a, std::optional<analysis::Domain> d, const std::string& file,
                 std::vector<std::pair<std::string, analysis::EvaCounts>>* totals) {
   Session session;  // one per file: each program on its own, as `descent run` sees it
+  session.set_analysis_interrupt(a.interrupt);
   if (d) session.set_analysis_domain(*d);
   apply_analysis_flags(session, a);
   std::string text;
@@ -302,6 +304,10 @@ int analyze_one(const AnalyzeArgs& a, std::optional<analysis::Domain> d, const s
     return o.exit_code();
   }
   auto result = session.analyze();
+  if (result && result->interrupted) {
+    fmt::print(stderr, "{}: error: interrupted\n", file);
+    return kInterrupted;
+  }
   if (!a.compare && !a.twin) {
     fmt::print("{}", session.stage("analysis").text);
     return 0;
@@ -373,6 +379,7 @@ int analyze_files(const AnalyzeArgs& a) {
   for (const auto& f : a.files) {
     int r = analyze_one(a, d, f, &totals);
     rc = rc ? rc : r;
+    if (r == kInterrupted) return r;
     if (a.files.size() > 1 && !a.totals) fmt::print("\n");
   }
   if (a.compare && (a.totals || a.files.size() > 1) && !totals.empty()) fmt::print("{}", analysis::format_eva_totals(totals));
@@ -399,7 +406,10 @@ Subcommand add_analyze(CLI::App& app) {
   cmd->add_option("--frama-c", a->frama_c, "the frama-c to run (default: frama-c on PATH)");
   cmd->add_option("--eva-args", a->eva_args, "more frama-c arguments, e.g. \"-eva-slevel 100\"");
   cmd->add_option("--keep-twin", a->keep, "keep the C twin and Eva's log in this folder");
-  return {cmd, [a](Session&) { return analyze_files(*a); }};
+  return {cmd, [a](Session& s) {
+            a->interrupt = &s.interrupt_flag();
+            return analyze_files(*a);
+          }};
 }
 
 Subcommand add_run(CLI::App& app) {

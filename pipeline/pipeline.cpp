@@ -259,6 +259,10 @@ const std::vector<Session::StageEntry>& Session::stage_table() {
       r.text = "the input has errors, so it was not analysed";
       return r;
     }
+    if (result->interrupted) {
+      r.text = "interrupted: the analysis stopped before its fixpoint, so it has no facts (ask again to run it again)";
+      return r;
+    }
     r.ok = true;
     if (name == "cfg") r.text = format == Format::Dot ? analysis::cfg_dot(result->cfg) : analysis::cfg_text(result->cfg);
     else if (name == "analysis-mul") r.text = result->multiplication_report();
@@ -568,17 +572,20 @@ std::shared_ptr<const analysis::Result> Session::analyze(std::optional<analysis:
   if (!last_ || !last_->checked || !last_->program) return nullptr;
   analysis::Domain d = domain.value_or(analysis_domain_);
   auto& slot = last_->analyses[d];
-  if (!slot)
-    slot = on_big_stack([&] {
-      analysis::Options o;
-      o.domain = d;
-      o.unroll = analysis_unroll_;
-      o.thresholds = analysis_thresholds_;
-      o.contexts = analysis_contexts_;
-      o.first_new_global = last_->globals_before;
-      return std::make_shared<const analysis::Result>(analysis::analyze(*last_->program, module_, o));
-    });
-  return slot;
+  if (slot) return slot;
+  if (!analysis_interrupt_) interrupt_.store(false);
+  auto result = on_big_stack([&] {
+    analysis::Options o;
+    o.domain = d;
+    o.unroll = analysis_unroll_;
+    o.thresholds = analysis_thresholds_;
+    o.contexts = analysis_contexts_;
+    o.first_new_global = last_->globals_before;
+    o.interrupt = analysis_interrupt_ ? analysis_interrupt_ : &interrupt_;
+    return std::make_shared<const analysis::Result>(analysis::analyze(*last_->program, module_, o));
+  });
+  if (!result->interrupted) slot = result;  // an interrupted one is not kept: asked again, it runs again
+  return result;
 }
 
 std::vector<PassInfo> Session::passes() const {

@@ -197,6 +197,9 @@ class Session {
   void set_analysis_thresholds(bool on);  // widening thresholds (analysis::Options::thresholds)
   bool analysis_thresholds() const { return analysis_thresholds_; }
   void set_analysis_contexts(bool on);  // calls in their caller's state (analysis::Options::contexts)
+  // The flag analyze() polls for Ctrl-C instead of this Session's own (a front end's flag
+  // that outlives the Session: `descent analyze` makes one Session per file).
+  void set_analysis_interrupt(const std::atomic<bool>* flag) { analysis_interrupt_ = flag; }
   bool analysis_contexts() const { return analysis_contexts_; }
   void set_analysis_explain(bool on) { analysis_explain_ = on; }
   bool analysis_explain() const { return analysis_explain_; }
@@ -619,13 +622,15 @@ class Session {
   int analysis_unroll_ = analysis::Options{}.unroll;
   bool analysis_thresholds_ = true;
   bool analysis_contexts_ = true;
+  const std::atomic<bool>* analysis_interrupt_ = nullptr;  // nullptr: interrupt_
   bool analysis_explain_ = false;
   std::string target_;
   AsmOptions asm_options_;
   std::string engine_ = "ast";
   std::map<std::string, std::unique_ptr<Engine>> engine_cache_;
   std::unique_ptr<Unit> last_;
-  std::atomic<bool> interrupt_{false};
+  // mutable: analyze() (const, it caches) clears it when it starts, as a run does.
+  mutable std::atomic<bool> interrupt_{false};
   std::unique_ptr<tensor::GraphRuntime> tensors_;
   int threads_ = 0;          // parallel loops of cpu kernels (0: every hardware thread)
   double traffic_cache_ = 1 << 20;  // the "traffic" view's cache

@@ -14,6 +14,9 @@
 #include <limits>
 #include <set>
 #include <string>
+#include <thread>
+#include <atomic>
+#include <chrono>
 
 #include "analysis/analysis.h"
 #include "tests/diff/program_gen.h"
@@ -404,6 +407,50 @@ TEST_CASE("termination: a big program, deep nesting and recursion finish") {
     CHECK(r->rounds >= 1);
     CHECK(r->rounds < 200);
   }
+}
+
+TEST_CASE("interruption: Ctrl-C stops an analysis, and asked again it runs again") {
+  // 200 nested loops: seconds of solving (each level re-solved for the levels around it).
+  std::string deep;
+  for (int i = 0; i < 200; ++i) deep += "for i in 0..2 {\n";
+  deep += "print(i)\n";
+  for (int i = 0; i < 200; ++i) deep += "}\n";
+  auto s = compiled(deep);
+  // The flag set while the Session analyses (it clears it when it starts, as a run does, so
+  // the thread keeps setting it until the analysis returns).
+  std::atomic<bool> done{false};
+  std::thread ctrl_c([&] {
+    while (!done.load()) {
+      s->interrupt_flag().store(true);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+  auto r = s->analyze();
+  done.store(true);
+  ctrl_c.join();
+  REQUIRE(r != nullptr);
+  CHECK(r->interrupted);
+  CHECK(r->facts().empty());
+  CHECK(r->alarms.empty());
+  // A stale Ctrl-C (pressed at the prompt) does not stop the next analysis.
+  std::string mid;
+  for (int i = 0; i < 40; ++i) mid += "for i in 0..2 {\n";
+  mid += "x = i\n";
+  for (int i = 0; i < 40; ++i) mid += "}\n";
+  auto small = compiled(mid);
+  small->interrupt_flag().store(true);
+  auto again = small->analyze(Domain::Intervals);
+  REQUIRE(again != nullptr);
+  CHECK_FALSE(again->interrupted);
+  CHECK(has(again->facts_at_line(41), "x in [0, 1]"));
+  // Through the library with the flag already set: stopped at its first poll.
+  std::atomic<bool> flag{true};
+  Options o;
+  o.interrupt = &flag;
+  Result direct = analyze(*again->cfg.program, small->module(), o);
+  CHECK(direct.interrupted);
+  flag.store(false);
+  CHECK_FALSE(analyze(*again->cfg.program, small->module(), o).interrupted);
 }
 
 TEST_CASE("golden reports") {
