@@ -248,11 +248,13 @@ const std::vector<Repl::Command>& Repl::command_table() {
        "register bytecode: virtual, allocated, fused (what runs), live intervals",
        handled_by<&Repl::reg_command>,
        [](const Session& s, const Words& w) { return code_view(s, w, {"alloc", "fused", "live"}); }},
-      {":native", "[dag|legal|combine|isel|sched|regalloc|asm|patterns] [FUNCTION]",
-       "the native backend's stages for the last input or a function (default: asm; patterns: isel's table)",
+      {":native", "[dag|legal|combine|isel|sched|regalloc|asm|patterns] [x86-64|aarch64 ...] [FUNCTION]",
+       "the native backend's stages for the last input or a function (default: asm; patterns: isel's table), "
+       "for the target (x86-64 here) or the targets named, one after the other",
        handled_by<&Repl::native_command>,
        [](const Session& s, const Words& w) {
-         return code_view(s, w, {"dag", "legal", "combine", "isel", "sched", "regalloc", "asm", "patterns"});
+         return code_view(s, w, {"dag", "legal", "combine", "isel", "sched", "regalloc", "asm", "patterns",
+                                 "x86-64", "aarch64"});
        }},
       {":registers", "[N]", "show or set the register VM's register file size (3..250)",
        handled_by<&Repl::registers_command>},

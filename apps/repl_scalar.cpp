@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "apps/repl.h"
+#include "native/target.h"
 #include "proc/cross.h"
 
 namespace descent {
@@ -73,16 +74,29 @@ void Repl::reg_command(const Call& c) {
              Format::Text, fn);
 }
 
+// :native [STAGE] [x86-64|aarch64 ...] [FUNCTION]: one target (the Session's, x86-64 here,
+// unless named) or several, one after the other.
 void Repl::native_command(const Call& c) {
+  std::vector<std::string> targets, words;
+  for (const std::string& w : c.words)
+    if (&w != &c.words[0] && native::find_target(w)) targets.push_back(w);
+    else words.push_back(w);
+  Call rest{words, c.line};
   std::string fn;
   std::string which =
-      code_args(c, {"dag", "legal", "combine", "isel", "sched", "regalloc", "asm", "patterns"}, &fn);
+      code_args(rest, {"dag", "legal", "combine", "isel", "sched", "regalloc", "asm", "patterns"}, &fn);
   if (which == "?") return;
-  if (which == "patterns" && fn.empty()) {  // the table, not a view of code
-    show_stage("native-patterns", Format::Text);
-    return;
+  std::string stage = "native-" + (which.empty() ? std::string("asm") : which);
+  if (targets.empty()) targets.push_back("");
+  for (const std::string& t : targets) {
+    std::string error;
+    session_.set_native_target(t, &error);
+    if (targets.size() > 1) out_ << "== " << native::find_target(t)->name << "\n";
+    if (which == "patterns" && fn.empty()) show_stage("native-patterns", Format::Text);  // the table
+    else show_stage(stage, Format::Text, fn);
   }
-  show_stage("native-" + (which.empty() ? std::string("asm") : which), Format::Text, fn);
+  std::string error;
+  session_.set_native_target("", &error);
 }
 
 void Repl::analyze_command(const Call& c) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "lang/module.h"
+#include "native/target.h"
 #include "native/x86.h"
 #include "vm/reg_code.h"
 
@@ -199,8 +200,8 @@ struct Function {
 // Builds the blocks and one DAG per block. False (and *error) for code the backend does not
 // run (tensor operations).
 bool build_dags(const RegFunction& f, const Module& m, Function& out, std::string* error);
-void legalize(Function& f);
-void combine(Function& f);
+void legalize(Function& f, const Target& target = x86_64_target());
+void combine(Function& f, const Target& target = x86_64_target());
 
 // ---- [SECTION] machine instructions (after selection) ----
 
@@ -222,7 +223,9 @@ void combine(Function& f);
   X(CALL, "call")     X(CALLH, "call.helper") X(CALLCHECK, "callcheck") X(TICK, "tick")  \
   X(JMP, "jmp")       X(JCC, "jcc")       X(FJCC, "fjcc")   X(RET, "ret")                \
   X(HALT, "halt")     X(ARGS, "args")     X(ABS, "abs")     X(SMIN, "smin")              \
-  X(SMAX, "smax")     X(MULHS, "mulhs")
+  X(SMAX, "smax")     X(MULHS, "mulhs")                                                 \
+  /* AArch64's own: */                                                                   \
+  X(MADD, "madd")     X(MSUB, "msub")     X(CBNZ, "cbnz")   X(CBZ, "cbz")
 
 enum class MOp : uint8_t {
 #define DESCENT_NATIVE_MOP(name, text) name,
@@ -231,6 +234,7 @@ enum class MOp : uint8_t {
       Count_
 };
 const char* mop_name(MOp op);
+const char* a64_mop_name(MOp op);  // the same operations under AArch64's mnemonics
 
 // The helpers generated code calls (engine.cpp), by number.
 enum class Helper : uint8_t { PrintInt, PrintFloat, PrintBool, PrintStr, PrintSpace, PrintEnd,
@@ -276,8 +280,14 @@ struct Pattern {
   int cost;            // instructions it emits (latency does not enter: see docs/native.md)
   const char* emits;   // the x86 it stands for, for the view: "add r, imm32"
 };
-const std::vector<Pattern>& patterns();
-void select(const Function& f, MFunction& out);
+const std::vector<Pattern>& patterns();        // x86-64's table (isel.cpp)
+const std::vector<Pattern>& a64_patterns();    // AArch64's (a64_isel.cpp)
+void select(const Function& f, MFunction& out);      // x86-64
+void select_a64(const Function& f, MFunction& out);  // AArch64
+inline void select(const Function& f, MFunction& out, const Target& t) {
+  if (t.arch == Arch::AArch64) select_a64(f, out);
+  else select(f, out);
+}
 
 // List scheduling inside each block: dependences, critical-path priority.
 void schedule(MFunction& f, std::vector<std::string>* log);
@@ -302,10 +312,12 @@ struct Allocation {
   std::vector<Loc> loc;             // per vreg
   int num_slots = 0;
   std::vector<int> callee_saved;    // the callee-saved GPRs used (pushed by the prologue)
+  std::vector<int> fpr_callee_saved;  // the callee-saved float registers used (AArch64's d8-d15)
   std::vector<int> positions;       // per block: the position of its first instruction
 };
-// succs: per block, its successor blocks.
-Allocation allocate(const MFunction& f, const std::vector<std::vector<int>>& succs);
+// succs: per block, its successor blocks. regs: the target's (target.h).
+Allocation allocate(const MFunction& f, const std::vector<std::vector<int>>& succs,
+                    const RegisterFile& regs = x86_64_target().regs);
 
 // ---- [SECTION] emission ----
 

@@ -39,7 +39,8 @@ bool holds(CC c, int64_t a, int64_t b) {
 
 }  // namespace
 
-void combine(Function& f) {
+void combine(Function& f, const Target& target) {
+  const bool x86 = target.arch == Arch::X86_64;
   for (size_t bi = 0; bi < f.blocks.size(); ++bi) {
     Block& b = f.blocks[bi];
     index_block(b);
@@ -54,7 +55,7 @@ void combine(Function& f) {
         bool cx = !n.ops.empty() && is_const(b, n.ops[0], &x);
         bool cy = n.ops.size() > 1 && is_const(b, n.ops[1], &y);
         auto fold = [&](int64_t v, const char* why) {
-          int r = add_node(b, fits_imm32(v) ? NK::Const : NK::Imm64, {}, v);
+          int r = add_node(b, !x86 || fits_imm32(v) ? NK::Const : NK::Imm64, {}, v);
           f.log.push_back(where + ref(b, id) + " -> " + std::to_string(v) + " (" + why + ")");
           replace_uses(b, id, r);
           changed = true;
@@ -135,7 +136,7 @@ void combine(Function& f) {
             break;
           case NK::SDivSafe:
           case NK::SRemSafe:
-            if (cy && y != 0 && y != -1) {
+            if (cy && y != 0 && y != -1 && x86) {
               int r = add_node(b, n.kind == NK::SDivSafe ? NK::X86Div : NK::X86Rem, {n.ops[0], n.ops[1]});
               same(r, "divisor now a constant neither 0 nor -1: idiv");
             } else if (cy && y == -1) {

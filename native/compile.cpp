@@ -5,25 +5,28 @@
 namespace descent::native {
 
 std::unique_ptr<Compiled> compile(std::unique_ptr<RegFunction> virt, const Module& module,
-                                  bool top_level, std::string* error, bool keep_snapshots) {
+                                  bool top_level, std::string* error, bool keep_snapshots,
+                                  const Target& target) {
   auto c = std::make_unique<Compiled>();
+  c->target = &target;
   c->top_level = top_level;
   c->src = std::move(virt);
   if (!build_dags(*c->src, module, c->fn, error)) return nullptr;
   if (keep_snapshots) c->built = c->fn;
-  legalize(c->fn);
+  legalize(c->fn, target);
   if (keep_snapshots) c->legal = c->fn;
-  combine(c->fn);
-  select(c->fn, c->mf);
+  combine(c->fn, target);
+  select(c->fn, c->mf, target);
   if (keep_snapshots) c->selected = c->mf;
   schedule(c->mf, keep_snapshots ? &c->sched_log : nullptr);
   std::vector<std::vector<int>> succs;
   for (const Block& b : c->fn.blocks) succs.push_back(b.succs);
-  c->alloc = allocate(c->mf, succs);
+  c->alloc = allocate(c->mf, succs, target.regs);
   return c;
 }
 
 void finish(Compiled& c, const std::vector<int>& site_ids, bool map) {
+  if (!c.target->can_emit) return;  // AArch64: no emitter yet (the views stop at regalloc)
   c.code = emit(c.fn, c.mf, c.alloc, c.top_level, site_ids);
   if (map && host_supported()) c.memory = std::make_unique<ExecMemory>(c.code.bytes);
 }

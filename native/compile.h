@@ -22,6 +22,7 @@ class ExecMemory {
 };
 
 struct Compiled {
+  const Target* target = &x86_64_target();
   std::unique_ptr<RegFunction> src;  // owns what the code points into (print's strings)
   bool top_level = false;
   Function built;     // the DAGs as built (views)
@@ -37,8 +38,10 @@ struct Compiled {
 
 // Runs every stage up to allocation. Null (and *error) when the code cannot be compiled.
 // keep_snapshots: also keep the built and legal DAGs and the unscheduled selection (views).
+// target: the machine (target.h); only one that can_emit goes on to finish().
 std::unique_ptr<Compiled> compile(std::unique_ptr<RegFunction> virt, const Module& module,
-                                  bool top_level, std::string* error, bool keep_snapshots = false);
+                                  bool top_level, std::string* error, bool keep_snapshots = false,
+                                  const Target& target = x86_64_target());
 // Emits and encodes with the engine's site numbers; maps the bytes (when this host runs them).
 void finish(Compiled& c, const std::vector<int>& site_ids, bool map = true);
 

@@ -1,54 +1,22 @@
-// Stage 4: instruction selection by tree covering.
-//
-// The DAG is cut into trees: a node used once hangs under its user; a node used more than
-// once, or one with a side effect, is the root of its own tree and leaves its value in a
-// virtual register. Each tree is then covered by patterns from the table below, bottom-up
-// by dynamic programming as lcc's BURG-generated selectors do: for every node and every
-// nonterminal (reg, freg, imm, flags, stmt), the cheapest pattern that produces that
-// nonterminal there, counting the cost of its operands. Then a walk from the root emits the
-// chosen patterns' instructions, operands first.
+// Stage 4 on x86-64: instruction selection's pattern table and what each pattern emits
+// (the dynamic programme that picks the cheapest cover is shared: isel_internal.h).
 //
 // So `if a < b` costs cmp + jl (brcond(flags) over flags <- setcc(reg, reg): 2) rather than
 // cmp, setl, movzx, test, jne (5), and `x + 5` uses add's imm32 form rather than loading 5
 // into a register first: the table only states costs; the cover finds the cheapest.
-#include <algorithm>
-#include <array>
-#include <climits>
-#include <functional>
-
-#include "lang/value.h"
-#include "native/backend.h"
+#include "native/isel_internal.h"
 
 namespace descent::native {
 
+using namespace isel;
+
 namespace {
-
-// Nonterminals.
-enum NT : uint8_t { kReg, kFreg, kImm, kFlags, kStmt, kNumNT };
-const char* const kNTNames[] = {"reg", "freg", "imm", "flags", "stmt"};
-
-// Operand spec of a pattern: each operand must be covered as this nonterminal ("*": each
-// operand by its class, for calls and prints).
-struct PatternDef {
-  Pattern p;
-  NT result;
-  std::vector<NT> kids;  // empty with `any`: operands by their class
-  bool any = false;
-  bool (*ok)(const Block&, const Node&) = nullptr;  // an extra condition, or null
-};
 
 bool float_cc_one_flag(const Block&, const Node& n) {
   auto c = static_cast<CC>(n.aux);
   return c != CC::eq && c != CC::ne;
 }
 bool float_cc_two_flags(const Block&, const Node& n) { return !float_cc_one_flag({}, n); }
-bool float_global(const Block&, const Node& n) { return n.type == VT::F64; }
-bool int_global(const Block&, const Node& n) { return n.type != VT::F64; }
-bool has_value(const Block&, const Node& n) { return n.type == VT::I64 || n.type == VT::F64; }
-bool int_value(const Block&, const Node& n) { return n.type == VT::I64; }
-bool float_value(const Block&, const Node& n) { return n.type == VT::F64; }
-bool void_value(const Block&, const Node& n) { return n.type == VT::None; }
-bool no_operand(const Block&, const Node& n) { return n.ops.empty(); }
 
 #define P(id, name, res, node, shape, cost, emits) {name, #res, NK::node, shape, cost, emits}
 // The pattern table. The first column is the pattern's name as the isel view shows it
@@ -171,122 +139,12 @@ Cond float_cond(CC c, bool* swap) {
   }
 }
 
-class Selector {
+class X86Selector : public Selector {
  public:
-  Selector(const Function& f, MFunction& out) : f_(f), out_(out) {}
-
-  void run() {
-    out_.num_src_vregs = static_cast<int>(f_.vreg_vt.size());
-    for (size_t v = 0; v < f_.vreg_vt.size(); ++v) {
-      out_.vt.push_back(f_.vreg_vt[v] == VT::F64 ? VT::F64 : VT::I64);
-      out_.names.push_back(f_.src->vreg_names.size() > v ? f_.src->vreg_names[v] : "");
-    }
-    out_.blocks.resize(f_.blocks.size());
-    out_.cover.resize(f_.blocks.size());
-    out_.node_rule.resize(f_.blocks.size());
-    for (size_t b = 0; b < f_.blocks.size(); ++b) out_.node_rule[b].assign(f_.blocks[b].nodes.size(), -1);
-    for (size_t b = 0; b < f_.blocks.size(); ++b) block(static_cast<int>(b));
-  }
+  X86Selector(const Function& f, MFunction& out, const Table& t) : Selector(f, out, t) {}
 
  private:
-  static constexpr int kInf = INT_MAX / 4;
-
-  bool is_leaf_const(const Node& n) const {
-    return n.kind == NK::Const || n.kind == NK::Imm64 || n.kind == NK::FLoadConst;
-  }
-  // A node is a tree root when it has a side effect or is used other than exactly once
-  // (constants excepted: they are cheaper to repeat than to keep in a register).
-  bool is_root(int id) const {
-    const Node& n = blk_->nodes[static_cast<size_t>(id)];
-    if (is_leaf_const(n) || n.kind == NK::Reg) return false;
-    return is_chained(n.kind) || uses_[static_cast<size_t>(id)] != 1;
-  }
-  // A value another tree has already put into a virtual register (roots, Reg leaves).
-  bool available(int id) const {
-    const Node& n = blk_->nodes[static_cast<size_t>(id)];
-    return n.kind == NK::Reg || vreg_[static_cast<size_t>(id)] >= 0 ||
-           (is_root(id) && id != labeling_root_);
-  }
-
-  // ---- labelling: the dynamic programme ----
-  void label(int id) {
-    auto& c = cost_[static_cast<size_t>(id)];
-    if (c[0] != -1) return;
-    c.fill(kInf);
-    rule_[static_cast<size_t>(id)].fill(-1);
-    const Node& n = blk_->nodes[static_cast<size_t>(id)];
-    if (available(id)) {
-      c[n.type == VT::F64 ? kFreg : kReg] = 0;
-    } else {
-      const auto& t = table();
-      for (size_t r = 0; r < t.size(); ++r) {
-        const PatternDef& p = t[r];
-        if (p.p.node != n.kind || static_cast<int>(r) >= kSetccRule) continue;
-        if (p.ok && !p.ok(*blk_, n)) continue;
-        if (!p.any && p.kids.size() != n.ops.size()) continue;
-        int sum = p.p.cost;
-        for (size_t k = 0; k < n.ops.size() && sum < kInf; ++k) {
-          int kid = n.ops[k];
-          label_kid(kid);
-          NT want = p.any ? (blk_->nodes[static_cast<size_t>(kid)].type == VT::F64 ? kFreg : kReg)
-                          : p.kids[k];
-          sum += cost_[static_cast<size_t>(kid)][want];
-        }
-        sum = std::min(sum, kInf);
-        if (sum < c[p.result]) {
-          c[p.result] = sum;
-          rule_[static_cast<size_t>(id)][p.result] = static_cast<int>(r);
-        }
-      }
-    }
-    // Chain rules: a constant into a register, flags into a 0/1, a 0/1 into flags.
-    if (c[kImm] + 1 < c[kReg]) c[kReg] = c[kImm] + 1, rule_[static_cast<size_t>(id)][kReg] = kMovImmRule;
-    if (c[kFlags] + 2 < c[kReg]) c[kReg] = c[kFlags] + 2, rule_[static_cast<size_t>(id)][kReg] = kSetccRule;
-    if (n.type == VT::I64 && c[kReg] + 1 < c[kFlags])
-      c[kFlags] = c[kReg] + 1, rule_[static_cast<size_t>(id)][kFlags] = kTestRule;
-  }
-  void label_kid(int kid) { label(kid); }
-
-  // ---- reducing: emit the chosen cover ----
-  MInst& emit(MOp op, int def, std::vector<int> uses, int rule, int node) {
-    MInst m;
-    m.op = op;
-    m.def = def;
-    m.uses = std::move(uses);
-    m.pattern = rule;
-    m.node = node;
-    code_->push_back(std::move(m));
-    return code_->back();
-  }
-  int fresh(VT t) { return out_.new_vreg(t == VT::F64 ? VT::F64 : VT::I64); }
-
-  // Where a flags-producing cover left its condition.
-  Cond flags_cc_ = Cond::e;
-
-  // Emits node `id` as nonterminal `nt`; returns the virtual register holding it (reg, freg),
-  // the constant (imm; via *imm), or -1. `dest`: where a reg/freg result should go (-1: fresh).
-  int reduce(int id, NT nt, int dest = -1, int64_t* imm = nullptr) {
-    const Node& n = blk_->nodes[static_cast<size_t>(id)];
-    auto sid = static_cast<size_t>(id);
-    if (n.kind == NK::Reg && (nt == kReg || nt == kFreg)) {
-      int v = vreg_[sid] >= 0 ? vreg_[sid] : n.aux;
-      return copy_to(v, dest, n.type, id);
-    }
-    if (vreg_[sid] >= 0 && (nt == kReg || nt == kFreg)) return copy_to(vreg_[sid], dest, n.type, id);
-    if (is_root(id) && id != current_root_ && (nt == kReg || nt == kFreg))
-      return emit_root(id, dest);  // a shared value: computed once, where first needed
-    int r = rule_[sid][nt];
-    if (r < 0) {  // not labelled (an emitted root asked as flags): test it
-      label(id);
-      r = rule_[sid][nt];
-    }
-    used_rules_.push_back(r);
-    out_.node_rule[static_cast<size_t>(cur_block_)][sid] = r;
-    const auto& ops = n.ops;
-    auto kid = [&](size_t k, NT want, int64_t* out_imm = nullptr) {
-      return reduce(ops[k], want, -1, out_imm);
-    };
-    auto out = [&](VT t) { return dest >= 0 ? dest : fresh(t); };
+  int reduce_rule(int r, int id, const Node& n, int dest, int64_t* imm) override {
     switch (r) {
       case 0:
         *imm = n.imm;
@@ -294,159 +152,159 @@ class Selector {
       case 1:
       case 2:
       case kMovImmRule: {
-        int d = out(VT::I64);
+        int d = out(dest, VT::I64);
         emit(MOp::MOVI, d, {}, r, id).imm = n.imm;
         return d;
       }
       case 3: {
-        int d = out(VT::F64);
+        int d = out(dest, VT::F64);
         emit(MOp::FMOVI, d, {}, r, id).imm = n.imm;
         return d;
       }
       case 4: case 6: case 8: case 10: {
-        int a = kid(0, kReg), b = kid(1, kReg);
+        int a = kid(id, 0, kReg), b = kid(id, 1, kReg);
         MOp op = r == 4 ? MOp::ADD : r == 6 ? MOp::SUB : r == 8 ? MOp::IMUL : MOp::AND;
-        int d = out(VT::I64);
+        int d = out(dest, VT::I64);
         emit(op, d, {a, b}, r, id);
         return d;
       }
       case 5: case 7: case 9: case 11: case 12: case 13: case 14: {
         int64_t k = 0;
-        int a = kid(0, kReg);
-        kid(1, kImm, &k);
+        int a = kid(id, 0, kReg);
+        kid(id, 1, kImm, &k);
         static const MOp ops_ri[] = {MOp::ADDI, MOp::MOV, MOp::SUBI, MOp::MOV, MOp::IMULI,
                                      MOp::MOV, MOp::ANDI, MOp::SHLI, MOp::SARI, MOp::SHRI};
-        int d = out(VT::I64);
+        int d = out(dest, VT::I64);
         emit(ops_ri[r - 5], d, {a}, r, id).imm = k;
         return d;
       }
       case 15: case 17: {
-        int a = kid(0, kReg);
-        int d = out(VT::I64);
+        int a = kid(id, 0, kReg);
+        int d = out(dest, VT::I64);
         emit(r == 15 ? MOp::NEG : MOp::ABS, d, {a}, r, id);
         return d;
       }
       case 16: {
-        int a = kid(0, kReg);
-        int d = out(VT::I64);
+        int a = kid(id, 0, kReg);
+        int d = out(dest, VT::I64);
         emit(MOp::XORI, d, {a}, r, id).imm = 1;
         return d;
       }
       case 18: case 19: {
-        int a = kid(0, kReg), b = kid(1, kReg);
-        int d = out(VT::I64);
+        int a = kid(id, 0, kReg), b = kid(id, 1, kReg);
+        int d = out(dest, VT::I64);
         emit(r == 18 ? MOp::SMIN : MOp::SMAX, d, {a, b}, r, id);
         return d;
       }
       case 20: {
-        int a = kid(0, kReg), b = kid(1, kReg);
+        int a = kid(id, 0, kReg), b = kid(id, 1, kReg);
         emit(MOp::CMP, -1, {a, b}, r, id);
-        flags_cc_ = int_cond(static_cast<CC>(n.aux));
+        flags_cc_ = static_cast<int>(int_cond(static_cast<CC>(n.aux)));
         return -1;
       }
       case 21: {
         int64_t k = 0;
-        int a = kid(0, kReg);
-        kid(1, kImm, &k);
+        int a = kid(id, 0, kReg);
+        kid(id, 1, kImm, &k);
         emit(MOp::CMPI, -1, {a}, r, id).imm = k;
-        flags_cc_ = int_cond(static_cast<CC>(n.aux));
+        flags_cc_ = static_cast<int>(int_cond(static_cast<CC>(n.aux)));
         return -1;
       }
       case 22: {
-        int a = kid(0, kFreg), b = kid(1, kFreg);
+        int a = kid(id, 0, kFreg), b = kid(id, 1, kFreg);
         bool swap = false;
-        flags_cc_ = float_cond(static_cast<CC>(n.aux), &swap);
+        flags_cc_ = static_cast<int>(float_cond(static_cast<CC>(n.aux), &swap));
         emit(MOp::UCOMI, -1, swap ? std::vector<int>{b, a} : std::vector<int>{a, b}, r, id);
         return -1;
       }
       case 23: {
-        int a = kid(0, kFreg), b = kid(1, kFreg);
-        int d = out(VT::I64);
+        int a = kid(id, 0, kFreg), b = kid(id, 1, kFreg);
+        int d = out(dest, VT::I64);
         emit(MOp::FSETCC, d, {a, b}, r, id).cc = n.aux;
         return d;
       }
       case 24: {
-        int a = kid(0, kReg);
+        int a = kid(id, 0, kReg);
         emit(MOp::TEST, -1, {a}, r, id);
-        flags_cc_ = Cond::e;
+        flags_cc_ = static_cast<int>(Cond::e);
         return -1;
       }
       case kTestRule: {
         int a = reduce(id, kReg);
         emit(MOp::TEST, -1, {a}, r, id);
-        flags_cc_ = Cond::ne;
+        flags_cc_ = static_cast<int>(Cond::ne);
         return -1;
       }
       case kSetccRule: {
         // Temporarily label as flags and emit that cover, then setcc.
         reduce(id, kFlags);
-        int d = out(VT::I64);
+        int d = out(dest, VT::I64);
         emit(MOp::SETCC, d, {}, r, id).cc = static_cast<int>(flags_cc_);
         return d;
       }
       case 25: {
         // Operands first, the flags last: nothing may come between cmp and cmov.
-        int t = kid(1, kReg), e = kid(2, kReg);
-        kid(0, kFlags);
-        int d = out(VT::I64);
+        int t = kid(id, 1, kReg), e = kid(id, 2, kReg);
+        kid(id, 0, kFlags);
+        int d = out(dest, VT::I64);
         emit(MOp::CMOV, d, {t, e}, r, id).cc = static_cast<int>(flags_cc_);
         return d;
       }
       case 26: case 27: case 28: case 29: case 30: case 31: {
-        int a = kid(0, kFreg), b = kid(1, kFreg);
+        int a = kid(id, 0, kFreg), b = kid(id, 1, kFreg);
         static const MOp fops[] = {MOp::FADD, MOp::FSUB, MOp::FMUL, MOp::FDIV, MOp::FMIN, MOp::FMAX};
-        int d = out(VT::F64);
+        int d = out(dest, VT::F64);
         emit(fops[r - 26], d, {a, b}, r, id);
         return d;
       }
       case 32: case 33: case 34: {
-        int a = kid(0, kFreg);
-        int d = out(VT::F64);
+        int a = kid(id, 0, kFreg);
+        int d = out(dest, VT::F64);
         emit(r == 32 ? MOp::FSQRT : r == 33 ? MOp::FNEG : MOp::FABS, d, {a}, r, id);
         return d;
       }
       case 35: {
-        int a = kid(0, kReg);
-        int d = out(VT::F64);
+        int a = kid(id, 0, kReg);
+        int d = out(dest, VT::F64);
         emit(MOp::CVTSI2SD, d, {a}, r, id);
         return d;
       }
       case 36: {
-        int a = kid(0, kFreg);
-        int d = out(VT::I64);
+        int a = kid(id, 0, kFreg);
+        int d = out(dest, VT::I64);
         emit(MOp::CVTTSD2SI, d, {a}, r, id).site = n.site;
         return d;
       }
       case 37: {
         std::vector<int> args;
-        for (size_t k = 0; k < ops.size(); ++k) args.push_back(kid(k, kFreg));
-        int d = out(VT::F64);
+        for (size_t k = 0; k < n.ops.size(); ++k) args.push_back(kid(id, k, kFreg));
+        int d = out(dest, VT::F64);
         MInst& m = emit(MOp::CALLH, d, args, r, id);
         m.aux = static_cast<int>(n.aux < 0 ? Helper::Fmod : Helper::Math);
         m.imm = n.aux;
         return d;
       }
       case 66: {
-        int a = kid(0, kReg), b = kid(1, kReg);
-        int d = out(VT::I64);
+        int a = kid(id, 0, kReg), b = kid(id, 1, kReg);
+        int d = out(dest, VT::I64);
         emit(MOp::MULHS, d, {a, b}, r, id);
         return d;
       }
       case 38: case 39: case 40: case 41: {
-        int a = kid(0, kReg), b = kid(1, kReg);
+        int a = kid(id, 0, kReg), b = kid(id, 1, kReg);
         static const MOp dops[] = {MOp::IDIV, MOp::IREM, MOp::SDIVSAFE, MOp::SREMSAFE};
-        int d = out(VT::I64);
+        int d = out(dest, VT::I64);
         emit(dops[r - 38], d, {a, b}, r, id);
         return d;
       }
       case 42: {
-        int a = kid(0, kReg);
+        int a = kid(id, 0, kReg);
         emit(MOp::DIVCHECK, -1, {a}, r, id).site = n.site;
         return -1;
       }
       case 43: {
         int64_t k = 0;
-        kid(0, kImm, &k);
+        kid(id, 0, kImm, &k);
         if (k != 0) return -1;  // never zero: nothing to check
         // Division by the constant 0: the check always fails.
         MInst& m = emit(MOp::DIVCHECK, -1, {}, r, id);
@@ -455,37 +313,37 @@ class Selector {
         return -1;
       }
       case 44: case 45: case 46: case 47: {
-        int d = out(n.type);
+        int d = out(dest, n.type);
         MInst& m = emit(r >= 46 ? MOp::LDGCHK : MOp::LDG, d, {}, r, id);
         m.aux = n.aux;
         m.site = n.site;
         return d;
       }
       case 48: case 49: {
-        int a = kid(0, r == 48 ? kReg : kFreg);
+        int a = kid(id, 0, r == 48 ? kReg : kFreg);
         emit(MOp::STG, -1, {a}, r, id).aux = n.aux;
         return -1;
       }
       case 50: case 51:
-        reduce(ops[0], r == 50 ? kReg : kFreg, n.aux);
+        reduce(n.ops[0], r == 50 ? kReg : kFreg, n.aux);
         return -1;
       case 52: case 53: case 54: {
         std::vector<int> args;
-        for (size_t k = 0; k < ops.size(); ++k)
-          args.push_back(kid(k, blk_->nodes[static_cast<size_t>(ops[k])].type == VT::F64 ? kFreg : kReg));
-        int d = r == 54 ? -1 : out(n.type);
+        for (size_t k = 0; k < n.ops.size(); ++k)
+          args.push_back(kid(id, k, blk_->nodes[static_cast<size_t>(n.ops[k])].type == VT::F64 ? kFreg : kReg));
+        int d = r == 54 ? -1 : out(dest, n.type);
         emit(MOp::CALL, d, args, r, id).aux = n.aux;
         return d;
       }
       case 55: {
         std::vector<int> args;
-        for (size_t k = 0; k < ops.size(); ++k)
-          args.push_back(kid(k, blk_->nodes[static_cast<size_t>(ops[k])].type == VT::F64 ? kFreg : kReg));
+        for (size_t k = 0; k < n.ops.size(); ++k)
+          args.push_back(kid(id, k, blk_->nodes[static_cast<size_t>(n.ops[k])].type == VT::F64 ? kFreg : kReg));
         print_calls(n, args, r, id);
         return -1;
       }
       case 56: case 57: {
-        int a = kid(0, r == 56 ? kReg : kFreg);
+        int a = kid(id, 0, r == 56 ? kReg : kFreg);
         auto t = static_cast<Type>(n.aux);
         Helper h = t == Type::Float ? Helper::PrintFloat : t == Type::Bool ? Helper::PrintBool : Helper::PrintInt;
         emit(MOp::CALLH, -1, {a}, r, id).aux = static_cast<int>(h);
@@ -496,215 +354,35 @@ class Selector {
       case 59: emit(MOp::TICK, -1, {}, r, id).site = n.site; return -1;
       case 60: emit(MOp::JMP, -1, {}, r, id).target = n.aux; return -1;
       case 61: {
-        kid(0, kFlags);
+        kid(id, 0, kFlags);
         MInst& m = emit(MOp::JCC, -1, {}, r, id);
         m.cc = static_cast<int>(flags_cc_);
         m.target = n.aux;
         return -1;
       }
-      case 62: case 63: emit(MOp::RET, -1, {kid(0, r == 62 ? kReg : kFreg)}, r, id); return -1;
+      case 62: case 63: emit(MOp::RET, -1, {kid(id, 0, r == 62 ? kReg : kFreg)}, r, id); return -1;
       case 64: emit(MOp::RET, -1, {}, r, id); return -1;
       case 65: emit(MOp::HALT, -1, {}, r, id); return -1;
       default: return -1;
     }
   }
-
-  // A value already in virtual register v, wanted in dest (or anywhere: v itself).
-  int copy_to(int v, int dest, VT t, int id) {
-    if (dest < 0 || dest == v) return v;
-    emit(t == VT::F64 ? MOp::FMOV : MOp::MOV, dest, {v}, -1, id);
-    return dest;
-  }
-
-  void print_calls(const Node& n, const std::vector<int>& args, int r, int id) {
-    const RegFunction& src = *f_.src;
-    const uint16_t* l = src.lists.data() + n.aux;
-    size_t next = 0;
-    for (int i = 0; i < l[0]; ++i) {
-      if (i) emit(MOp::CALLH, -1, {}, r, id).aux = static_cast<int>(Helper::PrintSpace);
-      uint16_t type = l[1 + 2 * i];
-      if (type == kPrintStr) {
-        MInst& m = emit(MOp::CALLH, -1, {}, r, id);
-        m.aux = static_cast<int>(Helper::PrintStr);
-        m.imm = l[2 + 2 * i];  // the string's index in src.strings
-        continue;
-      }
-      auto t = static_cast<Type>(type);
-      Helper h = t == Type::Float ? Helper::PrintFloat : t == Type::Bool ? Helper::PrintBool : Helper::PrintInt;
-      emit(MOp::CALLH, -1, {args[next++]}, r, id).aux = static_cast<int>(h);
-    }
-    emit(MOp::CALLH, -1, {}, r, id).aux = static_cast<int>(Helper::PrintEnd);
-  }
-
-  // Labels and emits the tree rooted at `id` (as reg/freg when it has a value).
-  int emit_root(int id, int dest) {
-    auto sid = static_cast<size_t>(id);
-    if (vreg_[sid] >= 0) return copy_to(vreg_[sid], dest, blk_->nodes[sid].type, id);
-    const Node& n = blk_->nodes[sid];
-    int saved = current_root_, saved_label = labeling_root_;
-    labeling_root_ = id;
-    clear_labels(id);
-    label(id);
-    current_root_ = id;
-    labeling_root_ = saved_label;
-    NT nt = n.type == VT::F64 ? kFreg : n.type == VT::I64 ? kReg : kStmt;
-    if (n.kind == NK::SetReg || !has_value(*blk_, n)) nt = kStmt;
-    if (n.kind == NK::Call && n.type == VT::None) nt = kStmt;
-    size_t before = used_rules_.size();
-    int v = reduce(id, nt, dest);
-    current_root_ = saved;
-    if (v >= 0) vreg_[sid] = v;
-    // The cover, for the view: the root, then its tree's patterns, operands first and the
-    // root's own last (a shared value's tree has a line of its own, where it was first needed).
-    std::string line = "n" + std::to_string(id) + " " + nk_name(n.kind) + ":";
-    for (size_t i = used_rules_.size(); i-- > before;)
-      line += std::string(" ") + table()[static_cast<size_t>(used_rules_[i])].p.name;
-    out_.cover[static_cast<size_t>(cur_block_)].push_back(line);
-    used_rules_.resize(before);  // the tree that needed this one lists only its own
-    return v;
-  }
-  // Labels are per tree: a node's best cover depends on which of its operands are roots.
-  void clear_labels(int id) {
-    cost_[static_cast<size_t>(id)][0] = -1;
-    for (int k : blk_->nodes[static_cast<size_t>(id)].ops)
-      if (!available(k)) clear_labels(k);
-      else cost_[static_cast<size_t>(k)][0] = -1;
-  }
-
-  // Virtual registers that the Reg leaves below `id` read, through nodes not yet emitted.
-  // A DAG shares nodes: each is visited once per question (the stamp), or a chain of shared
-  // values would be walked an exponential number of times.
-  void reads(int id, std::vector<int>& out) {
-    ++stamp_;
-    reads_from(id, out);
-  }
-  void reads_from(int id, std::vector<int>& out) {
-    auto sid = static_cast<size_t>(id);
-    if (seen_[sid] == stamp_) return;
-    seen_[sid] = stamp_;
-    const Node& n = blk_->nodes[sid];
-    if (vreg_[sid] >= 0) return;
-    if (n.kind == NK::Reg) {
-      out.push_back(n.aux);
-      return;
-    }
-    for (int k : n.ops) reads_from(k, out);
-  }
-  // Reads the entry value of virtual register v into a fresh one, for the readers that
-  // remain after v's setreg.
-  void materialize(int v) {
-    for (size_t i = 0; i < blk_->nodes.size(); ++i) {
-      const Node& n = blk_->nodes[i];
-      if (n.dead || n.kind != NK::Reg || n.aux != v || vreg_[i] >= 0) continue;
-      int t = fresh(n.type);
-      emit(n.type == VT::F64 ? MOp::FMOV : MOp::MOV, t, {v}, -1, static_cast<int>(i));
-      vreg_[i] = t;
-    }
-  }
-
-  void block(int b) {
-    cur_block_ = b;
-    blk_ = &f_.blocks[static_cast<size_t>(b)];
-    code_ = &out_.blocks[static_cast<size_t>(b)].code;
-    size_t n = blk_->nodes.size();
-    uses_.assign(n, 0);
-    vreg_.assign(n, -1);
-    seen_.assign(n, 0);
-    stamp_ = 0;
-    cost_.assign(n, {});
-    for (auto& c : cost_) c.fill(-1);
-    rule_.assign(n, {});
-    for (auto& r : rule_) r.fill(-1);
-    for (const Node& nd : blk_->nodes)
-      if (!nd.dead)
-        for (int o : nd.ops) ++uses_[static_cast<size_t>(o)];
-    if (b == 0 && f_.src->fn_index >= 0) {
-      MInst args;
-      args.op = MOp::ARGS;
-      for (size_t p = 0; p < f_.src->param_types.size(); ++p) args.params.push_back(static_cast<int>(p));
-      code_->push_back(args);
-    }
-    // The chain, first to last.
-    std::vector<int> order;
-    for (int c = blk_->last_chain; c >= 0; c = blk_->nodes[static_cast<size_t>(c)].chain) order.push_back(c);
-    std::reverse(order.begin(), order.end());
-    // Cut at the first unconditional end (a combined-away branch leaves dead code after it).
-    std::vector<int> sets, term;
-    for (int c : order) {
-      NK k = blk_->nodes[static_cast<size_t>(c)].kind;
-      if (k == NK::SetReg) {
-        sets.push_back(c);
-      } else if (k == NK::BrCond || k == NK::Br || k == NK::Ret || k == NK::Halt) {
-        term.push_back(c);
-        if (k != NK::BrCond) break;
-      } else {
-        emit_root(c, -1);
-      }
-    }
-    // The block's end: setregs in an order where no one overwrites a register another one
-    // (or the terminator) still reads; where they form a cycle, copy first.
-    std::vector<int> written;
-    for (int s : sets) written.push_back(blk_->nodes[static_cast<size_t>(s)].aux);
-    std::vector<int> r;
-    for (int t : term) reads(t, r);
-    for (int v : r)
-      if (std::find(written.begin(), written.end(), v) != written.end()) materialize(v);
-    std::vector<bool> done(sets.size(), false);
-    for (size_t left = sets.size(); left > 0; --left) {
-      int pick = -1;
-      for (size_t i = 0; i < sets.size() && pick < 0; ++i) {
-        if (done[i]) continue;
-        int v = blk_->nodes[static_cast<size_t>(sets[i])].aux;
-        bool needed = false;
-        for (size_t j = 0; j < sets.size() && !needed; ++j) {
-          if (done[j] || j == i) continue;
-          r.clear();
-          reads(blk_->nodes[static_cast<size_t>(sets[j])].ops[0], r);
-          needed = std::find(r.begin(), r.end(), v) != r.end();
-        }
-        if (!needed) pick = static_cast<int>(i);
-      }
-      if (pick < 0) {  // a cycle: free the first one by copying what it overwrites
-        for (size_t i = 0; i < sets.size(); ++i)
-          if (!done[i]) {
-            pick = static_cast<int>(i);
-            break;
-          }
-        materialize(blk_->nodes[static_cast<size_t>(sets[static_cast<size_t>(pick)])].aux);
-      }
-      done[static_cast<size_t>(pick)] = true;
-      emit_root(sets[static_cast<size_t>(pick)], -1);
-    }
-    for (int t : term) emit_root(t, -1);
-  }
-
-  const Function& f_;
-  MFunction& out_;
-  const Block* blk_ = nullptr;
-  std::vector<MInst>* code_ = nullptr;
-  int cur_block_ = 0;
-  int current_root_ = -1, labeling_root_ = -1;
-  std::vector<int> uses_, vreg_;
-  std::vector<uint32_t> seen_;
-  uint32_t stamp_ = 0;
-  std::vector<std::array<int, kNumNT>> cost_, rule_;
-  std::vector<int> used_rules_;
 };
+
+const Table& x86_table() {
+  static const Table t = {&table(), kSetccRule, kSetccRule, kTestRule, kMovImmRule};
+  return t;
+}
 
 }  // namespace
 
 const std::vector<Pattern>& patterns() {
-  static const std::vector<Pattern> p = [] {
-    std::vector<Pattern> v;
-    for (const PatternDef& d : table()) v.push_back(d.p);
-    return v;
-  }();
+  static const std::vector<Pattern> p = pattern_list(table());
   return p;
 }
 
 void select(const Function& f, MFunction& out) {
   out = MFunction{};
-  Selector(f, out).run();
+  X86Selector(f, out, x86_table()).run();
 }
 
 }  // namespace descent::native

@@ -1,4 +1,6 @@
-// Stage 2: legalisation.
+// Stage 2: legalisation, for a target (target.h). On AArch64 only the division checks and
+// the float constants change (below); constants of any width stay, and sdiv needs no guard
+// for INT_MIN / -1.
 //
 // Legalisation rewrites what x86-64 cannot do as the DAG says it: there are no float
 // immediates (a float constant is loaded through a GPR), an immediate operand has 32 bits
@@ -52,7 +54,8 @@ void magic(int64_t d, int64_t* m, int* s) {
 
 }  // namespace
 
-void legalize(Function& f) {
+void legalize(Function& f, const Target& target) {
+  const bool x86 = target.arch == Arch::X86_64;
   for (size_t bi = 0; bi < f.blocks.size(); ++bi) {
     Block& b = f.blocks[bi];
     index_block(b);
@@ -65,7 +68,8 @@ void legalize(Function& f) {
       if (n.dead) continue;
       switch (n.kind) {
         case NK::Const:
-          if (!fits_imm32(n.imm)) {
+          // AArch64 builds any constant with movz/movk: the selector's patterns price it.
+          if (x86 && !fits_imm32(n.imm)) {
             b.nodes[i].kind = NK::Imm64;
             f.log.push_back(where + ref(b, id) + ": wider than an imm32 -> imm64 (movabs)");
           }
@@ -74,7 +78,8 @@ void legalize(Function& f) {
           b.nodes[i].kind = NK::FLoadConst;
           f.log.push_back(where + "n" + std::to_string(id) + " fconst " +
                           format_float(Value::of_int(n.imm).f) +
-                          ": x86 has no float immediates -> fconst.bits (via a GPR)");
+                          (x86 ? ": x86 has no float immediates -> fconst.bits (via a GPR)"
+                               : ": fmov's 8-bit float immediates are few -> fconst.bits (movz/movk, fmov)"));
           break;
         case NK::SDiv:
         case NK::SRem: {
@@ -87,7 +92,8 @@ void legalize(Function& f) {
           if (konst && c == -1) {
             int r = div ? add_node(b, NK::Neg, {n.ops[0]}) : add_node(b, NK::Const, {}, 0);
             replace_uses(b, id, r);
-            f.log.push_back(what + (div ? "x / -1 -> neg x (idiv would trap on INT_MIN)" : "x % -1 -> 0"));
+            f.log.push_back(what + (div ? (x86 ? "x / -1 -> neg x (idiv would trap on INT_MIN)" : "x / -1 -> neg x")
+                                        : "x % -1 -> 0"));
           } else if (konst && c == 1) {
             int r = div ? n.ops[0] : add_node(b, NK::Const, {}, 0);
             replace_uses(b, id, r);
@@ -102,7 +108,7 @@ void legalize(Function& f) {
             int r = q;
             if (!div) r = add_node(b, NK::Sub, {x, add_node(b, NK::Shl, {q, add_node(b, NK::Const, {}, k)})});
             replace_uses(b, id, r);
-            f.log.push_back(what + "a power of two -> shifts (rounding toward zero), no idiv");
+            f.log.push_back(what + "a power of two -> shifts (rounding toward zero), no " + (x86 ? "idiv" : "sdiv"));
           } else if (konst && c != 0 && c != INT64_MIN) {
             // q = hi(x * M) (+ x when d > 0 > M, - x when d < 0 < M) >> s, + 1 if negative
             int64_t m = 0;
@@ -118,11 +124,12 @@ void legalize(Function& f) {
             if (!div) r = add_node(b, NK::Sub, {x, add_node(b, NK::Mul, {q, add_node(b, NK::Const, {}, c)})});
             replace_uses(b, id, r);
             f.log.push_back(what + "a constant -> multiply by the magic number " + std::to_string(m) +
-                            ", shift by " + std::to_string(sh) + " (no idiv)");
+                            ", shift by " + std::to_string(sh) + (x86 ? " (no idiv)" : " (no sdiv)"));
           } else if (konst && c != 0) {
-            int r = add_node(b, div ? NK::X86Div : NK::X86Rem, {n.ops[0], n.ops[1]});
+            int r = add_node(b, x86 ? (div ? NK::X86Div : NK::X86Rem) : (div ? NK::SDivSafe : NK::SRemSafe),
+                             {n.ops[0], n.ops[1]});
             replace_uses(b, id, r);
-            f.log.push_back(what + "INT_MIN: idiv, no checks");
+            f.log.push_back(what + (x86 ? "INT_MIN: idiv, no checks" : "INT_MIN: sdiv, no checks"));
           } else {
             // The check is a side effect in program order; the division runs after it.
             // Divisions between the same two side effects share their chain point, and
@@ -143,8 +150,11 @@ void legalize(Function& f) {
             int r = add_node(b, div ? NK::SDivSafe : NK::SRemSafe, {n.ops[0], n.ops[1]});
             b.nodes[static_cast<size_t>(r)].pc = n.pc;
             replace_uses(b, id, r);
+            // AArch64's sdiv does not trap: INT_MIN / -1 gives INT_MIN, as the language says,
+            // and a remainder is sdiv then msub; only the check for zero stays.
             f.log.push_back(what + "divcheck (division by zero) + " +
-                            (div ? "sdiv.safe (idiv, or neg for -1)" : "srem.safe (idiv, or 0 for -1)"));
+                            (x86 ? (div ? "sdiv.safe (idiv, or neg for -1)" : "srem.safe (idiv, or 0 for -1)")
+                                 : (div ? "sdiv.safe (sdiv)" : "srem.safe (sdiv, msub)")));
           }
           break;
         }
@@ -155,7 +165,7 @@ void legalize(Function& f) {
           b.nodes[static_cast<size_t>(r)].aux = n.kind == NK::FRem ? -1 : n.aux;
           b.nodes[static_cast<size_t>(r)].pc = n.pc;
           replace_uses(b, id, r);
-          f.log.push_back(where + ref(b, id) + ": no x86 instruction -> libcall " +
+          f.log.push_back(where + ref(b, id) + ": no " + target.name + " instruction -> libcall " +
                           (n.kind == NK::FRem ? std::string("fmod")
                                               : std::string(builtin_name(static_cast<Builtin>(n.aux)))));
           break;

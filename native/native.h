@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+
+#include "native/target.h"
 #include <vector>
 
 #include "lang/engine.h"
@@ -30,8 +32,9 @@ const std::vector<StageInfo>& stages();
 
 // One stage of every body in the scope as text, or as Graphviz DOT (the DAG stages; other
 // stages ignore `dot`). False with *out set to the message when the stage is unknown.
+// target: the machine (target.h; x86-64 unless named). On AArch64 every stage up to regalloc.
 bool view(const CodeScope& scope, const Module& module, std::string_view stage, bool dot,
-          std::string* out);
+          std::string* out, const Target& target = x86_64_target());
 
 // A DAG stage (dag, legal, combine, isel) of every body in the scope as data, for drawing
 // (the visualizer's native pane): nodes with their text and, after isel, the pattern that
@@ -59,6 +62,6 @@ struct BodyGraph {
 std::vector<BodyGraph> dag_graphs(const CodeScope& scope, const Module& module, std::string_view stage);
 
 // The patterns of the instruction selector, one line each (name, result, tree, cost).
-std::string pattern_table();
+std::string pattern_table(const Target& target = x86_64_target());
 
 }  // namespace descent::native

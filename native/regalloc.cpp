@@ -1,4 +1,7 @@
-// Stage 6: linear-scan register allocation onto the x86-64 registers (Poletto & Sarkar).
+// Stage 6: linear-scan register allocation onto a target's registers (Poletto & Sarkar);
+// which registers, and which a call keeps, come from the target (target.h). The comments
+// below speak of x86-64; AArch64's file is larger (16 GPRs a call may overwrite, 8 it keeps,
+// and floats in d8-d15 survive calls).
 //
 // Liveness over the blocks gives each virtual register one interval (the hull of where it is
 // live, as the register VM's allocator does); then one pass over the intervals by start hands
@@ -22,8 +25,9 @@ namespace descent::native {
 
 namespace {
 
-const int kCallerSaved[] = {6 /*rsi*/, 7 /*rdi*/, 1 /*rcx*/, 8, 9, 10};
-const int kCalleeSaved[] = {3 /*rbx*/, 12, 13};  // r14, r15: the depth, the context
+constexpr int kMaxRegs = 32;  // per class, on either target
+
+bool has(const std::vector<int>& set, int r) { return std::find(set.begin(), set.end(), r) != set.end(); }
 
 VT f_vt(const MFunction& f, int v) { return f.vt[static_cast<size_t>(v)]; }
 
@@ -37,7 +41,7 @@ void defs_of(const MInst& m, std::vector<int>& out) {
 
 }  // namespace
 
-Allocation allocate(const MFunction& f, const std::vector<std::vector<int>>& succs) {
+Allocation allocate(const MFunction& f, const std::vector<std::vector<int>>& succs, const RegisterFile& regs) {
   Allocation a;
   size_t nv = f.vt.size(), nb = f.blocks.size();
   // Positions: instruction k of the linear order reads at 2k and writes at 2k + 1.
@@ -99,14 +103,14 @@ Allocation allocate(const MFunction& f, const std::vector<std::vector<int>>& suc
   // would rather live in that register: then the moves around the call vanish (the first
   // such use decides).
   std::vector<int> hint(nv, -1);
-  const int int_args[] = {7 /*rdi*/, 6 /*rsi*/, 2 /*rdx*/, 1 /*rcx*/, 8, 9};
+  const std::vector<int>& int_args = regs.int_args;
   auto hint_args = [&](const std::vector<int>& vs, int first_int) {
     int ni = first_int, nf = 0;
     for (int v : vs) {
       bool fl = f_vt(f, v) == VT::F64;
       int& k = fl ? nf : ni;
-      if (fl ? k < 8 : k < 6) {
-        int r = fl ? k : int_args[k];
+      if (fl ? k < regs.float_args : k < static_cast<int>(int_args.size())) {
+        int r = fl ? k : int_args[static_cast<size_t>(k)];
         if (hint[static_cast<size_t>(v)] < 0) hint[static_cast<size_t>(v)] = r;
       }
       ++k;
@@ -121,17 +125,19 @@ Allocation allocate(const MFunction& f, const std::vector<std::vector<int>>& suc
     }
   // The scan.
   std::vector<Interval*> active;  // holding a register
-  std::vector<bool> gpr_free(kNumGprs, false), xmm_free(kNumXmms, false);
-  for (int r : kCallerSaved) gpr_free[static_cast<size_t>(r)] = true;
-  for (int r : kCalleeSaved) gpr_free[static_cast<size_t>(r)] = true;
-  for (int r = 2; r < kNumXmms; ++r) xmm_free[static_cast<size_t>(r)] = true;
+  std::vector<bool> gpr_free(kMaxRegs, false), xmm_free(kMaxRegs, false);
+  for (int r : regs.caller_saved) gpr_free[static_cast<size_t>(r)] = true;
+  for (int r : regs.callee_saved) gpr_free[static_cast<size_t>(r)] = true;
+  for (int r : regs.fprs) xmm_free[static_cast<size_t>(r)] = true;
+  // A value live across a call needs a register the call keeps (x86-64 keeps no float
+  // register: such floats go to the stack).
   auto allowed = [&](const Interval& iv, int r) {
-    if (iv.vt == VT::F64) return !iv.crosses_call && r >= 2;
+    if (iv.vt == VT::F64) return has(regs.fprs, r) && (!iv.crosses_call || has(regs.fprs_callee_saved, r));
     if (!iv.crosses_call) return true;
-    return std::find(std::begin(kCalleeSaved), std::end(kCalleeSaved), r) != std::end(kCalleeSaved);
+    return has(regs.callee_saved, r);
   };
   auto spill = [&](Interval& iv) { iv.loc = Loc{-1, a.num_slots++}; };
-  std::vector<bool> callee_used(kNumGprs, false);
+  std::vector<bool> callee_used(kMaxRegs, false), fpr_callee_used(kMaxRegs, false);
   for (Interval& iv : a.intervals) {
     // Expire the intervals that ended before this one starts.
     for (auto it = active.begin(); it != active.end();) {
@@ -145,17 +151,17 @@ Allocation allocate(const MFunction& f, const std::vector<std::vector<int>>& suc
     std::vector<bool>& free = iv.vt == VT::F64 ? xmm_free : gpr_free;
     int reg = -1;
     int h = hint[static_cast<size_t>(iv.vreg)];
-    if (h >= 0 && free[static_cast<size_t>(h)] && allowed(iv, h) && (iv.vt != VT::F64 || h >= 2)) reg = h;
+    if (h >= 0 && free[static_cast<size_t>(h)] && allowed(iv, h)) reg = h;
     if (reg >= 0) {
     } else if (iv.vt == VT::F64) {
-      for (int r = 2; r < kNumXmms && reg < 0; ++r)
-        if (free[static_cast<size_t>(r)] && allowed(iv, r)) reg = r;
+      for (int r : regs.fprs)
+        if (reg < 0 && free[static_cast<size_t>(r)] && allowed(iv, r)) reg = r;
     } else {
       // Caller-saved first: they cost no save in the prologue.
       if (!iv.crosses_call)
-        for (int r : kCallerSaved)
+        for (int r : regs.caller_saved)
           if (reg < 0 && free[static_cast<size_t>(r)]) reg = r;
-      for (int r : kCalleeSaved)
+      for (int r : regs.callee_saved)
         if (reg < 0 && free[static_cast<size_t>(r)]) reg = r;
     }
     if (reg < 0) {
@@ -174,15 +180,16 @@ Allocation allocate(const MFunction& f, const std::vector<std::vector<int>>& suc
     }
     free[static_cast<size_t>(reg)] = false;
     iv.loc = Loc{reg, -1};
-    if (iv.vt != VT::F64 &&
-        std::find(std::begin(kCalleeSaved), std::end(kCalleeSaved), reg) != std::end(kCalleeSaved))
-      callee_used[static_cast<size_t>(reg)] = true;
+    if (iv.vt != VT::F64 && has(regs.callee_saved, reg)) callee_used[static_cast<size_t>(reg)] = true;
+    if (iv.vt == VT::F64 && has(regs.fprs_callee_saved, reg)) fpr_callee_used[static_cast<size_t>(reg)] = true;
     active.push_back(&iv);
   }
   a.loc.assign(nv, Loc{});
   for (const Interval& iv : a.intervals) a.loc[static_cast<size_t>(iv.vreg)] = iv.loc;
-  for (int r : kCalleeSaved)
+  for (int r : regs.callee_saved)
     if (callee_used[static_cast<size_t>(r)]) a.callee_saved.push_back(r);
+  for (int r : regs.fprs_callee_saved)
+    if (fpr_callee_used[static_cast<size_t>(r)]) a.fpr_callee_saved.push_back(r);
   return a;
 }
 

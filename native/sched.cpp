@@ -21,7 +21,7 @@ namespace {
 
 int latency(MOp op) {
   switch (op) {
-    case MOp::IMUL: case MOp::IMULI: case MOp::MULHS: return 3;
+    case MOp::IMUL: case MOp::IMULI: case MOp::MULHS: case MOp::MADD: case MOp::MSUB: return 3;
     case MOp::IDIV: case MOp::IREM: case MOp::SDIVSAFE: case MOp::SREMSAFE: return 25;
     case MOp::FADD: case MOp::FSUB: case MOp::FMUL: case MOp::CVTSI2SD: case MOp::CVTTSD2SI:
     case MOp::FMIN: case MOp::FMAX: return 4;
@@ -42,7 +42,7 @@ bool sets_flags_for_next(MOp op) {
 bool is_barrier(MOp op) {
   switch (op) {
     case MOp::CALL: case MOp::CALLH: case MOp::CALLCHECK: case MOp::TICK: case MOp::ARGS:
-    case MOp::JMP: case MOp::JCC: case MOp::RET: case MOp::HALT:
+    case MOp::JMP: case MOp::JCC: case MOp::RET: case MOp::HALT: case MOp::CBNZ: case MOp::CBZ:
       return true;
     default: return false;
   }

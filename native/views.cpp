@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "lang/value.h"
+#include "native/a64.h"
 #include "native/backend.h"
 #include "native/compile.h"
 #include "native/native.h"
@@ -83,7 +84,7 @@ std::string dag_text(const Function& f) {
 
 // The DAG as Graphviz: value edges solid (operand to user), chain edges dashed; with a
 // cover, each node filled with its pattern's colour and labelled with the pattern.
-std::string dag_dot(const Function& f, const MFunction* cover) {
+std::string dag_dot(const Function& f, const MFunction* cover, const Target& t = x86_64_target()) {
   static const char* const palette[] = {"#fde2e4", "#e2ece9", "#dfe7fd", "#fff1e6", "#e8e8e4",
                                         "#d8e2dc", "#f0efeb", "#eae4e9", "#cddafd", "#fad2e1",
                                         "#bee1e6", "#f1e3d3"};
@@ -100,7 +101,7 @@ std::string dag_dot(const Function& f, const MFunction* cover) {
       if (cover) {
         int r = cover->node_rule[bi][i];
         if (r >= 0) {
-          label += "\\n[" + std::string(patterns()[static_cast<size_t>(r)].name) + "]";
+          label += "\\n[" + std::string(patterns(t)[static_cast<size_t>(r)].name) + "]";
           style = ", style=filled, fillcolor=\"" + std::string(palette[r % 12]) + "\"";
         }
       }
@@ -126,38 +127,40 @@ std::string dag_dot(const Function& f, const MFunction* cover) {
   return out;
 }
 
-std::string vreg_text(const MFunction& m, int v, const Allocation* a) {
+std::string vreg_text(const MFunction& m, int v, const Allocation* a, const Target& t) {
   std::string s = "v" + std::to_string(v);
   if (v < static_cast<int>(m.names.size()) && !m.names[static_cast<size_t>(v)].empty())
     s += "(" + m.names[static_cast<size_t>(v)] + ")";
   if (a && static_cast<size_t>(v) < a->loc.size()) {
     const Loc& l = a->loc[static_cast<size_t>(v)];
     bool f = m.vt[static_cast<size_t>(v)] == VT::F64;
-    if (l.reg >= 0) return f ? "xmm" + std::to_string(l.reg) : gpr_name(l.reg);
+    if (l.reg >= 0) return f ? t.fpr(l.reg) : t.gpr(l.reg);
     if (l.slot >= 0) return "[slot " + std::to_string(l.slot) + "]";
   }
   return s;
 }
 
-std::string minst_text(const MFunction& m, const MInst& mi, const Allocation* a) {
+std::string minst_text(const MFunction& m, const MInst& mi, const Allocation* a, const Target& t) {
   std::string s;
-  if (mi.def >= 0) s += vreg_text(m, mi.def, a) + " = ";
-  s += mop_name(mi.op);
+  const bool x86 = t.arch == Arch::X86_64;
+  auto cond = [&](int cc) { return std::string(".") + (x86 ? cond_name(static_cast<Cond>(cc)) : a64::cond_name(static_cast<a64::Cond>(cc))); };
+  if (mi.def >= 0) s += vreg_text(m, mi.def, a, t) + " = ";
+  s += x86 ? mop_name(mi.op) : a64_mop_name(mi.op);
   std::string args;
   auto arg = [&](const std::string& x) { args += (args.empty() ? " " : ", ") + x; };
   if (mi.op == MOp::ARGS)
-    for (int p : mi.params) arg(vreg_text(m, p, a));
-  for (int u : mi.uses) arg(vreg_text(m, u, a));
+    for (int p : mi.params) arg(vreg_text(m, p, a, t));
+  for (int u : mi.uses) arg(vreg_text(m, u, a, t));
   switch (mi.op) {
     case MOp::MOVI: case MOp::ADDI: case MOp::SUBI: case MOp::IMULI: case MOp::ANDI: case MOp::SHLI:
     case MOp::SARI: case MOp::SHRI: case MOp::XORI: case MOp::CMPI:
       arg(std::to_string(mi.imm));
       break;
     case MOp::FMOVI: arg(format_float(Value::of_int(mi.imm).f)); break;
-    case MOp::SETCC: case MOp::CMOV: s += std::string(".") + cond_name(static_cast<Cond>(mi.cc)); break;
+    case MOp::SETCC: case MOp::CMOV: s += cond(mi.cc); break;
     case MOp::FSETCC: s += std::string(".") + cc_name(static_cast<CC>(mi.cc)); break;
-    case MOp::JCC: s += std::string(".") + cond_name(static_cast<Cond>(mi.cc)); arg("b" + std::to_string(mi.target)); break;
-    case MOp::JMP: arg("b" + std::to_string(mi.target)); break;
+    case MOp::JCC: s += cond(mi.cc); arg("b" + std::to_string(mi.target)); break;
+    case MOp::JMP: case MOp::CBNZ: case MOp::CBZ: arg("b" + std::to_string(mi.target)); break;
     case MOp::LDG: case MOp::LDGCHK: case MOp::STG: arg("g" + std::to_string(mi.aux)); break;
     case MOp::CALL: arg("f" + std::to_string(mi.aux)); break;
     case MOp::CALLH: arg(helper_name(static_cast<Helper>(mi.aux))); break;
@@ -166,14 +169,14 @@ std::string minst_text(const MFunction& m, const MInst& mi, const Allocation* a)
   return s + args;
 }
 
-std::string mir_text(const MFunction& m, const Allocation* a, bool with_pattern) {
+std::string mir_text(const MFunction& m, const Allocation* a, bool with_pattern, const Target& t) {
   std::string out;
   for (size_t b = 0; b < m.blocks.size(); ++b) {
     out += "b" + std::to_string(b) + ":\n";
     for (const MInst& mi : m.blocks[b].code) {
-      std::string line = "  " + minst_text(m, mi, a);
+      std::string line = "  " + minst_text(m, mi, a, t);
       if (with_pattern && mi.pattern >= 0)
-        line = pad(line, 40) + "; " + patterns()[static_cast<size_t>(mi.pattern)].name + " n" +
+        line = pad(line, 40) + "; " + patterns(t)[static_cast<size_t>(mi.pattern)].name + " n" +
                std::to_string(mi.node);
       out += line + "\n";
     }
@@ -189,6 +192,7 @@ std::string title(const Compiled& c) {
 
 std::string stage_text(const Compiled& c, std::string_view stage, bool dot) {
   std::string out;
+  const Target& t = *c.target;
   if (stage == "dag") return dot ? dag_dot(c.built, nullptr) : dag_text(c.built);
   if (stage == "legal" || stage == "combine") {
     const Function& f = stage == "legal" ? c.legal : c.fn;
@@ -201,13 +205,13 @@ std::string stage_text(const Compiled& c, std::string_view stage, bool dot) {
     return out;
   }
   if (stage == "isel") {
-    if (dot) return dag_dot(c.fn, &c.selected);
+    if (dot) return dag_dot(c.fn, &c.selected, t);
     for (size_t b = 0; b < c.selected.cover.size(); ++b)
       for (const std::string& line : c.selected.cover[b]) out += "; b" + std::to_string(b) + " tree " + line + "\n";
-    return out + mir_text(c.selected, nullptr, true);
+    return out + mir_text(c.selected, nullptr, true, t);
   }
   if (stage == "sched") {
-    out = mir_text(c.mf, nullptr, false);
+    out = mir_text(c.mf, nullptr, false, t);
     if (c.sched_log.empty()) out += "; no instruction moved\n";
     for (const std::string& l : c.sched_log) out += "; " + l + "\n";
     return out;
@@ -215,18 +219,21 @@ std::string stage_text(const Compiled& c, std::string_view stage, bool dot) {
   if (stage == "regalloc") {
     out = "; interval     [start, end]  where\n";
     for (const Interval& iv : c.alloc.intervals) {
-      std::string line = "; " + pad(vreg_text(c.mf, iv.vreg, nullptr), 12) + " [" + std::to_string(iv.start) +
+      std::string line = "; " + pad(vreg_text(c.mf, iv.vreg, nullptr, t), 12) + " [" + std::to_string(iv.start) +
                          ", " + std::to_string(iv.end) + "]";
-      line = pad(line, 30) + vreg_text(c.mf, iv.vreg, &c.alloc);
+      line = pad(line, 30) + vreg_text(c.mf, iv.vreg, &c.alloc, t);
       if (iv.crosses_call) line += "   (live across a call)";
       out += line + "\n";
     }
     out += "; callee-saved used:";
-    if (c.alloc.callee_saved.empty()) out += " none";
-    for (int r : c.alloc.callee_saved) out += std::string(" ") + gpr_name(r);
+    if (c.alloc.callee_saved.empty() && c.alloc.fpr_callee_saved.empty()) out += " none";
+    for (int r : c.alloc.callee_saved) out += std::string(" ") + t.gpr(r);
+    for (int r : c.alloc.fpr_callee_saved) out += " " + t.fpr(r);
     out += "; spill slots: " + std::to_string(c.alloc.num_slots) + "\n";
-    return out + mir_text(c.mf, &c.alloc, false);
+    return out + mir_text(c.mf, &c.alloc, false, t);
   }
+  if (stage == "asm" && !t.can_emit)
+    return std::string("; ") + t.name + ": the emitter is not written yet (the stages up to regalloc are)\n";
   if (stage == "asm") {
     const Emitted& e = c.code;
     std::vector<std::vector<int>> labels(e.insts.size() + 1);
@@ -260,7 +267,8 @@ struct ViewedBody {
   std::unique_ptr<Compiled> code;  // null: `error` says why
   std::string error;
 };
-std::vector<ViewedBody> compile_for_views(const CodeScope& scope, const Module& module) {
+std::vector<ViewedBody> compile_for_views(const CodeScope& scope, const Module& module,
+                                          const Target& target = x86_64_target()) {
   std::vector<ViewedBody> out;
   for (auto& u : compile_reg_units(scope, module)) {
     ViewedBody v;
@@ -268,7 +276,7 @@ std::vector<ViewedBody> compile_for_views(const CodeScope& scope, const Module& 
       v.error = u.error;
     } else {
       bool top = u.virt.fn_index < 0;
-      v.code = compile(std::make_unique<RegFunction>(std::move(u.virt)), module, top, &v.error, true);
+      v.code = compile(std::make_unique<RegFunction>(std::move(u.virt)), module, top, &v.error, true, target);
       if (v.code) {
         // Views number the error sites per body (the engine numbers them per session).
         std::vector<int> ids(v.code->fn.sites.size());
@@ -297,6 +305,45 @@ const char* helper_name(Helper h) {
   return "?";
 }
 
+// The machine operations under AArch64's mnemonics (the isel, sched and regalloc views).
+const char* a64_mop_name(MOp op) {
+  switch (op) {
+    case MOp::MOV: case MOp::MOVI: return "mov";
+    case MOp::ADD: case MOp::ADDI: return "add";
+    case MOp::SUB: case MOp::SUBI: return "sub";
+    case MOp::IMUL: case MOp::IMULI: return "mul";
+    case MOp::AND: case MOp::ANDI: return "and";
+    case MOp::SHLI: return "lsl";
+    case MOp::SARI: return "asr";
+    case MOp::SHRI: return "lsr";
+    case MOp::XORI: return "eor";
+    case MOp::CMP: case MOp::CMPI: return "cmp";
+    case MOp::TEST: return "tst";
+    case MOp::SETCC: return "cset";
+    case MOp::CMOV: return "csel";
+    case MOp::SDIVSAFE: return "sdiv";
+    case MOp::SREMSAFE: return "srem";
+    case MOp::DIVCHECK: return "cbz.divcheck";
+    case MOp::FMOV: case MOp::FMOVI: return "fmov";
+    case MOp::FADD: return "fadd";
+    case MOp::FSUB: return "fsub";
+    case MOp::FMUL: return "fmul";
+    case MOp::FDIV: return "fdiv";
+    case MOp::FMIN: return "fmin";
+    case MOp::FMAX: return "fmax";
+    case MOp::FSQRT: return "fsqrt";
+    case MOp::UCOMI: return "fcmp";
+    case MOp::CVTSI2SD: return "scvtf";
+    case MOp::CVTTSD2SI: return "fcvtzs.chk";
+    case MOp::CALL: return "bl";
+    case MOp::CALLH: return "bl.helper";
+    case MOp::JMP: return "b";
+    case MOp::JCC: return "b";
+    case MOp::MULHS: return "smulh";
+    default: return mop_name(op);
+  }
+}
+
 const char* mop_name(MOp op) {
   static const char* const names[] = {
 #define DESCENT_NATIVE_MOPN(name, text) text,
@@ -320,7 +367,7 @@ const std::vector<StageInfo>& stages() {
 }
 
 bool view(const CodeScope& scope, const Module& module, std::string_view stage, bool dot,
-          std::string* out) {
+          std::string* out, const Target& target) {
   bool known = false;
   for (const StageInfo& s : stages()) known = known || stage == s.name;
   if (!known) {
@@ -328,7 +375,7 @@ bool view(const CodeScope& scope, const Module& module, std::string_view stage, 
     return false;
   }
   out->clear();
-  for (const ViewedBody& v : compile_for_views(scope, module)) {
+  for (const ViewedBody& v : compile_for_views(scope, module, target)) {
     if (!out->empty()) *out += "\n";
     if (!v.code) {
       *out += v.error + "\n";
@@ -388,9 +435,10 @@ std::vector<BodyGraph> dag_graphs(const CodeScope& scope, const Module& module, 
   return out;
 }
 
-std::string pattern_table() {
-  std::string out = pad("pattern", 16) + pad("gives", 7) + pad("covers", 28) + "cost  x86\n";
-  for (const Pattern& p : patterns())
+std::string pattern_table(const Target& target) {
+  const bool x86 = target.arch == Arch::X86_64;
+  std::string out = pad("pattern", 16) + pad("gives", 7) + pad("covers", 28) + "cost  " + (x86 ? "x86" : target.name) + "\n";
+  for (const Pattern& p : patterns(target))
     out += pad(p.name, 16) + pad(p.result, 7) + pad(p.shape, 28) + pad(std::to_string(p.cost), 6) + p.emits + "\n";
   return out;
 }

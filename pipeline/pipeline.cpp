@@ -29,6 +29,17 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// The native backend's description of the Session's target (`:target`, --target): x86-64
+// for this machine or an x86_64 triple, AArch64 for an aarch64 one; nullptr (and *why) for a
+// target the native backend does not describe.
+const native::Target* native_target_of(const std::string& triple, std::string* why) {
+  if (triple.empty() || triple.rfind("x86_64", 0) == 0) return &native::x86_64_target();
+  if (triple.rfind("aarch64", 0) == 0 || triple.rfind("arm64", 0) == 0) return &native::aarch64_target();
+  *why = "the native backend describes " + native::target_names() + "; the target is " + triple +
+         " (:target x86-64 or :target aarch64)";
+  return nullptr;
+}
+
 std::string render_tree(const TreeNode& t, Format f, const std::string& name) {
   switch (f) {
     case Format::Sexpr: return print_tree_sexpr(t);
@@ -133,6 +144,15 @@ bool Session::set_target(const std::string& target, std::string* error) {
 }
 
 std::vector<std::string> Session::targets() { return llvm_plugin::supported_targets(); }
+
+bool Session::set_native_target(const std::string& name, std::string* error) {
+  if (!name.empty() && !native::find_target(name)) {
+    *error = "unknown native target '" + name + "' (targets: " + native::target_names() + ")";
+    return false;
+  }
+  native_target_ = name;
+  return true;
+}
 
 bool Session::build_object(const std::string& path, std::string* error) const {
   if (!last_ || !last_->checked) {
@@ -245,7 +265,10 @@ const std::vector<Session::StageEntry>& Session::stage_table() {
       r.text = "the input has errors, so it was not compiled to native code";
       return r;
     }
-    r.ok = native::view(*scope, s.module_, name.substr(7), format == Format::Dot, &r.text);
+    const native::Target* t =
+        s.native_target_.empty() ? native_target_of(s.target_, &r.text) : native::find_target(s.native_target_);
+    if (!t) return r;
+    r.ok = native::view(*scope, s.module_, name.substr(7), format == Format::Dot, &r.text, *t);
     return r;
   };
   auto graph = [](const Session& s, std::string_view, Format format, const CodeScope*) {
@@ -292,19 +315,22 @@ const std::vector<Session::StageEntry>& Session::stage_table() {
       {{"mir-regalloc", "machine IR after register allocation, for the target"}, llvm, true},
       {{"asm", "assembly for the target, each instruction with its encoded bytes (no directives)"}, llvm, true},
       {{"native-dag", "native backend: the selection DAG of each basic block (text or DOT)"}, native_view, true},
-      {{"native-legal", "native backend: the DAG after legalisation, and what it changed"}, native_view, true},
+      {{"native-legal", "native backend: the DAG after legalisation for the target, and what it changed"}, native_view, true},
       {{"native-combine", "native backend: the DAG after the combine (folding, identities)"}, native_view, true},
       {{"native-isel", "native backend: instruction selection by tree covering (DOT: nodes by pattern)"},
        native_view, true},
       {{"native-sched", "native backend: the instructions after list scheduling"}, native_view, true},
-      {{"native-regalloc", "native backend: live intervals on x86-64 registers (linear scan)"}, native_view, true},
+      {{"native-regalloc", "native backend: live intervals on the target's registers (linear scan)"}, native_view, true},
       {{"native-asm", "native backend: x86-64 code with each instruction's bytes (its own encoder)"},
        native_view, true},
-      {{"native-patterns", "native backend: the instruction selector's pattern table (tree, cost, x86)"},
-       [](const Session&, std::string_view, Format, const CodeScope*) {
+      {{"native-patterns", "native backend: the instruction selector's pattern table (tree, cost, instructions)"},
+       [](const Session& s, std::string_view, Format, const CodeScope*) {
          StageResult r;
+         const native::Target* t =
+        s.native_target_.empty() ? native_target_of(s.target_, &r.text) : native::find_target(s.native_target_);
+         if (!t) return r;
          r.ok = true;
-         r.text = native::pattern_table();
+         r.text = native::pattern_table(*t);
          return r;
        }},
       {{"cfg", "the control-flow graph the analysis walks: basic blocks per function (text or DOT)"},

@@ -209,6 +209,9 @@ class Session {
   // not check. Computed once per input and domain.
   std::shared_ptr<const analysis::Result> analyze(std::optional<analysis::Domain> domain = {}) const;
   bool set_target(const std::string& target, std::string* error);
+  // The machine the native backend's views describe: "" follows the target above (x86-64
+  // for this machine), else "x86-64" or "aarch64" (the REPL's `:native isel aarch64`).
+  bool set_native_target(const std::string& name, std::string* error);
   const std::string& target() const { return target_; }
   static std::vector<std::string> targets();
   // What the asm stage keeps, as Compiler Explorer's filters choose: each instruction's
@@ -623,6 +626,7 @@ class Session {
   bool analysis_thresholds_ = true;
   bool analysis_contexts_ = true;
   const std::atomic<bool>* analysis_interrupt_ = nullptr;  // nullptr: interrupt_
+  std::string native_target_;  // set_native_target
   bool analysis_explain_ = false;
   std::string target_;
   AsmOptions asm_options_;

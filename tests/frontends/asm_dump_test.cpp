@@ -131,3 +131,29 @@ TEST_CASE("repl :asm TARGET run: the last input linked for another architecture 
   h.feed(":asm sq no-encodings\n");
   CHECK(!contains(h.take_out(), "\tmul\tx0"));
 }
+
+TEST_CASE("repl :native STAGE aarch64: the teaching backend's second target, for that view only, or both") {
+  fe::ReplHarness h;
+  h.feed("fn f(a: int, b: int, c: int) -> int { return a * b + c }\n");
+  h.take_out();
+  h.feed(":native isel aarch64 f\n");
+  CHECK(h.take_err() == "");
+  std::string a = h.take_out();
+  CHECK(contains(a, "madd v0(a), v1(b), v2(c)"));
+  CHECK(contains(a, "MUL.prod MADDXrrr"));
+  // Back to this machine's target for the next view.
+  h.feed(":native isel f\n");
+  std::string x = h.take_out();
+  CHECK(contains(x, "imul v0(a), v1(b)"));
+  CHECK(!contains(x, "madd"));
+  // Two targets, one after the other.
+  h.feed(":native regalloc x86-64 aarch64 f\n");
+  CHECK(h.take_err() == "");
+  std::string both = h.take_out();
+  CHECK(contains(both, "== x86-64\n"));
+  CHECK(contains(both, "== aarch64\n"));
+  CHECK(both.find("== x86-64") < both.find("== aarch64"));
+  CHECK(contains(both, " = madd x0, x1, x2"));  // AAPCS64's argument registers
+  h.feed(":native asm aarch64 f\n");
+  CHECK(contains(h.take_out(), "aarch64: the emitter is not written yet"));
+}
