@@ -269,6 +269,7 @@ struct MFunction {
   std::vector<std::vector<std::string>> cover;
   // Per block, per DAG node: the pattern that covered it (-1: none; a leaf or a root's use).
   std::vector<std::vector<int>> node_rule;
+  std::string error;  // non-empty: a node no pattern of the target's table covers (a bug)
 };
 
 // Instruction selection by tree covering (isel.cpp).

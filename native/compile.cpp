@@ -17,6 +17,10 @@ std::unique_ptr<Compiled> compile(std::unique_ptr<RegFunction> virt, const Modul
   if (keep_snapshots) c->legal = c->fn;
   combine(c->fn, target);
   select(c->fn, c->mf, target);
+  if (!c->mf.error.empty()) {
+    *error = std::string("the ") + target.name + " instruction selector: " + c->mf.error;
+    return nullptr;
+  }
   if (keep_snapshots) c->selected = c->mf;
   schedule(c->mf, keep_snapshots ? &c->sched_log : nullptr);
   std::vector<std::vector<int>> succs;

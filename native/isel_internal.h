@@ -21,11 +21,12 @@
 
 namespace descent::native::isel {
 
-// Nonterminals. prod: a product whose operands are in registers and which an instruction
+// Nonterminals (names for messages in kNTNames). prod: a product whose operands are in registers and which an instruction
 // takes whole (AArch64's madd/msub: add(prod, reg) is one instruction; BURG's way of matching
 // a pattern two nodes deep); zero: not(reg), a register asked whether it is 0 (AArch64's
 // cbz branches on it in one instruction). x86-64's table makes neither.
 enum NT : uint8_t { kReg, kFreg, kImm, kFlags, kStmt, kProd, kZero, kNumNT };
+inline const char* const kNTNames[] = {"reg", "freg", "imm", "flags", "stmt", "prod", "zero"};
 
 // Operand spec of a pattern: each operand must be covered as this nonterminal ("*": each
 // operand by its class, for calls and prints).
@@ -176,6 +177,12 @@ class Selector {
     if (r < 0) {  // not labelled (an emitted root asked as flags): test it
       label(id);
       r = rule_[sid][nt];
+    }
+    if (r < 0) {  // a hole in the target's table: said, never an index out of range
+      if (out_.error.empty())
+        out_.error = std::string("no pattern covers ") + nk_name(n.kind) + " (node n" + std::to_string(id) +
+                     " of block b" + std::to_string(cur_block_) + ") as " + kNTNames[nt];
+      return -1;
     }
     used_rules_.push_back(r);
     out_.node_rule[static_cast<size_t>(cur_block_)][sid] = r;
