@@ -59,7 +59,8 @@ struct BodyGraph {
   std::string error;                // set (and the rest empty) when the body did not compile
 };
 // Graph stages (dag, legal, combine, isel) fill nodes and edges; every stage fills `text`.
-std::vector<BodyGraph> dag_graphs(const CodeScope& scope, const Module& module, std::string_view stage);
+std::vector<BodyGraph> dag_graphs(const CodeScope& scope, const Module& module, std::string_view stage,
+                                  const Target& target = x86_64_target());
 
 // The patterns of the instruction selector, one line each (name, result, tree, cost).
 std::string pattern_table(const Target& target = x86_64_target());

@@ -387,9 +387,10 @@ bool view(const CodeScope& scope, const Module& module, std::string_view stage, 
   return true;
 }
 
-std::vector<BodyGraph> dag_graphs(const CodeScope& scope, const Module& module, std::string_view stage) {
+std::vector<BodyGraph> dag_graphs(const CodeScope& scope, const Module& module, std::string_view stage,
+                                  const Target& target) {
   std::vector<BodyGraph> out;
-  for (const ViewedBody& v : compile_for_views(scope, module)) {
+  for (const ViewedBody& v : compile_for_views(scope, module, target)) {
     BodyGraph g;
     if (!v.code) {
       g.error = v.error;
@@ -417,7 +418,7 @@ std::vector<BodyGraph> dag_graphs(const CodeScope& scope, const Module& module, 
         n.label = node_text(f, b, static_cast<int>(i));
         if (cover) {
           n.pattern = cover->node_rule[bi][i];
-          if (n.pattern >= 0) n.pattern_name = patterns()[static_cast<size_t>(n.pattern)].name;
+          if (n.pattern >= 0) n.pattern_name = patterns(target)[static_cast<size_t>(n.pattern)].name;
         }
         index[i] = static_cast<int>(g.nodes.size());
         g.nodes.push_back(std::move(n));

@@ -145,6 +145,10 @@ bool Session::set_target(const std::string& target, std::string* error) {
 
 std::vector<std::string> Session::targets() { return llvm_plugin::supported_targets(); }
 
+const native::Target* Session::native_target(std::string* why) const {
+  return native_target_.empty() ? native_target_of(target_, why) : native::find_target(native_target_);
+}
+
 bool Session::set_native_target(const std::string& name, std::string* error) {
   if (!name.empty() && !native::find_target(name)) {
     *error = "unknown native target '" + name + "' (targets: " + native::target_names() + ")";
@@ -265,8 +269,7 @@ const std::vector<Session::StageEntry>& Session::stage_table() {
       r.text = "the input has errors, so it was not compiled to native code";
       return r;
     }
-    const native::Target* t =
-        s.native_target_.empty() ? native_target_of(s.target_, &r.text) : native::find_target(s.native_target_);
+    const native::Target* t = s.native_target(&r.text);
     if (!t) return r;
     r.ok = native::view(*scope, s.module_, name.substr(7), format == Format::Dot, &r.text, *t);
     return r;
@@ -326,8 +329,7 @@ const std::vector<Session::StageEntry>& Session::stage_table() {
       {{"native-patterns", "native backend: the instruction selector's pattern table (tree, cost, instructions)"},
        [](const Session& s, std::string_view, Format, const CodeScope*) {
          StageResult r;
-         const native::Target* t =
-        s.native_target_.empty() ? native_target_of(s.target_, &r.text) : native::find_target(s.native_target_);
+         const native::Target* t = s.native_target(&r.text);
          if (!t) return r;
          r.ok = true;
          r.text = native::pattern_table(*t);
@@ -572,7 +574,13 @@ std::vector<native::BodyGraph> Session::native_graphs(std::string_view stage, st
     CodeScope scope;
     std::string error;
     if ((!last_ && function.empty()) || !code_scope(function, &scope, &error)) return std::vector<native::BodyGraph>{};
-    return native::dag_graphs(scope, module_, stage);
+    const native::Target* t = native_target(&error);
+    if (!t) {
+      native::BodyGraph g;
+      g.error = error;
+      return std::vector<native::BodyGraph>{g};
+    }
+    return native::dag_graphs(scope, module_, stage, *t);
   });
 }
 

@@ -627,6 +627,7 @@ class Session {
   bool analysis_contexts_ = true;
   const std::atomic<bool>* analysis_interrupt_ = nullptr;  // nullptr: interrupt_
   std::string native_target_;  // set_native_target
+  const native::Target* native_target(std::string* why) const;  // nullptr: *why
   bool analysis_explain_ = false;
   std::string target_;
   AsmOptions asm_options_;

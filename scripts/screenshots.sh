@@ -29,6 +29,9 @@ shot machine_compare examples/tour.ds --pane machine --do "machine view asm" \
 # The native backend's instruction selection for fib: each DAG node filled in the colour of
 # the pattern that covered it, the legend above.
 shot native  examples/tour.ds   --pane native --do "native stage isel" --do "native function fib"
+# The same on the second target: AArch64's pattern names in the legend.
+shot native_aarch64 examples/tour.ds --pane native --do "native target aarch64" --do "native stage isel" \
+  --do "native function fib"
 # The analysis pane at the solver step that widens the while loop's head (B5): k jumps from
 # [0, 1] towards +inf; narrowing later wins back k in [1, 100].
 shot analysis examples/analysis.ds --pane analysis --do "analysis step block 5" \

@@ -212,3 +212,34 @@ TEST_CASE("native pane: no input, errors, tensor code, a huge body") {
   CHECK(pane->caption().rfind("dag: <top>, ", 0) == 0);
   CHECK(has(pane->caption(), "drawn: the first 1500 nodes"));
 }
+
+TEST_CASE("native pane: the second target, AArch64, chosen by a control or a script") {
+  auto app = fib_app();
+  Pane* pane = app->pane("native");
+  act(*app, "native function fib");
+  act(*app, "native stage isel");
+  Image x86 = app->capture();
+  CHECK(!has(pane->caption(), "aarch64"));
+  act(*app, "native target aarch64");
+  Image a64 = app->capture();
+  std::string caption = pane->caption();
+  CAPTURE(caption);
+  CHECK(caption.rfind("isel: fn fib, ", 0) == 0);
+  CHECK(has(caption, ", on aarch64"));
+  CHECK(difference(x86, a64) > 0.01);  // other patterns, other colours and legend
+  // The text stages too: AAPCS64's registers.
+  act(*app, "native stage regalloc");
+  app->capture();
+  CHECK(has(pane->caption(), "regalloc: fn fib, "));
+  CHECK(has(pane->caption(), ", on aarch64"));
+  act(*app, "native stage asm");
+  app->capture();
+  act(*app, "native target x86-64");
+  app->capture();
+  CHECK(!has(pane->caption(), "aarch64"));
+  std::string err;
+  CHECK_FALSE(app->act("native target mips", &err));
+  CHECK(has(err, "usage: native target"));
+  // The Session's own default was left alone.
+  CHECK(has(app->document().session().stage("native-isel").text, "JMP_4"));
+}

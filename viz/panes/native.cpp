@@ -261,7 +261,7 @@ Picture lay_out(const native::BodyGraph& g) {
 
 struct NativePane : Pane {
   const char* name() const override { return "native"; }
-  const char* title() const override { return "Native x86-64"; }
+  const char* title() const override { return "Native backend"; }
   const char* short_title() const override { return "Native"; }
   std::vector<std::string> verbs() const override {
     return {"stage dag|legal|combine|isel|sched|regalloc|asm", "function NAME|N (<top> is the top level)",
@@ -271,6 +271,7 @@ struct NativePane : Pane {
 
   // ---- What is shown (the controls) ----
   int stage_ = 3;           // index into kStages: isel, the stage with the most to see
+  std::string target_ = "x86-64";  // the machine described (native/target.h): x86-64 or aarch64
   std::string body_name_;   // carried across edits: the same body if it is still there
   int hover_block_ = -1, hover_node_ = -1;  // a scripted hover (the mouse takes over)
   int legend_hover_ = -2;   // a legend entry under the mouse: its pattern (-1: none), -2: no entry
@@ -329,10 +330,32 @@ struct NativePane : Pane {
     if (!bodies_.empty()) body_name_ = bodies_[static_cast<size_t>(body_)];
   }
 
+  // The Session's stages for the target this pane shows (set on each fetch: the Session is
+  // shared, and its own default follows :target).
+  std::vector<native::BodyGraph> fetch(Document& doc, int stage) {
+    std::string error;
+    doc.session().set_native_target(target_, &error);
+    auto g = doc.session().native_graphs(kStages[stage].key);
+    doc.session().set_native_target("", &error);
+    return g;
+  }
+
   const std::vector<native::BodyGraph>& graphs(Document& doc, int stage) {
     auto it = graphs_.find(stage);
-    if (it == graphs_.end()) it = graphs_.emplace(stage, doc.session().native_graphs(kStages[stage].key)).first;
+    if (it == graphs_.end()) it = graphs_.emplace(stage, fetch(doc, stage)).first;
     return it->second;
+  }
+
+  // ", on aarch64" in the caption when the pane shows the second target.
+  std::string on_target() const { return target_ == "x86-64" ? "" : ", on " + target_; }
+
+  void set_target(const std::string& t) {
+    if (t == target_) return;
+    target_ = t;
+    graphs_.clear();
+    texts_.clear();
+    picture_ = Picture{};
+    hover_block_ = hover_node_ = -1;
   }
 
   // A text stage, body by body, as the Session gives it.
@@ -340,7 +363,7 @@ struct NativePane : Pane {
     if (!texts_.count(stage)) {
       auto& sections = texts_[stage];
       sections.assign(bodies_.size(), {});
-      for (const native::BodyGraph& g : doc.session().native_graphs(kStages[stage].key))
+      for (const native::BodyGraph& g : fetch(doc, stage))
         for (size_t i = 0; i < bodies_.size(); ++i)
           if (g.name == bodies_[i]) sections[i] = g.error.empty() ? split_lines(g.text) : split_lines(g.error);
       for (auto& sec : sections)
@@ -377,6 +400,12 @@ struct NativePane : Pane {
       if (ImGui::IsItemHovered())
         for (const StageInfo& s : Session::stages())
           if (std::string_view(s.name) == std::string("native-") + key) ImGui::SetTooltip("%s", s.description);
+    }
+    ImGui::AlignTextToFramePadding();  // a row of its own: the machine, then the function
+    ImGui::TextUnformatted("target");
+    for (const char* t : {"x86-64", "aarch64"}) {
+      same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(t).x + em(8));
+      if (ImGui::RadioButton(t, target_ == t)) set_target(t);
     }
     if (bodies_.empty()) return;
     float w = em(160);
@@ -593,8 +622,8 @@ struct NativePane : Pane {
       std::string error;
       const std::vector<std::string>* lines = text(doc, stage_, &error);
       if (!lines) return say(colors::error(), std::string(st.key) + " not available: " + error);
-      caption_ = fmt::format("{}: {}, {}", st.key, bodies_[static_cast<size_t>(body_)],
-                             plural(lines->size(), "line", "lines"));
+      caption_ = fmt::format("{}: {}, {}{}", st.key, bodies_[static_cast<size_t>(body_)],
+                             plural(lines->size(), "line", "lines"), on_target());
       ImGui::TextDisabled("%s", caption_.c_str());
       draw_text(*lines);
       return;
@@ -608,6 +637,7 @@ struct NativePane : Pane {
       picture_.body = body_;
     }
     std::string c = graph_caption(*g);
+    c = c.substr(0, c.find("; ")) + on_target() + (c.find("; ") == std::string::npos ? "" : c.substr(c.find("; ")));
     ImGui::PushStyleColor(ImGuiCol_Text, colors::dim());
     ImGui::TextWrapped("%s", c.substr(0, c.find("; ")).c_str());
     ImGui::PopStyleColor();
@@ -638,6 +668,12 @@ struct NativePane : Pane {
       *error = std::move(why);
       return false;
     };
+    if (verb == "target") {
+      if (args.size() != 1 || !native::find_target(args[0]))
+        return fail("usage: native target x86-64|aarch64");
+      set_target(native::find_target(args[0])->name);
+      return true;
+    }
     if (verb == "stage") {
       for (int i = 0; i < kNumStages; ++i)
         if (args.size() == 1 && args[0] == kStages[i].key) {
