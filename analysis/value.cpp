@@ -170,6 +170,7 @@ std::vector<Interval> Lattice::atoms(const AbsVal& v) const {
 bool Lattice::leq(const AbsVal& a, const AbsVal& b) const {
   if (a.type == Type::Unknown || a.is_bottom()) return true;
   if (b.is_bottom()) return false;
+  if (same(a, b)) return true;  // as in join: most variables of a state did not change
   if ((a.signs & ~b.signs) != 0) return false;
   if (!(analysis::join(a.hull, b.hull) == b.hull)) return false;
   return a.type != Type::Int || value_internal::leq_extra(a, b);
@@ -189,6 +190,7 @@ AbsVal Lattice::join(const AbsVal& a, const AbsVal& b) const {
 AbsVal Lattice::meet(const AbsVal& a, const AbsVal& b) const {
   if (a.type == Type::Unknown) return b;
   if (b.type == Type::Unknown) return a;
+  if (same(a, b)) return a;  // x meet x = x (both normalised): narrowing meets mostly equal states
   AbsVal r = a;
   r.hull = analysis::meet(a.hull, b.hull);
   r.signs = a.signs & b.signs;
