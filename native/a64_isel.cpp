@@ -271,8 +271,11 @@ class A64Selector : public Selector {
     if (name == "ASRXri") return bin_imm(MOp::SARI, 1);
     if (name == "LSRXri") return bin_imm(MOp::SHRI, 1);
     if (name == "MUL.prod") {
-      prod_a_ = kid(id, 0, kReg);
-      prod_b_ = kid(id, 1, kReg);
+      // Both operands first: one of them may hold a madd of its own, whose MUL.prod sets
+      // these members while it is reduced.
+      int a = kid(id, 0, kReg), b = kid(id, 1, kReg);
+      prod_a_ = a;
+      prod_b_ = b;
       return -1;
     }
     if (name == "MADDXrrr" || name == "MADDXrrr.r" || name == "MSUBXrrr") {

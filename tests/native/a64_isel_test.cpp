@@ -152,6 +152,10 @@ TEST_CASE("aarch64: tree covering finds madd and msub, and leaves a shared produ
   CHECK(!contains(isel, "mul v"));
   isel = a64("fn f(a: int, b: int, c: int) -> int { return c - a * b }\n", "isel");
   CHECK(contains(isel, "msub v0(a), v1(b), v2(c)"));
+  // A madd inside a product that another madd takes: each gets its own operands.
+  isel = a64("fn f(a: int, b: int, c: int, x: int) -> int { return x * (a * b + c) + a }\n", "isel");
+  CHECK(contains(isel, "v8 = madd v0(a), v1(b), v2(c)"));
+  CHECK(contains(isel, "madd v3(x), v8, v0(a)"));
   // A product used twice is computed once, in a register: no madd may take it whole.
   isel = a64("fn f(a: int, b: int) -> int {\n  p = a * b\n  return (p + 1) * (p + 2)\n}\n", "isel");
   CHECK(contains(isel, "MULXrr"));
