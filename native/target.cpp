@@ -59,8 +59,9 @@ const Target& aarch64_target() {
 }
 
 const Target* find_target(std::string_view name) {
-  if (name == "x86-64" || name == "x86_64" || name == "x86") return &x86_64_target();
-  if (name == "aarch64" || name == "arm64" || name == "a64") return &aarch64_target();
+  // Only names no Descent function could be mistaken for (`:native isel f` names a function).
+  if (name == "x86-64" || name == "x86_64") return &x86_64_target();
+  if (name == "aarch64" || name == "arm64") return &aarch64_target();
   return nullptr;
 }
 
