@@ -32,6 +32,10 @@ shot native  examples/tour.ds   --pane native --do "native stage isel" --do "nat
 # The same on the second target: AArch64's pattern names in the legend.
 shot native_aarch64 examples/tour.ds --pane native --do "native target aarch64" --do "native stage isel" \
   --do "native function fib"
+# Both targets' register allocation side by side: x86-64 spills the float live across the
+# call, AAPCS64 keeps it in d8.
+shot native_compare examples/native.ds --pane native --do "native stage regalloc" \
+  --do "native function plus_area" --do "native compare on"
 # The analysis pane at the solver step that widens the while loop's head (B5): k jumps from
 # [0, 1] towards +inf; narrowing later wins back k in [1, 100].
 shot analysis examples/analysis.ds --pane analysis --do "analysis step block 5" \

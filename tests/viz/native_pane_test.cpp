@@ -242,4 +242,24 @@ TEST_CASE("native pane: the second target, AArch64, chosen by a control or a scr
   CHECK(has(err, "usage: native target"));
   // The Session's own default was left alone.
   CHECK(has(app->document().session().stage("native-isel").text, "JMP_4"));
+
+  // The text stages of both targets side by side.
+  act(*app, "native stage regalloc");
+  Image alone = app->capture();
+  act(*app, "native compare on");
+  Image both = app->capture();
+  caption = pane->caption();
+  CHECK(caption.rfind("regalloc: fn fib, ", 0) == 0);
+  CHECK(has(caption, "; beside it: aarch64, "));
+  CHECK(number_before(caption.substr(caption.find("beside it")), "lines") > 3);
+  CHECK(difference(alone, both) > 0.01);
+  act(*app, "native target aarch64");
+  app->capture();
+  CHECK(has(pane->caption(), "; beside it: x86-64, "));
+  act(*app, "native compare off");
+  app->capture();
+  CHECK(!has(pane->caption(), "beside it"));
+  err.clear();
+  CHECK_FALSE(app->act("native compare maybe", &err));
+  CHECK(has(err, "usage: native compare"));
 }

@@ -285,6 +285,8 @@ struct NativePane : Pane {
   bool compute_ = false;      // asked to compile a body longer than kSlowBody
   std::map<int, std::vector<native::BodyGraph>> graphs_;  // per graph stage
   std::map<int, std::vector<std::vector<std::string>>> texts_;  // per text stage: per body, its lines
+  std::map<int, std::vector<std::vector<std::string>>> other_texts_;  // the same for the other target
+  bool compare_ = false;  // text stages: the other target's beside (native compare on)
   std::vector<std::string> bodies_;  // "<top>", "fn fib": the function selector's entries
   int body_ = 0;
   Picture picture_;
@@ -300,6 +302,7 @@ struct NativePane : Pane {
     has_errors_ = compiled_ && doc.outcome().status == Outcome::CompileError;
     graphs_.clear();
     texts_.clear();
+    other_texts_.clear();
     bodies_.clear();
     picture_ = Picture{};
     compute_ = false;
@@ -332,9 +335,9 @@ struct NativePane : Pane {
 
   // The Session's stages for the target this pane shows (set on each fetch: the Session is
   // shared, and its own default follows :target).
-  std::vector<native::BodyGraph> fetch(Document& doc, int stage) {
+  std::vector<native::BodyGraph> fetch(Document& doc, int stage, const std::string& target = "") {
     std::string error;
-    doc.session().set_native_target(target_, &error);
+    doc.session().set_native_target(target.empty() ? target_ : target, &error);
     auto g = doc.session().native_graphs(kStages[stage].key);
     doc.session().set_native_target("", &error);
     return g;
@@ -354,22 +357,27 @@ struct NativePane : Pane {
     target_ = t;
     graphs_.clear();
     texts_.clear();
+    other_texts_.clear();
     picture_ = Picture{};
     hover_block_ = hover_node_ = -1;
   }
 
   // A text stage, body by body, as the Session gives it.
-  const std::vector<std::string>* text(Document& doc, int stage, std::string* error) {
-    if (!texts_.count(stage)) {
-      auto& sections = texts_[stage];
+  // The other target (compare_): x86-64's beside AArch64's, or the other way round.
+  std::string other_target() const { return target_ == "x86-64" ? "aarch64" : "x86-64"; }
+
+  const std::vector<std::string>* text(Document& doc, int stage, std::string* error, bool other = false) {
+    auto& cache = other ? other_texts_ : texts_;
+    if (!cache.count(stage)) {
+      auto& sections = cache[stage];
       sections.assign(bodies_.size(), {});
-      for (const native::BodyGraph& g : fetch(doc, stage))
+      for (const native::BodyGraph& g : fetch(doc, stage, other ? other_target() : ""))
         for (size_t i = 0; i < bodies_.size(); ++i)
           if (g.name == bodies_[i]) sections[i] = g.error.empty() ? split_lines(g.text) : split_lines(g.error);
       for (auto& sec : sections)
         while (!sec.empty() && sec.back().empty()) sec.pop_back();
     }
-    const auto& sections = texts_[stage];
+    const auto& sections = cache[stage];
     if (static_cast<size_t>(body_) >= sections.size()) {
       *error = "no code";
       return nullptr;
@@ -407,6 +415,9 @@ struct NativePane : Pane {
       same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(t).x + em(8));
       if (ImGui::RadioButton(t, target_ == t)) set_target(t);
     }
+    same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize("beside").x + em(8));
+    ImGui::Checkbox("beside", &compare_);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("the text stages (sched, regalloc, asm) of the other target beside");
     if (bodies_.empty()) return;
     float w = em(160);
     same_line_if_fits(ImGui::CalcTextSize("function").x + w + em(8));
@@ -567,7 +578,7 @@ struct NativePane : Pane {
     }
   }
 
-  void draw_text(const std::vector<std::string>& lines) {
+  void draw_text(const std::vector<std::string>& lines, const char* id = "##text") {
     ListingStyle st;
     st.color = [&](int i) -> ImU32 {
       const std::string& l = lines[static_cast<size_t>(i)];
@@ -575,7 +586,7 @@ struct NativePane : Pane {
       if (!l.empty() && l[0] != ' ' && l.back() == ':') return kLabelColor;  // b3:, .L2:
       return 0;
     };
-    Listing("##text", lines, st);
+    Listing(id, lines, st);
   }
 
   std::string graph_caption(const native::BodyGraph& g) const {
@@ -624,8 +635,24 @@ struct NativePane : Pane {
       if (!lines) return say(colors::error(), std::string(st.key) + " not available: " + error);
       caption_ = fmt::format("{}: {}, {}{}", st.key, bodies_[static_cast<size_t>(body_)],
                              plural(lines->size(), "line", "lines"), on_target());
+      const std::vector<std::string>* beside = compare_ ? text(doc, stage_, &error, true) : nullptr;
+      if (beside)
+        caption_ += fmt::format("; beside it: {}, {}", other_target(), plural(beside->size(), "line", "lines"));
       ImGui::TextDisabled("%s", caption_.c_str());
-      draw_text(*lines);
+      if (!beside) {
+        draw_text(*lines);
+        return;
+      }
+      // Two columns, this target's on the left: the same function's stage on both machines.
+      if (ImGui::BeginTable("##compare", 2, ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV)) {
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(target_.c_str());
+        draw_text(*lines, "##text");
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(other_target().c_str());
+        draw_text(*beside, "##text2");
+        ImGui::EndTable();
+      }
       return;
     }
     const native::BodyGraph* g = body(doc);
@@ -668,6 +695,12 @@ struct NativePane : Pane {
       *error = std::move(why);
       return false;
     };
+    if (verb == "compare") {
+      if (args.size() != 1 || (args[0] != "on" && args[0] != "off"))
+        return fail("usage: native compare on|off (the text stages of the other target beside)");
+      compare_ = args[0] == "on";
+      return true;
+    }
     if (verb == "target") {
       if (args.size() != 1 || !native::find_target(args[0]))
         return fail("usage: native target x86-64|aarch64");
