@@ -36,6 +36,17 @@ def test_configure_and_known_names(sess):
     assert "ret" in sess.stage("asm").text  # AArch64's return
 
 
+def test_native_views_follow_the_target(sess):
+    # The teaching backend's second target: the same stage under AArch64's description.
+    sess.run("fn f(a: int, b: int, c: int) -> int { return a * b + c }")
+    assert "imul" in sess.stage("native-isel").text  # this machine: x86-64
+    sess.target = "aarch64"
+    isel = sess.stage("native-isel").text
+    assert "madd v0(a), v1(b), v2(c)" in isel
+    assert "MADDXrrr" in isel
+    assert "cost  aarch64" in sess.stage("native-patterns").text
+
+
 def test_stage_lines_and_diff_passes(sess):
     sess.run("fn f(x) {\n  return x * 2\n}\nprint(f(3))")
     lines = sess.stage_lines("llvm")
