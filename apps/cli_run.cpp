@@ -445,7 +445,7 @@ Subcommand add_dump(CLI::App& app) {
   dump->add_option("-O", a->opt, "optimisation level 0..3 of the LLVM stages (default 2)");
   dump->add_option("--diff", a->diff_pair, "with --stage passes: the IR diff between two passes (names from the list)")
       ->expected(2);
-  dump->add_option("--target", a->target, "triple or alias for asm/mir: x86-64, aarch64, riscv64, wasm32");
+  dump->add_option("--target", a->target, "triple or alias for asm/mir: x86-64, aarch64, riscv64, wasm32; the native-* stages describe x86-64 or aarch64");
   dump->add_option("--function", a->function, "code stages: only this function's code (like dis.dis(fib))");
   dump->add_flag("--no-encodings", a->no_encodings, "asm: without each instruction's encoded bytes");
   dump->add_flag("--directives", a->directives, "asm: keep the assembler directives (.text, .p2align, .cfi_*, .loc, ...)");
