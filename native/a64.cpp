@@ -159,12 +159,13 @@ uint32_t encode(const A64Inst& inst) {
     case Form::ADD_RRR: case Form::SUB_RRR: case Form::AND_RRR: case Form::ORR_RRR: case Form::EOR_RRR:
     case Form::SDIV: case Form::LSLV: case Form::LSRV: case Form::ASRV:
     case Form::FADD: case Form::FSUB: case Form::FMUL: case Form::FDIV:
+    case Form::SMULH: case Form::FMIN: case Form::FMAX:
       return w | r(2) << 16 | r(1) << 5 | r(0);
     case Form::ADD_RRI: case Form::SUB_RRI:
       return w | uint32_t(inst.imm & 0xfff) << 10 | r(1) << 5 | r(0);
     case Form::CMP_RR: case Form::FCMP:
       return w | r(1) << 16 | r(0) << 5;
-    case Form::CMP_RI:
+    case Form::CMP_RI: case Form::CMN_RI:
       return w | uint32_t(inst.imm & 0xfff) << 10 | r(0) << 5;
     case Form::AND_RRI: case Form::ORR_RRI: case Form::EOR_RRI: {
       uint32_t field = 0;
@@ -175,8 +176,10 @@ uint32_t encode(const A64Inst& inst) {
       return w | r(2) << 16 | r(3) << 10 | r(1) << 5 | r(0);
     case Form::MOVZ: case Form::MOVK: case Form::MOVN:
       return w | uint32_t((inst.shift / 16) & 3) << 21 | uint32_t(inst.imm & 0xffff) << 5 | r(0);
-    case Form::CSEL: case Form::CSINC:
+    case Form::CSEL: case Form::CSINC: case Form::CSNEG:
       return w | r(2) << 16 | cond << 12 | r(1) << 5 | r(0);
+    case Form::CBZ: case Form::CBNZ:
+      return w | uint32_t((inst.offset / 4) & 0x7ffff) << 5 | r(0);
     case Form::LDR_UI: case Form::STR_UI: case Form::LDR_D: case Form::STR_D:
       return w | uint32_t((inst.offset / 8) & 0xfff) << 10 | r(1) << 5 | r(0);
     case Form::LDUR: case Form::STUR:
@@ -190,7 +193,7 @@ uint32_t encode(const A64Inst& inst) {
     case Form::BLR: case Form::RET:
       return w | r(0) << 5;
     case Form::FSQRT: case Form::FNEG: case Form::FMOV_DD: case Form::FMOV_DX: case Form::FMOV_XD:
-    case Form::SCVTF: case Form::FCVTZS:
+    case Form::SCVTF: case Form::FCVTZS: case Form::FABS:
       return w | r(1) << 5 | r(0);
     case Form::Count_: break;
   }

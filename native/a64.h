@@ -90,7 +90,16 @@ Cond invert(Cond c);  // eq <-> ne, ge <-> lt, ...: flips the low bit
   FORM(SCVTF, "scvtf", "SCVTFUXDri", 0x9E620000u, D, X, None, None)     \
   FORM(FCVTZS, "fcvtzs", "FCVTZSUXDr", 0x9E780000u, X, D, None, None)   \
   FORM(LDR_D, "ldr", "LDRDui", 0xFD400000u, D, U12, None, None)         \
-  FORM(STR_D, "str", "STRDui", 0xFD000000u, D, U12, None, None)
+  FORM(STR_D, "str", "STRDui", 0xFD000000u, D, U12, None, None)         \
+  /* what the AArch64 table's patterns emit beyond the first fifty: */  \
+  FORM(CMN_RI, "cmn", "ADDSXri", 0xB100001Fu, XSP, I12, None, None)     \
+  FORM(SMULH, "smulh", "SMULHrr", 0x9B407C00u, X, X, X, None)           \
+  FORM(CSNEG, "csneg", "CSNEGXr", 0xDA800400u, X, X, X, C)              \
+  FORM(CBZ, "cbz", "CBZX", 0xB4000000u, X, L19, None, None)             \
+  FORM(CBNZ, "cbnz", "CBNZX", 0xB5000000u, X, L19, None, None)          \
+  FORM(FMIN, "fmin", "FMINDrr", 0x1E605800u, D, D, D, None)             \
+  FORM(FMAX, "fmax", "FMAXDrr", 0x1E604800u, D, D, D, None)             \
+  FORM(FABS, "fabs", "FABSDr", 0x1E60C000u, D, D, None, None)
 
 enum class Form : uint8_t {
 #define DESCENT_A64_ENUM(name, mn, llvm, word, a, b, c, d) name,

@@ -67,17 +67,19 @@ std::string expected(const A64Inst& i) {
       return s + X(0) + X(1) + X(2) + imm(0);
     case Form::ADD_RRI: case Form::SUB_RRI: return s + XS(0) + XS(1) + imm(i.imm) + imm(0);
     case Form::CMP_RR: return s + " XZR" + X(0) + X(1) + imm(0);
-    case Form::CMP_RI: return s + " XZR" + XS(0) + imm(i.imm) + imm(0);
+    case Form::CMP_RI: case Form::CMN_RI: return s + " XZR" + XS(0) + imm(i.imm) + imm(0);
     case Form::AND_RRI: case Form::ORR_RRI: case Form::EOR_RRI: {
       uint32_t field = 0;
       REQUIRE(encode_logical_imm(uint64_t(i.imm), &field));
       return s + XS(0) + X(1) + imm(field);
     }
     case Form::MADD: case Form::MSUB: return s + X(0) + X(1) + X(2) + X(3);
-    case Form::SDIV: case Form::LSLV: case Form::LSRV: case Form::ASRV: return s + X(0) + X(1) + X(2);
+    case Form::SDIV: case Form::LSLV: case Form::LSRV: case Form::ASRV: case Form::SMULH:
+      return s + X(0) + X(1) + X(2);
     case Form::MOVZ: case Form::MOVN: return s + X(0) + imm(i.imm) + imm(i.shift);
     case Form::MOVK: return s + X(0) + X(0) + imm(i.imm) + imm(i.shift);
-    case Form::CSEL: case Form::CSINC: return s + X(0) + X(1) + X(2) + imm(cond);
+    case Form::CSEL: case Form::CSINC: case Form::CSNEG: return s + X(0) + X(1) + X(2) + imm(cond);
+    case Form::CBZ: case Form::CBNZ: return s + X(0) + imm(i.offset / 4);
     case Form::LDR_UI: case Form::STR_UI: return s + X(0) + XS(1) + imm(i.offset / 8);
     case Form::LDR_D: case Form::STR_D: return s + D(0) + XS(1) + imm(i.offset / 8);
     case Form::LDUR: case Form::STUR: return s + X(0) + XS(1) + imm(i.offset);
@@ -85,8 +87,9 @@ std::string expected(const A64Inst& i) {
     case Form::B: case Form::BL: return s + imm(i.offset / 4);
     case Form::BCC: return s + imm(cond) + imm(i.offset / 4);
     case Form::BLR: case Form::RET: return s + X(0);
-    case Form::FADD: case Form::FSUB: case Form::FMUL: case Form::FDIV: return s + D(0) + D(1) + D(2);
-    case Form::FSQRT: case Form::FNEG: case Form::FMOV_DD: case Form::FCMP: return s + D(0) + D(1);
+    case Form::FADD: case Form::FSUB: case Form::FMUL: case Form::FDIV: case Form::FMIN: case Form::FMAX:
+      return s + D(0) + D(1) + D(2);
+    case Form::FSQRT: case Form::FNEG: case Form::FMOV_DD: case Form::FCMP: case Form::FABS: return s + D(0) + D(1);
     case Form::FMOV_DX: case Form::SCVTF: return s + D(0) + X(1);
     case Form::FMOV_XD: case Form::FCVTZS: return s + X(0) + D(1);
     case Form::Count_: break;
@@ -235,6 +238,10 @@ TEST_CASE("a64 encoder: words checked by hand, the syntax, and operands out of r
   CHECK(encode(word(Form::LDP_POST, {29, 30, 31}, 0, 16)) == 0xA8C17BFDu);     // ldp x29, x30, [sp], #16
   CHECK(encode(word(Form::MADD, {0, 1, 2, 3})) == 0x9B020C20u);                // madd x0, x1, x2, x3
   CHECK(encode(word(Form::SDIV, {0, 1, 2})) == 0x9AC20C20u);                   // sdiv x0, x1, x2
+  CHECK(encode(word(Form::SMULH, {0, 1, 2})) == 0x9B427C20u);                  // smulh x0, x1, x2
+  CHECK(encode(word(Form::CBZ, {3}, 0, 8)) == 0xB4000043u);                    // cbz x3, .+8
+  CHECK(format(word(Form::CBNZ, {3}, 0, -4)) == "cbnz x3, .-4");
+  CHECK(format(word(Form::CMN_RI, {1}, 5)) == "cmn x1, #5");
   CHECK(format(word(Form::STP_PRE, {29, 30, 31}, 0, -16)) == "stp x29, x30, [sp, #-16]!");
   CHECK(format(word(Form::LDR_UI, {0, 31}, 0, 16)) == "ldr x0, [sp, #16]");
   CHECK(format(word(Form::ORR_RRR, {0, 31, 5})) == "orr x0, xzr, x5");
