@@ -104,7 +104,7 @@ bool valid(const A64Inst& inst, std::string* why) {
   for (Kind k : f.ops) {
     switch (k) {
       case Kind::None: break;
-      case Kind::X: case Kind::XSP: case Kind::D:
+      case Kind::X: case Kind::XSP: case Kind::D: case Kind::W:
         if (inst.r[reg++] > 31) return fail("register number past 31");
         break;
       case Kind::I12:
@@ -122,6 +122,10 @@ bool valid(const A64Inst& inst, std::string* why) {
       case Kind::U12:
         if (inst.r[reg++] > 31) return fail("register number past 31");
         if (inst.offset < 0 || inst.offset > 32760 || inst.offset % 8) return fail("offset not a multiple of 8 in 0..32760");
+        break;
+      case Kind::B12:
+        if (inst.r[reg++] > 31) return fail("register number past 31");
+        if (inst.offset < 0 || inst.offset > 4095) return fail("byte offset outside 0..4095");
         break;
       case Kind::S9:
         if (inst.r[reg++] > 31) return fail("register number past 31");
@@ -184,6 +188,8 @@ uint32_t encode(const A64Inst& inst) {
       return w | uint32_t((inst.offset / 8) & 0xfff) << 10 | r(1) << 5 | r(0);
     case Form::LDUR: case Form::STUR:
       return w | uint32_t(inst.offset & 0x1ff) << 12 | r(1) << 5 | r(0);
+    case Form::LDRB: case Form::STRB:
+      return w | uint32_t(inst.offset & 0xfff) << 10 | r(1) << 5 | r(0);
     case Form::STP_PRE: case Form::LDP_POST:
       return w | uint32_t((inst.offset / 8) & 0x7f) << 15 | r(1) << 10 | r(2) << 5 | r(0);
     case Form::B: case Form::BL:
@@ -222,12 +228,17 @@ std::string format(const A64Inst& inst) {
       case Kind::X: add(x_name(inst.r[reg++], false)); break;
       case Kind::XSP: add(x_name(inst.r[reg++], true)); break;
       case Kind::D: add("d" + std::to_string(inst.r[reg++])); break;
+      case Kind::W: {
+        const int w = inst.r[reg++];
+        add(w == 31 ? std::string("wzr") : "w" + std::to_string(w));
+        break;
+      }
       case Kind::I12: add("#" + std::to_string(inst.imm)); break;
       case Kind::I16:
         add("#" + std::to_string(inst.imm) + (inst.shift ? ", lsl #" + std::to_string(inst.shift) : ""));
         break;
       case Kind::LOG: add("#" + hex(uint64_t(inst.imm))); break;
-      case Kind::U12: case Kind::S9: case Kind::P7: {
+      case Kind::U12: case Kind::B12: case Kind::S9: case Kind::P7: {
         const std::string base = x_name(inst.r[reg++], true), off = "#" + std::to_string(inst.offset);
         if (inst.form == Form::LDP_POST) add("[" + base + "], " + off);
         else if (pair) add("[" + base + ", " + off + "]!");

@@ -37,7 +37,9 @@ Cond invert(Cond c);  // eq <-> ne, ge <-> lt, ...: flips the low bit
 //   X   a 64-bit GPR, 31 = xzr      XSP  the same, 31 = sp      D  a double register d0..d31
 //   I12 an unsigned 12-bit immediate (add/sub)    I16 a 16-bit immediate with a shift (0, 16,
 //   32, 48) in `shift`                            LOG a logical immediate (a 64-bit value)
+//   W   the low 32 bits of a GPR, 31 = wzr (byte loads and stores)
 //   U12 a base (XSP) + unsigned offset, a multiple of 8 up to 32760
+//   B12 a base (XSP) + unsigned byte offset, 0..4095
 //   S9  a base (XSP) + signed offset -256..255    P7  pre/post-indexed pair offset, a multiple
 //   of 8 in -512..504                             C  a condition
 //   L26 / L19  a label: a branch offset in words (b, bl / b.cond)
@@ -99,7 +101,9 @@ Cond invert(Cond c);  // eq <-> ne, ge <-> lt, ...: flips the low bit
   FORM(CBNZ, "cbnz", "CBNZX", 0xB5000000u, X, L19, None, None)          \
   FORM(FMIN, "fmin", "FMINDrr", 0x1E605800u, D, D, D, None)             \
   FORM(FMAX, "fmax", "FMAXDrr", 0x1E604800u, D, D, D, None)             \
-  FORM(FABS, "fabs", "FABSDr", 0x1E60C000u, D, D, None, None)
+  FORM(FABS, "fabs", "FABSDr", 0x1E60C000u, D, D, None, None)           \
+  FORM(LDRB, "ldrb", "LDRBBui", 0x39400000u, W, B12, None, None)        \
+  FORM(STRB, "strb", "STRBBui", 0x39000000u, W, B12, None, None)
 
 enum class Form : uint8_t {
 #define DESCENT_A64_ENUM(name, mn, llvm, word, a, b, c, d) name,
@@ -109,7 +113,7 @@ enum class Form : uint8_t {
 };
 constexpr int kNumForms = static_cast<int>(Form::Count_);
 
-enum class Kind : uint8_t { None, X, XSP, D, I12, I16, LOG, U12, S9, P7, C, L26, L19 };
+enum class Kind : uint8_t { None, X, XSP, D, W, I12, I16, LOG, U12, B12, S9, P7, C, L26, L19 };
 struct FormInfo {
   const char* mnemonic;  // "add"; for BCC the stem before the condition ("b.")
   const char* llvm;      // LLVM's MCInst opcode name for this word

@@ -52,6 +52,7 @@ std::string xreg(int r, bool sp) {
   return "X" + std::to_string(r);
 }
 std::string dreg(int r) { return "D" + std::to_string(r); }
+std::string wreg(int r) { return r == 31 ? "WZR" : "W" + std::to_string(r); }
 std::string imm(int64_t v) { return " #" + std::to_string(v); }
 
 // What LLVM's decoder must give for inst: its opcode, then its MCInst operands in order.
@@ -83,6 +84,7 @@ std::string expected(const A64Inst& i) {
     case Form::LDR_UI: case Form::STR_UI: return s + X(0) + XS(1) + imm(i.offset / 8);
     case Form::LDR_D: case Form::STR_D: return s + D(0) + XS(1) + imm(i.offset / 8);
     case Form::LDUR: case Form::STUR: return s + X(0) + XS(1) + imm(i.offset);
+    case Form::LDRB: case Form::STRB: return s + " " + wreg(i.r[0]) + XS(1) + imm(i.offset);
     case Form::STP_PRE: case Form::LDP_POST: return s + XS(2) + X(0) + X(1) + XS(2) + imm(i.offset / 8);
     case Form::B: case Form::BL: return s + imm(i.offset / 4);
     case Form::BCC: return s + imm(cond) + imm(i.offset / 4);
@@ -115,7 +117,8 @@ void each_registers(A64Inst base, int n, int at, const std::function<void(const 
 int register_operands(Form form) {
   int n = 0;
   for (Kind k : form_info(form).ops)
-    n += k == Kind::X || k == Kind::XSP || k == Kind::D || k == Kind::U12 || k == Kind::S9 || k == Kind::P7;
+    n += k == Kind::X || k == Kind::XSP || k == Kind::D || k == Kind::W || k == Kind::U12 || k == Kind::B12 ||
+         k == Kind::S9 || k == Kind::P7;
   return n;
 }
 
@@ -153,6 +156,7 @@ TEST_CASE("a64 encoder: every form, register, condition and immediate edge, read
                 int64_t(0x8000000000000000ull), 0x7ffffffffffffff, int64_t(0xf0f0f0f0f0f0f0f0ull)});
           break;
         case Kind::U12: vary([](A64Inst& c, int64_t x) { c.offset = x; }, {0, 8, 4096, 32760}); break;
+        case Kind::B12: vary([](A64Inst& c, int64_t x) { c.offset = x; }, {0, 1, 7, 4095}); break;
         case Kind::S9: vary([](A64Inst& c, int64_t x) { c.offset = x; }, {-256, -8, 0, 1, 255}); break;
         case Kind::P7: vary([](A64Inst& c, int64_t x) { c.offset = x; }, {-512, -16, 0, 16, 504}); break;
         case Kind::L26: vary([](A64Inst& c, int64_t x) { c.offset = x; }, {-(1 << 27), -4, 0, 4, (1 << 27) - 4}); break;
@@ -242,6 +246,11 @@ TEST_CASE("a64 encoder: words checked by hand, the syntax, and operands out of r
   CHECK(encode(word(Form::CBZ, {3}, 0, 8)) == 0xB4000043u);                    // cbz x3, .+8
   CHECK(format(word(Form::CBNZ, {3}, 0, -4)) == "cbnz x3, .-4");
   CHECK(format(word(Form::CMN_RI, {1}, 5)) == "cmn x1, #5");
+  CHECK(encode(word(Form::LDRB, {16, 1}, 0, 3)) == 0x39400C30u);               // ldrb w16, [x1, #3]
+  CHECK(format(word(Form::STRB, {17, 16}, 0, 0)) == "strb w17, [x16]");
+  std::string byte_why;
+  CHECK_FALSE(valid(word(Form::LDRB, {0, 1}, 0, 4096), &byte_why));
+  CHECK(byte_why == "byte offset outside 0..4095");
   CHECK(format(word(Form::STP_PRE, {29, 30, 31}, 0, -16)) == "stp x29, x30, [sp, #-16]!");
   CHECK(format(word(Form::LDR_UI, {0, 31}, 0, 16)) == "ldr x0, [sp, #16]");
   CHECK(format(word(Form::ORR_RRR, {0, 31, 5})) == "orr x0, xzr, x5");
