@@ -216,15 +216,22 @@ struct BuildArgs {
 
 // `--run`: link the object with the target's C compiler (a cross gcc for another
 // architecture) and run it, under qemu-user when the target is not this machine's; its
-// output and exit code pass through, as if it had run here.
-int link_and_run(const std::string& triple, const BuildArgs& a, const std::string& object) {
+// output and exit code pass through, as if it had run here. Ctrl-C stops it (the Session's
+// flag: the program runs in a process group of its own, which the terminal's signal misses).
+int build_and_run(Session& session, const BuildArgs& a) {
   proc::Limits limits;
   limits.output_cap = size_t(64) << 20;
   proc::Result r;
   std::string why;
-  if (!proc::link_and_run(triple, object, a.exe.empty() ? object + ".exe" : a.exe, limits, nullptr, &r, &why)) {
+  if (!session.run_on_target(limits, &r, &why, a.output, a.exe)) {
     fmt::print(stderr, "error: --run: {}\n", why);
     return why.rfind("wasm32", 0) == 0 ? kUsageError : 2;
+  }
+  if (r.interrupted) {
+    std::fwrite(r.out.data(), 1, r.out.size(), stdout);
+    std::fflush(stdout);
+    fmt::print(stderr, "error: --run: interrupted\n");
+    return kInterrupted;
   }
   std::fwrite(r.out.data(), 1, r.out.size(), stdout);
   std::fflush(stdout);
@@ -250,26 +257,13 @@ int build_object(Session& session, const BuildArgs& a) {
     fmt::print(stderr, "{}", o.message);
     return o.exit_code();
   }
-  std::string error, object = a.output;
-  std::string temp_dir;
-  if (object.empty()) {  // --run alone: the object and executable in a directory of our own
-    char dir[] = "/tmp/descent-build-XXXXXX";
-    if (!mkdtemp(dir)) {
-      fmt::print(stderr, "error: cannot make a temporary directory\n");
-      return 2;
-    }
-    temp_dir = dir;
-    object = temp_dir + "/program.o";
-  }
-  int rc = 0;
-  if (!session.build_object(object, &error)) {
+  if (a.run) return build_and_run(session, a);  // -o: the object kept there; else a temporary one
+  std::string error;
+  if (!session.build_object(a.output, &error)) {
     fmt::print(stderr, "error: {}\n", error);
-    rc = 2;
-  } else if (a.run) {
-    rc = link_and_run(session.target(), a, object);
+    return 2;
   }
-  if (!temp_dir.empty()) std::filesystem::remove_all(temp_dir);
-  return rc;
+  return 0;
 }
 
 // ---- descent analyze FILE... [--compare-eva] ----

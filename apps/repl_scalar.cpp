@@ -6,12 +6,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <filesystem>
 
 #include "apps/repl.h"
 #include "native/target.h"
-#include "proc/cross.h"
+#include "proc/process.h"
 
 namespace descent {
 
@@ -216,26 +214,19 @@ void Repl::run_for_target(const std::string& target) {
     err_ << "error: " << error << '\n';
     return;
   }
-  char dir[] = "/tmp/descent-repl-run-XXXXXX";
-  if (!mkdtemp(dir)) {
-    err_ << "error: cannot make a temporary directory\n";
+  proc::Limits limits;
+  limits.wall_s = 300;
+  limits.output_cap = size_t(16) << 20;
+  proc::Result r;
+  session_.interrupt_flag().store(false);  // a Ctrl-C at the prompt is not this run's
+  if (!session_.run_on_target(limits, &r, &error)) {
+    err_ << "error: " << error << '\n';
   } else {
-    const std::string object = std::string(dir) + "/program.o";
-    proc::Limits limits;
-    limits.wall_s = 300;
-    limits.output_cap = size_t(16) << 20;
-    proc::Result r;
-    if (!session_.build_object(object, &error) ||
-        !proc::link_and_run(session_.target(), object, object + ".exe", limits, &session_.interrupt_flag(), &r, &error)) {
-      err_ << "error: " << error << '\n';
-    } else {
-      out_ << r.out;
-      err_ << r.err;
-      if (r.interrupted) err_ << "error: interrupted\n";
-      else if (!r.started || r.signal) err_ << "error: " << r.problem << '\n';
-      else out_ << "(exit code " << r.exit_code << ")\n";
-    }
-    std::filesystem::remove_all(dir);
+    out_ << r.out;
+    err_ << r.err;
+    if (r.interrupted) err_ << "error: interrupted\n";
+    else if (!r.started || r.signal) err_ << "error: " << r.problem << '\n';
+    else out_ << "(exit code " << r.exit_code << ")\n";
   }
   if (!target.empty()) session_.set_target(saved.empty() ? "host" : saved, &error);
 }

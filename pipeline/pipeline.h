@@ -43,6 +43,10 @@ struct StepResult;
 namespace tir {
 struct PrimFunc;
 }
+namespace proc {
+struct Limits;
+struct Result;
+}
 
 enum class Format { Text, Sexpr, Dot };
 
@@ -225,6 +229,14 @@ class Session {
   const AsmOptions& asm_options() const { return asm_options_; }
   // `descent build`: the last input as a standalone object file (links with `cc F.o -lm`).
   bool build_object(const std::string& path, std::string* error) const;
+  // `descent build --run`, `:asm TARGET run`: the last input built as above for the target,
+  // linked with that target's C compiler and run (under qemu-user for another architecture;
+  // proc/cross.h), Ctrl-C through interrupt_flag(). `object` "" builds in a temporary
+  // directory, removed after; `exe` "" puts the executable beside the object. False with
+  // *error when building or linking fails (a missing tool named with its package; wasm32
+  // refused); otherwise *result is the run: its output, exit code or signal.
+  bool run_on_target(const proc::Limits& limits, proc::Result* result, std::string* error,
+                     const std::string& object = "", const std::string& exe = "") const;
   // What the JIT did in its last run: compile and run time, and how many Descent functions
   // it (re)compiled (a function is compiled when first reached, and again when it, or a
   // function it calls, was redefined). False when no input ran on the jit engine yet.

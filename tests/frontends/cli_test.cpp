@@ -422,6 +422,23 @@ TEST_CASE("Ctrl-C interrupts `descent run`: exit 1 and 'interrupted'") {
   CHECK(r.out == "start\n");  // printed before the loop; nothing after it
 }
 
+TEST_CASE("Ctrl-C interrupts `descent build --run`: the linked program stops, exit 130") {
+  // The program runs in a process group of its own (proc/), which a terminal's Ctrl-C does
+  // not reach: the CLI's flag must stop it, or an endless loop would never end.
+  fe::TempDir dir;
+  std::string f = dir.write("loop.ds", "print(\"start\")\nx = 0\nwhile true { x += 1 }\n");
+  fe::Child c({DESCENT_BIN, "build", f, "--run"});
+  REQUIRE_MESSAGE(c.wait_for_handler(SIGINT), "descent never installed a SIGINT handler");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // built, linked, running
+  c.send_signal(SIGINT);
+  ProcResult r = c.finish();
+  INFO(describe(r));
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exited);
+  CHECK(r.exit_code == 130);
+  CHECK(contains(r.err, "error: --run: interrupted"));
+}
+
 TEST_CASE("Ctrl-C in the piped REPL stops the loop and the REPL goes on") {
   fe::Child c({DESCENT_BIN});
   REQUIRE_MESSAGE(c.wait_for_handler(SIGINT), "descent never installed a SIGINT handler");
