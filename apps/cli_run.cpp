@@ -56,7 +56,7 @@ bool domain_or_say(const std::string& name, analysis::Domain* d) {
 
 // ---- descent run FILE ----
 struct RunArgs {
-  std::string file, engine = "ast", debug_level = "0", device = "ref", tensor_limit, plot;
+  std::string file, engine = "ast", debug_level = "0", device = "ref", tensor_limit, plot, target;
   std::vector<std::string> plot_of = {"loss"};
   bool time = false, trace = false;
   int registers = 16, threads = 0, opt = 2;
@@ -72,6 +72,18 @@ int run_program(Session& session, const RunArgs& a) {
     return kUsageError;
   }
   std::string error;
+  // --target with --engine native: the machine the native backend writes code for (aarch64
+  // runs under qemu-user).
+  if (!a.target.empty()) {
+    if (a.engine != "native") {
+      fmt::print(stderr, "error: --target applies to --engine native (use descent build --target for the LLVM tier)\n");
+      return kUsageError;
+    }
+    if (!session.set_native_target(a.target, &error)) {
+      fmt::print(stderr, "error: --target: {}\n", error);
+      return kUsageError;
+    }
+  }
   if (!session.set_device(a.device, &error)) {
     fmt::print(stderr, "error: --device: {}\n", error);
     return kUsageError;
@@ -421,6 +433,7 @@ Subcommand add_run(CLI::App& app) {
   run->add_option("--threads", a->threads, "threads for the cpu device's parallel loops (default: all)");
   run->add_option("--tensor-limit", a->tensor_limit, "the largest one tensor may be, e.g. 512M, 2G (default: half the memory)");
   run->add_option("-O", a->opt, "optimisation level 0..3 for --engine jit (default 2)");
+  run->add_option("--target", a->target, "for --engine native: x86-64 (this machine) or aarch64 (cross-linked, run under qemu-aarch64)");
   run->add_option("--plot", a->plot, "draw what the program printed as curves (PNG): each line's 'loss NUMBER' per epoch");
   run->add_option("--plot-of", a->plot_of, "the words whose numbers --plot draws (default: loss)")->expected(1, 20);
   add_tuned_options(run, &a->tuned);

@@ -136,6 +136,12 @@ bool valid(const A64Inst& inst, std::string* why) {
         if (inst.offset < -512 || inst.offset > 504 || inst.offset % 8) return fail("pair offset not a multiple of 8 in -512..504");
         break;
       case Kind::C: break;
+      case Kind::R6:
+        if (inst.imm < 0 || inst.imm > 63) return fail("immr outside 0..63");
+        break;
+      case Kind::S6:
+        if (inst.shift < 0 || inst.shift > 63) return fail("imms outside 0..63");
+        break;
       case Kind::L26:
         if (inst.offset % 4 || inst.offset < -(1ll << 27) || inst.offset >= (1ll << 27)) return fail("branch out of range (+-128 MiB)");
         break;
@@ -180,7 +186,9 @@ uint32_t encode(const A64Inst& inst) {
       return w | r(2) << 16 | r(3) << 10 | r(1) << 5 | r(0);
     case Form::MOVZ: case Form::MOVK: case Form::MOVN:
       return w | uint32_t((inst.shift / 16) & 3) << 21 | uint32_t(inst.imm & 0xffff) << 5 | r(0);
-    case Form::CSEL: case Form::CSINC: case Form::CSNEG:
+    case Form::UBFM: case Form::SBFM:
+      return w | uint32_t(inst.imm & 63) << 16 | uint32_t(inst.shift & 63) << 10 | r(1) << 5 | r(0);
+    case Form::CSEL: case Form::CSINC: case Form::CSNEG: case Form::FCSEL:
       return w | r(2) << 16 | cond << 12 | r(1) << 5 | r(0);
     case Form::CBZ: case Form::CBNZ:
       return w | uint32_t((inst.offset / 4) & 0x7ffff) << 5 | r(0);
@@ -248,6 +256,8 @@ std::string format(const A64Inst& inst) {
       case Kind::C:
         if (inst.form != Form::BCC) add(cond_name(inst.cc));
         break;
+      case Kind::R6: add("#" + std::to_string(inst.imm)); break;
+      case Kind::S6: add("#" + std::to_string(inst.shift)); break;
       case Kind::L26: case Kind::L19:
         add(inst.offset < 0 ? "." + std::to_string(inst.offset) : ".+" + std::to_string(inst.offset));
         break;

@@ -43,6 +43,7 @@ Cond invert(Cond c);  // eq <-> ne, ge <-> lt, ...: flips the low bit
 //   S9  a base (XSP) + signed offset -256..255    P7  pre/post-indexed pair offset, a multiple
 //   of 8 in -512..504                             C  a condition
 //   L26 / L19  a label: a branch offset in words (b, bl / b.cond)
+//   R6 / S6    a bitfield move's immr (in `imm`) and imms (in `shift`), each 0..63
 // FORM(name, mnemonic, LLVM opcode name, base word, operand kinds...)
 #define DESCENT_A64_FORMS(FORM)                                         \
   FORM(ADD_RRR, "add", "ADDXrs", 0x8B000000u, X, X, X, None)            \
@@ -103,7 +104,13 @@ Cond invert(Cond c);  // eq <-> ne, ge <-> lt, ...: flips the low bit
   FORM(FMAX, "fmax", "FMAXDrr", 0x1E604800u, D, D, D, None)             \
   FORM(FABS, "fabs", "FABSDr", 0x1E60C000u, D, D, None, None)           \
   FORM(LDRB, "ldrb", "LDRBBui", 0x39400000u, W, B12, None, None)        \
-  FORM(STRB, "strb", "STRBBui", 0x39000000u, W, B12, None, None)
+  FORM(STRB, "strb", "STRBBui", 0x39000000u, W, B12, None, None)       \
+  /* what emission needs beyond the patterns: shifts by a constant (lsl, lsr, asr are */ \
+  /* aliases of the bitfield moves) and a float select (min and max keep the language's */ \
+  /* "the first unless the second is strictly smaller", which fmin does not: nan) */ \
+  FORM(UBFM, "ubfm", "UBFMXri", 0xD3400000u, X, X, R6, S6)             \
+  FORM(SBFM, "sbfm", "SBFMXri", 0x93400000u, X, X, R6, S6)             \
+  FORM(FCSEL, "fcsel", "FCSELDrrr", 0x1E600C00u, D, D, D, C)
 
 enum class Form : uint8_t {
 #define DESCENT_A64_ENUM(name, mn, llvm, word, a, b, c, d) name,
@@ -113,7 +120,7 @@ enum class Form : uint8_t {
 };
 constexpr int kNumForms = static_cast<int>(Form::Count_);
 
-enum class Kind : uint8_t { None, X, XSP, D, W, I12, I16, LOG, U12, B12, S9, P7, C, L26, L19 };
+enum class Kind : uint8_t { None, X, XSP, D, W, I12, I16, LOG, U12, B12, S9, P7, C, L26, L19, R6, S6 };
 struct FormInfo {
   const char* mnemonic;  // "add"; for BCC the stem before the condition ("b.")
   const char* llvm;      // LLVM's MCInst opcode name for this word
@@ -124,7 +131,7 @@ const FormInfo& form_info(Form f);
 
 // One instruction. Register operands take r[0], r[1], ... in order (GPR or d-register number
 // by kind); a memory operand (U12, S9, P7) is base `r[k]` + `offset`; I12/I16/LOG use `imm`
-// (I16 also `shift`); a condition is `cc`; a label is `offset` in bytes from this instruction.
+// (I16 also `shift`; R6/S6 are `imm` and `shift`); a condition is `cc`; a label is `offset` in bytes from this instruction.
 struct A64Inst {
   Form form = Form::RET;
   uint8_t r[4] = {30, 0, 0, 0};

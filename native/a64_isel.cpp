@@ -108,8 +108,10 @@ const std::vector<PatternDef>& table() {
       {P("FSUBDrr", freg, FSub, "fsub(freg, freg)", 1, "fsub d, d, d"), kFreg, {kFreg, kFreg}},
       {P("FMULDrr", freg, FMul, "fmul(freg, freg)", 1, "fmul d, d, d"), kFreg, {kFreg, kFreg}},
       {P("FDIVDrr", freg, FDiv, "fdiv(freg, freg)", 1, "fdiv d, d, d"), kFreg, {kFreg, kFreg}},
-      {P("FMINDrr", freg, FMin, "fmin(freg, freg)", 1, "fmin d, d, d"), kFreg, {kFreg, kFreg}},
-      {P("FMAXDrr", freg, FMax, "fmax(freg, freg)", 1, "fmax d, d, d"), kFreg, {kFreg, kFreg}},
+      // Not fmin/fmax: they give nan when either operand is one, where the language's min(a, b)
+      // is "b < a ? b : a" (a nan b gives a back).
+      {P("FCSEL.min", freg, FMin, "fmin(freg, freg)", 2, "fcmp b, a; fcsel d, b, a, mi"), kFreg, {kFreg, kFreg}},
+      {P("FCSEL.max", freg, FMax, "fmax(freg, freg)", 2, "fcmp b, a; fcsel d, b, a, gt"), kFreg, {kFreg, kFreg}},
       {P("FSQRTDr", freg, FSqrt, "fsqrt(freg)", 1, "fsqrt d, d"), kFreg, {kFreg}},
       {P("FNEGDr", freg, FNeg, "fneg(freg)", 1, "fneg d, d"), kFreg, {kFreg}},
       {P("FABSDr", freg, FAbs, "fabs(freg)", 1, "fabs d, d"), kFreg, {kFreg}},
@@ -328,7 +330,7 @@ class A64Selector : public Selector {
     }
     static const std::pair<const char*, MOp> fbin[] = {{"FADDDrr", MOp::FADD}, {"FSUBDrr", MOp::FSUB},
                                                       {"FMULDrr", MOp::FMUL}, {"FDIVDrr", MOp::FDIV},
-                                                      {"FMINDrr", MOp::FMIN}, {"FMAXDrr", MOp::FMAX}};
+                                                      {"FCSEL.min", MOp::FMIN}, {"FCSEL.max", MOp::FMAX}};
     for (const auto& [fname, op] : fbin)
       if (name == fname) return bin(op, VT::F64, kFreg);
     if (name == "FSQRTDr") return un(MOp::FSQRT, VT::F64, kFreg);

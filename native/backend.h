@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "lang/module.h"
+#include "native/a64.h"
 #include "native/target.h"
 #include "native/x86.h"
 #include "vm/reg_code.h"
@@ -187,6 +188,7 @@ struct Site {
   Fail kind = Fail::DivisionByZero;
   int global = -1;  // UndefinedVariable: which global
 };
+const char* fail_message(Fail k);  // the walker's words for it (engine.cpp)
 
 struct Function {
   const RegFunction* src = nullptr;
@@ -334,6 +336,31 @@ struct Emitted {
 // through the context in r15 (engine.cpp's layout).
 Emitted emit(const Function& f, const MFunction& m, const Allocation& a, bool top_level,
              const std::vector<int>& site_ids);
+
+// Parallel moves (arguments into their registers, parameters out of them): register copies
+// that must happen as if all at once. Orders them so that none overwrites a source another
+// still needs, and breaks each cycle through a spare register: in the result, kSpare as dst
+// means "save src in the spare", as src "read the saved value". frame.cpp; both emitters.
+struct RegMove {
+  int dst, src;
+};
+constexpr int kSpare = -1;
+std::vector<RegMove> sequence_moves(std::vector<RegMove> moves);
+
+// The same for AArch64 (a64_emit.cpp, a64_frame.cpp): one 32-bit word per instruction, so a
+// branch's offset is known once every label is placed (label_of names the branch's label).
+struct A64Emitted {
+  std::vector<a64::A64Inst> insts;
+  std::vector<int> label_of;         // per instruction: the label it branches to, -1 if none
+  std::vector<int> labels_at;        // per label: the instruction index it stands before
+  std::vector<std::string> comments; // per instruction: what it is for
+  std::vector<uint8_t> bytes;        // four per instruction, little-endian
+  std::string error;                 // non-empty: an operand out of range (a frame too large)
+};
+// Calls reach helpers and functions through the context in x28 (the same Context layout);
+// print's strings are numbered from string_base (the runner's table of every body's strings).
+A64Emitted emit_a64(const Function& f, const MFunction& m, const Allocation& a, bool top_level,
+                    const std::vector<int>& site_ids, int string_base);
 
 }  // namespace descent::native
 

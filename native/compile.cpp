@@ -1,6 +1,7 @@
 #include "native/compile.h"
 
 #include "native/native.h"
+#include "vm/reg_compiler.h"
 
 namespace descent::native {
 
@@ -29,8 +30,26 @@ std::unique_ptr<Compiled> compile(std::unique_ptr<RegFunction> virt, const Modul
   return c;
 }
 
-void finish(Compiled& c, const std::vector<int>& site_ids, bool map) {
-  if (!c.target->can_emit) return;  // AArch64: no emitter yet (the views stop at regalloc)
+int refresh(CachedBody& c, const FunctionInfo& info, const Module& module, const Target& target, Diagnostic* error) {
+  if (c.code && c.decl == info.decl && c.version == info.version) return 0;
+  auto virt = compile_reg_function(*info.decl, module, error);
+  if (!virt) return -1;
+  std::string why;
+  c.code = compile(std::move(virt), module, false, &why, false, target);
+  if (!c.code) {
+    *error = Diagnostic{Severity::Error, ErrorKind::Runtime, info.decl->loc, why};
+    return -1;
+  }
+  c.decl = info.decl;
+  c.version = info.version;
+  return 1;
+}
+
+void finish(Compiled& c, const std::vector<int>& site_ids, bool map, int string_base) {
+  if (c.target->arch == Arch::AArch64) {
+    c.a64_code = emit_a64(c.fn, c.mf, c.alloc, c.top_level, site_ids, string_base);
+    return;
+  }
   c.code = emit(c.fn, c.mf, c.alloc, c.top_level, site_ids);
   if (map && host_supported()) c.memory = std::make_unique<ExecMemory>(c.code.bytes);
 }

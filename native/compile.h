@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "lang/engine.h"
 #include "native/backend.h"
 
 namespace descent::native {
@@ -32,17 +33,42 @@ struct Compiled {
   MFunction mf;       // after scheduling
   std::vector<std::string> sched_log;
   Allocation alloc;
-  Emitted code;
+  Emitted code;       // x86-64
+  A64Emitted a64_code; // AArch64
   std::unique_ptr<ExecMemory> memory;  // null until finish() (views never map memory)
 };
 
 // Runs every stage up to allocation. Null (and *error) when the code cannot be compiled.
 // keep_snapshots: also keep the built and legal DAGs and the unscheduled selection (views).
-// target: the machine (target.h); only one that can_emit goes on to finish().
+// target: the machine (target.h).
 std::unique_ptr<Compiled> compile(std::unique_ptr<RegFunction> virt, const Module& module,
                                   bool top_level, std::string* error, bool keep_snapshots = false,
                                   const Target& target = x86_64_target());
+// A run that ended with an error: the diagnostic as it is, or a message at a location.
+inline RunResult fail(const Diagnostic& d) {
+  RunResult r;
+  r.ok = false;
+  r.error = d;
+  return r;
+}
+inline RunResult failure(const std::string& msg, SourceLoc loc = {}) {
+  return fail(Diagnostic{Severity::Error, ErrorKind::Runtime, loc, msg});
+}
+
+// A function's compiled code, kept while its declaration and version stay (the REPL redefines
+// functions). Both engines hold one per Module function.
+struct CachedBody {
+  std::unique_ptr<Compiled> code;
+  const FnDecl* decl = nullptr;
+  uint32_t version = 0;
+};
+// Compiles the function again when `c` is stale: 1 when it did, 0 when `c` was current, -1 with
+// *error (at the function) when the function cannot be compiled.
+int refresh(CachedBody& c, const FunctionInfo& info, const Module& module, const Target& target, Diagnostic* error);
+
 // Emits and encodes with the engine's site numbers; maps the bytes (when this host runs them).
-void finish(Compiled& c, const std::vector<int>& site_ids, bool map = true);
+// AArch64: into a64_code, never mapped (a64_engine.cpp runs it under qemu); print's strings
+// numbered from string_base.
+void finish(Compiled& c, const std::vector<int>& site_ids, bool map = true, int string_base = 0);
 
 }  // namespace descent::native

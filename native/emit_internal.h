@@ -162,10 +162,7 @@ class Emitter {
   void lay_out_frame();  // saved_ and frame_bytes_
   void prologue();
   void epilogue();
-  struct Move {
-    int dst;  // a register
-    int src;  // a register
-  };
+  using Move = RegMove;
   void parallel(std::vector<Move> moves, bool xmm);
   int place_args(const std::vector<int>& args, int64_t leading_int, bool has_leading);
   void after_call(int pop, int def);

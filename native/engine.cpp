@@ -157,6 +157,8 @@ void ds_native_slow(int64_t site) {
 }
 }
 
+}  // namespace
+
 const char* fail_message(Fail k) {
   switch (k) {
     case Fail::DivisionByZero: return runtime_error_message(RuntimeError::DivisionByZero);
@@ -168,6 +170,8 @@ const char* fail_message(Fail k) {
   return "runtime error";
 }
 
+namespace {
+
 using Entry = void (*)(Context*);
 
 [[gnu::noinline]] int call_entry(RunState* s, Entry entry, Context* ctx) {
@@ -178,11 +182,6 @@ using Entry = void (*)(Context*);
 
 const uint8_t kZero = 0, kOne = 1;
 
-struct Cached {
-  std::unique_ptr<Compiled> code;
-  const FnDecl* decl = nullptr;
-  uint32_t version = 0;
-};
 
 class NativeEngine final : public Engine {
  public:
@@ -206,18 +205,14 @@ class NativeEngine final : public Engine {
     std::string error;
     for (size_t i = 0; i < module.functions.size(); ++i) {
       const FunctionInfo& info = module.functions[i];
-      Cached& c = cache_[i];
+      CachedBody& c = cache_[i];
       if (!info.decl) continue;
-      if (!c.code || c.decl != info.decl || c.version != info.version) {
-        Diagnostic d;
-        auto virt = compile_reg_function(*info.decl, module, &d);
-        if (!virt) return fail(d);
-        c.code = compile(std::move(virt), module, false, &error);
-        if (!c.code) return failure(error, info.decl->loc);
+      Diagnostic d;
+      int fresh = refresh(c, info, module, x86_64_target(), &d);
+      if (fresh < 0) return fail(d);
+      if (fresh) {
         register_sites(*c.code, module);
         if (!c.code->memory || !c.code->memory->code()) return failure("could not map executable memory");
-        c.decl = info.decl;
-        c.version = info.version;
       }
       table_[i] = c.code->memory->code();
     }
@@ -314,15 +309,6 @@ class NativeEngine final : public Engine {
   }
 
  private:
-  static RunResult fail(const Diagnostic& d) {
-    RunResult r;
-    r.ok = false;
-    r.error = d;
-    return r;
-  }
-  static RunResult failure(const std::string& msg, SourceLoc loc = {}) {
-    return fail(Diagnostic{Severity::Error, ErrorKind::Runtime, loc, msg});
-  }
   // Gives the code's sites their numbers in this engine's table, then writes the bytes.
   void register_sites(Compiled& c, const Module& module) {
     std::vector<int> ids;
@@ -334,7 +320,7 @@ class NativeEngine final : public Engine {
     finish(c, ids);
   }
 
-  std::vector<Cached> cache_;
+  std::vector<CachedBody> cache_;
   std::vector<void*> table_;
   std::vector<void*> frame_;  // the Context and the function table after it
   std::vector<SiteRec> sites_;

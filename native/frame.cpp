@@ -51,32 +51,12 @@ void Emitter::epilogue() {
 }
 
 // ---- parallel moves (System V argument registers) ----
-// Moves registers into registers as if all at once: a move waits while its destination
-// is still the source of another; a cycle is broken through r11.
 void Emitter::parallel(std::vector<Move> moves, bool xmm) {
-  constexpr int kSaved = -1;  // "the value saved in r11"
-  moves.erase(std::remove_if(moves.begin(), moves.end(), [](const Move& mv) { return mv.dst == mv.src; }),
-              moves.end());
-  while (!moves.empty()) {
-    bool progress = false;
-    for (size_t i = 0; i < moves.size(); ++i) {
-      bool blocked = false;
-      for (size_t j = 0; j < moves.size(); ++j)
-        if (j != i && moves[j].src == moves[i].dst) blocked = true;
-      if (blocked) continue;
-      if (moves[i].src == kSaved) rr(xmm ? Form::MOVQ_XR : Form::MOV_RR, moves[i].dst, R11);
-      else rr(xmm ? Form::MOVAPD_XX : Form::MOV_RR, moves[i].dst, moves[i].src);
-      moves.erase(moves.begin() + static_cast<long>(i));
-      progress = true;
-      break;
-    }
-    if (progress) continue;
-    // Every move waits for another: a cycle. Save one destination's value in r11; its
-    // readers read r11 instead, and that destination is free to be written.
-    int d = moves[0].dst;
-    rr(xmm ? Form::MOVQ_RX : Form::MOV_RR, R11, d, "break a cycle");
-    for (Move& mv : moves)
-      if (mv.src == d) mv.src = kSaved;
+  // A cycle goes through r11, a GPR even for xmm moves (movq).
+  for (const RegMove& mv : sequence_moves(moves)) {
+    if (mv.dst == kSpare) rr(xmm ? Form::MOVQ_RX : Form::MOV_RR, R11, mv.src, "break a cycle");
+    else if (mv.src == kSpare) rr(xmm ? Form::MOVQ_XR : Form::MOV_RR, mv.dst, R11);
+    else rr(xmm ? Form::MOVAPD_XX : Form::MOV_RR, mv.dst, mv.src);
   }
 }
 
@@ -198,6 +178,34 @@ void Emitter::args(const MInst& mi) {
 }  // namespace emit_internal
 
 using namespace emit_internal;
+
+// A move waits while its destination is still the source of another; when every move waits,
+// they form a cycle: one destination's value is saved in the spare, its readers read the
+// spare instead, and that destination is free to be written.
+std::vector<RegMove> sequence_moves(std::vector<RegMove> moves) {
+  std::vector<RegMove> out;
+  moves.erase(std::remove_if(moves.begin(), moves.end(), [](const RegMove& mv) { return mv.dst == mv.src; }),
+              moves.end());
+  while (!moves.empty()) {
+    bool progress = false;
+    for (size_t i = 0; i < moves.size(); ++i) {
+      bool blocked = false;
+      for (size_t j = 0; j < moves.size(); ++j)
+        if (j != i && moves[j].src == moves[i].dst) blocked = true;
+      if (blocked) continue;
+      out.push_back(moves[i]);
+      moves.erase(moves.begin() + static_cast<long>(i));
+      progress = true;
+      break;
+    }
+    if (progress) continue;
+    int d = moves[0].dst;
+    out.push_back({kSpare, d});
+    for (RegMove& mv : moves)
+      if (mv.src == d) mv.src = kSpare;
+  }
+  return out;
+}
 
 std::vector<X86Inst> slow_trampoline() {
   // Entered by `call` from a stub, with rsp 16-aligned before that call and the site in r11.

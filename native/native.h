@@ -21,6 +21,10 @@ bool host_supported();
 
 // The fifth engine: the program's code compiled to x86-64 and run from executable memory.
 std::unique_ptr<Engine> make_native_engine();
+// The same for a target (target.h): x86-64 is the engine above; AArch64 writes the code into
+// a program with a small runtime, cross-links it and runs it under qemu-aarch64
+// (a64_engine.cpp).
+std::unique_ptr<Engine> make_native_engine(const Target& target);
 
 // The stages, in order, each with a one-line description: dag, legal, combine, isel,
 // sched, regalloc, asm.

@@ -54,7 +54,7 @@ const Target& aarch64_target() {
                    {"sp: the stack", "x29: the frame", "x30: the link register", "x28: the runtime context",
                     "x27: the call depth", "x18: the platform's", "x16: the emitter's scratch (IP0)",
                     "x17: the emitter's scratch (IP1)"}},
-      false, false, a64_gpr, a64_fpr};
+      false, true, a64_gpr, a64_fpr};
   return t;
 }
 

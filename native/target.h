@@ -6,7 +6,8 @@
 // Cranelift's ISLE rules per ISA play the same part).
 //
 //   x86-64   x86.h (instructions, encoder), isel.cpp (patterns), frame.cpp/emit.cpp (code)
-//   aarch64  a64.h (instructions, encoder), a64_isel.cpp (patterns); emission: not yet
+//   aarch64  a64.h (instructions, encoder), a64_isel.cpp (patterns), a64_frame.cpp/a64_emit.cpp
+//            (code), a64_runtime.cpp/a64_engine.cpp (run under qemu-aarch64)
 //
 // docs/native.md ("Two targets") shows the two side by side.
 #pragma once
@@ -40,7 +41,7 @@ struct Target {
   const char* abi;        // "System V AMD64", "AAPCS64"
   RegisterFile regs;
   bool two_address;       // x86's `add r, r` overwrites its first operand
-  bool can_emit;          // has an emitter here (the asm stage and running)
+  bool can_emit;          // has an emitter (the asm stage and running): both do
   const char* (*gpr)(int r);   // a GPR's name
   std::string (*fpr)(int r);   // a float register's name
 };

@@ -190,6 +190,34 @@ std::string title(const Compiled& c) {
   return s;
 }
 
+// Per instruction index (and one past the end): the labels placed before it.
+std::vector<std::vector<int>> labels_before(const std::vector<int>& labels_at, size_t n) {
+  std::vector<std::vector<int>> labels(n + 1);
+  for (size_t l = 0; l < labels_at.size(); ++l)
+    if (labels_at[l] >= 0) labels[static_cast<size_t>(labels_at[l])].push_back(static_cast<int>(l));
+  return labels;
+}
+
+// The AArch64 listing: offset, the word, the instruction (branches to their labels).
+std::string a64_asm_text(const A64Emitted& e) {
+  if (!e.error.empty()) return "; the aarch64 emitter: " + e.error + "\n";
+  std::string out;
+  std::vector<std::vector<int>> labels = labels_before(e.labels_at, e.insts.size());
+  for (size_t i = 0; i <= e.insts.size(); ++i) {
+    for (int l : labels[i]) out += ".L" + std::to_string(l) + ":\n";
+    if (i == e.insts.size()) break;
+    std::string text = a64::format(e.insts[i]);
+    if (e.label_of[i] >= 0) text = text.substr(0, text.rfind('.')) + ".L" + std::to_string(e.label_of[i]);
+    char head[32];
+    std::snprintf(head, sizeof head, "  %04zx  %08x  ", 4 * i, a64::encode(e.insts[i]));
+    std::string line = head + pad(text, 34);
+    if (!e.comments[i].empty()) line += "; " + e.comments[i];
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out + "; " + std::to_string(e.bytes.size()) + " bytes\n";
+}
+
 std::string stage_text(const Compiled& c, std::string_view stage, bool dot) {
   std::string out;
   const Target& t = *c.target;
@@ -232,13 +260,10 @@ std::string stage_text(const Compiled& c, std::string_view stage, bool dot) {
     out += "; spill slots: " + std::to_string(c.alloc.num_slots) + "\n";
     return out + mir_text(c.mf, &c.alloc, false, t);
   }
-  if (stage == "asm" && !t.can_emit)
-    return std::string("; ") + t.name + ": the emitter is not written yet (the stages up to regalloc are)\n";
+  if (stage == "asm" && t.arch == Arch::AArch64) return a64_asm_text(c.a64_code);
   if (stage == "asm") {
     const Emitted& e = c.code;
-    std::vector<std::vector<int>> labels(e.insts.size() + 1);
-    for (size_t l = 0; l < e.labels_at.size(); ++l)
-      if (e.labels_at[l] >= 0) labels[static_cast<size_t>(e.labels_at[l])].push_back(static_cast<int>(l));
+    std::vector<std::vector<int>> labels = labels_before(e.labels_at, e.insts.size());
     for (size_t i = 0; i <= e.insts.size(); ++i) {
       for (int l : labels[i]) out += ".L" + std::to_string(l) + ":\n";
       if (i == e.insts.size()) break;
@@ -329,8 +354,8 @@ const char* a64_mop_name(MOp op) {
     case MOp::FSUB: return "fsub";
     case MOp::FMUL: return "fmul";
     case MOp::FDIV: return "fdiv";
-    case MOp::FMIN: return "fmin";
-    case MOp::FMAX: return "fmax";
+    case MOp::FMIN: return "fcsel.min";
+    case MOp::FMAX: return "fcsel.max";
     case MOp::FSQRT: return "fsqrt";
     case MOp::UCOMI: return "fcmp";
     case MOp::CVTSI2SD: return "scvtf";

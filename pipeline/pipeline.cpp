@@ -117,12 +117,16 @@ bool Session::set_engine(std::string_view name) {
 }
 
 Engine& Session::engine_for(const std::string& name) {
-  auto& slot = engine_cache_[name];
+  // The native engine runs the Session's native target: x86-64 here, AArch64 under qemu.
+  std::string why;
+  const native::Target* nt = name == "native" ? native_target(&why) : nullptr;
+  std::string key = nt && nt->arch != native::Arch::X86_64 ? name + "@" + nt->name : name;
+  auto& slot = engine_cache_[key];
   if (!slot) {
     if (name == "stack") slot = make_stack_vm();
     else if (name == "reg") slot = make_reg_vm(num_registers_);
     else if (name == "jit") slot = llvm_plugin::make_jit_engine(opt_level_);
-    else if (name == "native") slot = native::make_native_engine();
+    else if (name == "native") slot = nt ? native::make_native_engine(*nt) : native::make_native_engine();
     else slot = make_ast_walker();
   }
   return *slot;

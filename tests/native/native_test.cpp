@@ -1,5 +1,5 @@
-// The native backend (native/): the engine against the AST walker, its runtime errors and
-// interrupts, the pattern table's coverage and the cover it chooses, and its views.
+// The native backend (native/): the engine against the AST walker on both targets (AArch64
+// under qemu-aarch64), its runtime errors and interrupts, the pattern table's coverage and the cover it chooses, and its views.
 // (The golden, must-fail and random-program suites run it as one of Session::engines();
 // tests/native/test_encoder.cpp checks the encoder against LLVM's disassembler.)
 #include <doctest/doctest.h>
@@ -13,6 +13,7 @@
 #include "native/backend.h"
 #include "native/native.h"
 #include "pipeline/pipeline.h"
+#include "proc/cross.h"
 #include "tests/engine_util.h"
 
 using namespace descent;
@@ -22,16 +23,28 @@ namespace {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-// Runs each input on the walker and on native, in two sessions; every result must agree.
+// Runs each input on the walker and on native, x86-64 here (when this host is one) and
+// AArch64 under qemu-aarch64, each in a session of its own; every result must agree.
 void agree(const std::vector<std::string>& inputs) {
-  EngineRunner walker(make_ast_walker()), nat(native::make_native_engine());
+  proc::CrossTools tools;
+  std::string why;
+  REQUIRE_MESSAGE(proc::find_cross_tools("aarch64", &tools, &why), why);
+  EngineRunner walker(make_ast_walker()), nat(native::make_native_engine()),
+      a64(native::make_native_engine(native::aarch64_target()));
   for (const std::string& in : inputs) {
     INFO(in);
     auto a = walker.submit(in);
-    auto b = nat.submit(in);
-    CHECK(a.compiled == b.compiled);
-    CHECK(a.output == b.output);
-    CHECK(a.error == b.error);
+    if (native::host_supported()) {
+      auto b = nat.submit(in);
+      CHECK(a.compiled == b.compiled);
+      CHECK(a.output == b.output);
+      CHECK(a.error == b.error);
+    }
+    auto c = a64.submit(in);
+    INFO("aarch64");
+    CHECK(a.compiled == c.compiled);
+    CHECK(a.output == c.output);
+    CHECK(a.error == c.error);
   }
 }
 
@@ -46,7 +59,6 @@ std::string stage(const std::string& src, const std::string& name, Format f = Fo
 }  // namespace
 
 TEST_CASE("native: arithmetic, comparisons, conversions and builtins agree with the walker") {
-  if (!native::host_supported()) return;
   agree({
       "x = 7\ny = -3\nprint(x + y, x - y, x * y, x / y, x % y, -x, y / 2, y % 2, x / 4, -x / 4, -x % 4)",
       "a = 9223372036854775807\nprint(a + 1, a * 3, -a - 1, (-a - 1) / -1, (-a - 1) % -1)",
@@ -64,7 +76,6 @@ TEST_CASE("native: arithmetic, comparisons, conversions and builtins agree with 
 }
 
 TEST_CASE("native: control flow, loops, recursion and globals agree with the walker") {
-  if (!native::host_supported()) return;
   agree({
       "fn fib(n: int) -> int {\n  if n < 2 { return n }\n  return fib(n - 1) + fib(n - 2)\n}\nprint(fib(20))",
       "s = 0\nfor i in 0..100 { if i % 3 == 0 { continue } s += i; if s > 1000 { break } }\nprint(s)",
@@ -82,7 +93,6 @@ TEST_CASE("native: control flow, loops, recursion and globals agree with the wal
 }
 
 TEST_CASE("native: division by constants (shifts, magic numbers, idiv) agrees with the walker") {
-  if (!native::host_supported()) return;
   // Each divisor is a constant in the code: powers of two take shifts, others a magic
   // multiplication, INT_MIN an idiv. The dividends cover both signs, the ends and near them.
   std::string prog = "fn probe(x: int) {\n  print(x";
@@ -98,7 +108,6 @@ TEST_CASE("native: division by constants (shifts, magic numbers, idiv) agrees wi
 }
 
 TEST_CASE("native: many arguments go on the stack; values live across calls survive them") {
-  if (!native::host_supported()) return;
   agree({
       "fn many(a: int, b: int, c: int, d: int, e: int, f: int, g: int, h: int, i: int) -> int {\n"
       "  return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h + 9 * i\n}\n"
@@ -118,7 +127,6 @@ TEST_CASE("native: many arguments go on the stack; values live across calls surv
 }
 
 TEST_CASE("native: runtime errors point where the walker's do") {
-  if (!native::host_supported()) return;
   agree({
       "x = 0\nprint(1)\ny = 5 / x\nprint(2)",
       "x = 0\ny = 5 % x\n",
@@ -149,7 +157,6 @@ TEST_CASE("native: the interrupt flag and step limits stop it") {
 }
 
 TEST_CASE("native: REPL-style inputs share globals and see redefined functions") {
-  if (!native::host_supported()) return;
   agree({"x = 41", "fn f() -> int { return x + 1 }", "print(f())", "fn f() -> int { return x * 2 }",
          "print(f())", "x = 1\nprint(f())"});
 }

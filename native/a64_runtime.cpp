@@ -1,0 +1,264 @@
+// a64_runtime.h: the C file of an AArch64 run. The fixed part (kRuntime) is the runtime; the
+// generated part before it is the program: its words, strings, sites and globals.
+#include "native/a64_runtime.h"
+
+#include <cstdio>
+
+#include "lang/ast.h"
+#include "lang/engine.h"
+
+namespace descent::native {
+
+namespace {
+
+// The runtime, after the generated definitions (DS_FUNCTIONS, DS_GLOBALS, ds_strings,
+// ds_site_text, ds_site_is_call, ds_globals, ds_defined, ds_table, ds_math).
+const char* const kRuntime = R"C(
+/* The context generated code finds in x28: the same fields at the same offsets as the x86-64
+   engine's (native/backend.h), checked below. */
+struct ds_context {
+  int64_t *globals;
+  uint8_t *defined;
+  const uint8_t *poll;
+  int64_t depth;
+  void *slow;
+  void *fail;
+  int64_t call_limit;
+  void *helpers[8];
+  void *slow_helper;
+  void *table[DS_FUNCTIONS + 1];
+};
+_Static_assert(offsetof(struct ds_context, depth) == 24, "kCtxDepth");
+_Static_assert(offsetof(struct ds_context, call_limit) == 48, "kCtxCallLimit");
+_Static_assert(offsetof(struct ds_context, helpers) == 56, "kCtxHelpers");
+_Static_assert(offsetof(struct ds_context, slow_helper) == 120, "kCtxSlowHelper");
+_Static_assert(offsetof(struct ds_context, table) == 128, "kCtxTable");
+
+static struct ds_context ctx;
+static int channel = -1;        /* fd 3 when the host asked for reports */
+static uint64_t step_limit, steps;
+static const uint8_t zero_byte = 0, one_byte = 1;
+static char line[1 << 16];
+static size_t line_len;
+
+static void out(const char *s, size_t n) {
+  if (line_len + n > sizeof line) {
+    fwrite(line, 1, line_len, stdout);
+    line_len = 0;
+  }
+  if (n > sizeof line) {
+    fwrite(s, 1, n, stdout);
+    return;
+  }
+  memcpy(line + line_len, s, n);
+  line_len += n;
+}
+static void outs(const char *s) { out(s, strlen(s)); }
+
+static void report(const char *what, long long n) {
+  char buf[96];
+  fwrite(line, 1, line_len, stdout);
+  line_len = 0;
+  fflush(stdout);
+  if (channel < 0) return;
+  int len = 0;
+  if (what) {
+    len = snprintf(buf, sizeof buf, "%s %lld\n", what, n);
+    if (write(channel, buf, (size_t)len) < 0) return;
+  }
+  for (int i = 0; i < DS_GLOBALS; ++i) {
+    len = snprintf(buf, sizeof buf, "global %d %lld %d\n", i, (long long)ds_globals[i], ds_defined[i]);
+    if (write(channel, buf, (size_t)len) < 0) return;
+  }
+}
+
+static void ds_print_int(int64_t v) {
+  char buf[32];
+  out(buf, (size_t)snprintf(buf, sizeof buf, "%lld", (long long)v));
+}
+/* The shortest digits that read back to the same double, then Python's layout: fixed notation
+   for exponents -4..15 (always with a '.'), else d.ddde+XX (lang/value.cpp's format_float). */
+static void ds_print_float(double v) {
+  if (isnan(v)) { outs("nan"); return; }
+  if (isinf(v)) { outs(v > 0 ? "inf" : "-inf"); return; }
+  char sci[40], res[64];
+  for (int p = 0; p < 17; ++p) {
+    snprintf(sci, sizeof sci, "%.*e", p, v);
+    if (strtod(sci, 0) == v) break;
+  }
+  char *s = sci, digits[24];
+  int n = 0, neg = *s == '-', at = 0;
+  if (neg) ++s;
+  for (; *s && *s != 'e'; ++s)
+    if (*s != '.') digits[n++] = *s;
+  int exp = atoi(s + 1);
+  if (neg) res[at++] = '-';
+  if (exp >= -4 && exp < 16) {
+    if (exp < 0) {
+      res[at++] = '0'; res[at++] = '.';
+      for (int i = 0; i < -exp - 1; ++i) res[at++] = '0';
+      for (int i = 0; i < n; ++i) res[at++] = digits[i];
+    } else if (exp + 1 >= n) {
+      for (int i = 0; i < n; ++i) res[at++] = digits[i];
+      for (int i = n; i < exp + 1; ++i) res[at++] = '0';
+      res[at++] = '.'; res[at++] = '0';
+    } else {
+      for (int i = 0; i < n; ++i) {
+        if (i == exp + 1) res[at++] = '.';
+        res[at++] = digits[i];
+      }
+    }
+  } else {
+    res[at++] = digits[0];
+    if (n > 1) {
+      res[at++] = '.';
+      for (int i = 1; i < n; ++i) res[at++] = digits[i];
+    }
+    at += snprintf(res + at, sizeof res - (size_t)at, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+  }
+  out(res, (size_t)at);
+}
+static void ds_print_bool(int64_t v) { outs(v ? "true" : "false"); }
+static void ds_print_str(int64_t id) { outs(ds_strings[id]); }
+static void ds_print_space(void) { out(" ", 1); }
+static void ds_print_end(void) {
+  out("\n", 1);
+  fwrite(line, 1, line_len, stdout);
+  line_len = 0;
+}
+static double ds_fmod(double a, double b) { return fmod(a, b); }
+
+static void ds_fail(int64_t site) {
+  report("site", site);
+  if (channel < 0) fprintf(stderr, "%s\n", ds_site_text[site]);
+  exit(1);
+}
+/* A slow path: every back-edge and call while a step limit watches, and a call that reached
+   the depth limit (stack overflow when it is one). */
+static void ds_slow(int64_t site) {
+  if (step_limit && ++steps > step_limit) {
+    report("interrupted", site);
+    if (channel < 0) fprintf(stderr, "%s: interrupted (step limit)\n", ds_site_text[site]);
+    exit(1);
+  }
+  if (ds_site_is_call[site] && ctx.depth >= 10000) ds_fail(site);
+}
+
+/* Entered from a stub by blr with the site in x16: saves every register the allocator hands
+   out that a C function may overwrite (x0-x15, d0-d7, d16-d31), stores the depth (x27) where
+   ds_slow reads it, calls it, and restores. x19-x28 and d8-d15 the C function keeps itself. */
+void ds_slow_trampoline(void);
+__asm__(
+  "  .text\n  .balign 4\n  .global ds_slow_trampoline\n  .type ds_slow_trampoline, %function\n"
+  "ds_slow_trampoline:\n"
+  "  stp x29, x30, [sp, #-16]!\n  mov x29, sp\n  sub sp, sp, #320\n"
+  "  stp x0, x1, [sp, #0]\n  stp x2, x3, [sp, #16]\n  stp x4, x5, [sp, #32]\n  stp x6, x7, [sp, #48]\n"
+  "  stp x8, x9, [sp, #64]\n  stp x10, x11, [sp, #80]\n  stp x12, x13, [sp, #96]\n  stp x14, x15, [sp, #112]\n"
+  "  stp d0, d1, [sp, #128]\n  stp d2, d3, [sp, #144]\n  stp d4, d5, [sp, #160]\n  stp d6, d7, [sp, #176]\n"
+  "  stp d16, d17, [sp, #192]\n  stp d18, d19, [sp, #208]\n  stp d20, d21, [sp, #224]\n  stp d22, d23, [sp, #240]\n"
+  "  stp d24, d25, [sp, #256]\n  stp d26, d27, [sp, #272]\n  stp d28, d29, [sp, #288]\n  stp d30, d31, [sp, #304]\n"
+  "  str x27, [x28, #24]\n  mov x0, x16\n  ldr x17, [x28, #120]\n  blr x17\n"
+  "  ldp x0, x1, [sp, #0]\n  ldp x2, x3, [sp, #16]\n  ldp x4, x5, [sp, #32]\n  ldp x6, x7, [sp, #48]\n"
+  "  ldp x8, x9, [sp, #64]\n  ldp x10, x11, [sp, #80]\n  ldp x12, x13, [sp, #96]\n  ldp x14, x15, [sp, #112]\n"
+  "  ldp d0, d1, [sp, #128]\n  ldp d2, d3, [sp, #144]\n  ldp d4, d5, [sp, #160]\n  ldp d6, d7, [sp, #176]\n"
+  "  ldp d16, d17, [sp, #192]\n  ldp d18, d19, [sp, #208]\n  ldp d20, d21, [sp, #224]\n  ldp d22, d23, [sp, #240]\n"
+  "  ldp d24, d25, [sp, #256]\n  ldp d26, d27, [sp, #272]\n  ldp d28, d29, [sp, #288]\n  ldp d30, d31, [sp, #304]\n"
+  "  mov sp, x29\n  ldp x29, x30, [sp], #16\n  ret\n");
+
+int main(void) {
+  const char *limit = getenv("DESCENT_STEP_LIMIT");
+  step_limit = limit ? strtoull(limit, 0, 10) : 0;
+  if (getenv("DESCENT_CHANNEL") && fcntl(3, F_GETFD) != -1) channel = 3;
+  ctx.globals = ds_globals;
+  ctx.defined = ds_defined;
+  ctx.poll = step_limit ? &one_byte : &zero_byte;
+  ctx.call_limit = step_limit ? 0 : 10000;
+  ctx.slow = (void *)ds_slow_trampoline;
+  ctx.fail = (void *)ds_fail;
+  void *helpers[8] = {(void *)ds_print_int, (void *)ds_print_float, (void *)ds_print_bool,
+                      (void *)ds_print_str, (void *)ds_print_space, (void *)ds_print_end,
+                      (void *)ds_math, (void *)ds_fmod};
+  memcpy(ctx.helpers, helpers, sizeof helpers);
+  ctx.slow_helper = (void *)ds_slow;
+  memcpy(ctx.table, ds_table, sizeof ds_table);
+  ds_top(&ctx);
+  report(0, 0);
+  return 0;
+}
+)C";
+
+// A C string literal: printable ASCII as it is, the rest (and quotes, backslashes, '?' against
+// trigraphs) in octal.
+std::string c_string(const std::string& s) {
+  std::string out = "\"";
+  char buf[8];
+  for (unsigned char c : s) {
+    if (c >= 32 && c < 127 && c != '"' && c != '\\' && c != '?') {
+      out += static_cast<char>(c);
+    } else {
+      std::snprintf(buf, sizeof buf, "\\%03o", c);
+      out += buf;
+    }
+  }
+  return out + "\"";
+}
+
+void words(std::string& out, const std::string& label, const A64Emitted& code) {
+  out += "  \".global " + label + "\\n  .type " + label + ", %function\\n  .balign 4\\n" + label + ":\\n\"\n";
+  char buf[16];
+  for (size_t i = 0; i + 3 < code.bytes.size(); i += 4) {
+    uint32_t w = uint32_t(code.bytes[i]) | uint32_t(code.bytes[i + 1]) << 8 | uint32_t(code.bytes[i + 2]) << 16 |
+                 uint32_t(code.bytes[i + 3]) << 24;
+    if (i % 32 == 0) out += "  \"  .inst ";
+    std::snprintf(buf, sizeof buf, "0x%08x", w);
+    out += buf;
+    out += (i % 32 == 28 || i + 4 >= code.bytes.size()) ? "\\n\"\n" : ", ";
+  }
+}
+
+}  // namespace
+
+std::string a64_c_source(const A64Image& image) {
+  std::string s =
+      "/* Written by Descent's native backend for AArch64 (docs/native.md): the program's machine code\n"
+      "   as words, and the runtime it calls. Build: aarch64-linux-gnu-gcc -static prog.c -lm (descent uses -O0: the runtime only prints) */\n"
+      "#include <fcntl.h>\n#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n"
+      "#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n\n";
+  s += "#define DS_FUNCTIONS " + std::to_string(image.functions.size()) + "\n";
+  s += "#define DS_GLOBALS " + std::to_string(image.globals.size()) + "\n\n";
+  s += "static const char *const ds_strings[] = {";
+  for (const std::string& str : image.strings) s += c_string(str) + ", ";
+  s += "0};\nstatic const char *const ds_site_text[] = {";
+  for (const std::string& t : image.site_text) s += c_string(t) + ",\n  ";
+  s += "0};\nstatic const unsigned char ds_site_is_call[] = {";
+  for (uint8_t c : image.site_is_call) s += std::to_string(c) + ", ";
+  s += "0};\nstatic int64_t ds_globals[DS_GLOBALS + 1] = {";
+  for (int64_t g : image.globals) s += std::to_string(g) + "LL, ";
+  s += "0};\nstatic uint8_t ds_defined[DS_GLOBALS + 1] = {";
+  for (uint8_t d : image.defined) s += std::to_string(d) + ", ";
+  s += "0};\n\n";
+  // libm, by the Builtin numbers the code passes (lang/ast.h).
+  s += "static double ds_math(int64_t builtin, double x) {\n  switch (builtin) {\n";
+  const std::pair<Builtin, const char*> math[] = {{Builtin::Sqrt, "sqrt"}, {Builtin::Exp, "exp"},
+                                                  {Builtin::Log, "log"},   {Builtin::Sin, "sin"},
+                                                  {Builtin::Cos, "cos"},   {Builtin::Floor, "floor"},
+                                                  {Builtin::Abs, "fabs"}};
+  for (const auto& [b, fn] : math)
+    s += "    case " + std::to_string(static_cast<int>(b)) + ": return " + fn + "(x);\n";
+  s += "    default: return x;\n  }\n}\n\n";
+  // The code: one label per body.
+  s += "void ds_top(void *);\n";
+  for (size_t i = 0; i < image.functions.size(); ++i)
+    if (image.functions[i]) s += "void ds_fn_" + std::to_string(i) + "(void);\n";
+  s += "__asm__(\n  \"  .text\\n\"\n";
+  for (size_t i = 0; i < image.functions.size(); ++i)
+    if (image.functions[i]) words(s, "ds_fn_" + std::to_string(i), *image.functions[i]);
+  if (image.top) words(s, "ds_top", *image.top);
+  s += ");\n\nstatic void *const ds_table[DS_FUNCTIONS + 1] = {";
+  for (size_t i = 0; i < image.functions.size(); ++i)
+    s += image.functions[i] ? "(void *)ds_fn_" + std::to_string(i) + ", " : "0, ";
+  s += "0};\n";
+  return s + kRuntime;
+}
+
+}  // namespace descent::native

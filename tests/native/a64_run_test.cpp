@@ -1,0 +1,171 @@
+// The native backend's second target run (issue 38): every golden program, every program that
+// must fail at run time and seeded random programs, compiled through the AArch64 description,
+// cross-linked and run under qemu-aarch64, must print and fail exactly as the walker does.
+// Then what is the runtime's: step limits, Ctrl-C, globals kept across REPL inputs, and a clear
+// error when the tools are missing. (native_test.cpp runs its hand-written cases on both
+// targets; a64_isel_test.cpp checks selection and allocation without running.)
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lang/walker.h"
+#include "native/native.h"
+#include "pipeline/pipeline.h"
+#include "proc/cross.h"
+#include "tests/diff/program_gen.h"
+#include "tests/engine_util.h"
+
+using namespace descent;
+using descent::testing::EngineRunner;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::unique_ptr<Engine> a64_engine() { return native::make_native_engine(native::aarch64_target()); }
+
+void require_tools() {
+  proc::CrossTools tools;
+  std::string why;
+  REQUIRE_MESSAGE(proc::find_cross_tools("aarch64", &tools, &why), why);
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<fs::path> ds_files(const std::string& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(std::string(DESCENT_TESTS_DIR) + "/" + dir))
+    if (e.path().extension() == ".ds") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// One program, each on a fresh walker and a fresh AArch64 engine.
+void same_as_walker(const std::string& text) {
+  EngineRunner walker(make_ast_walker()), a64(a64_engine());
+  auto want = walker.submit(text);
+  auto got = a64.submit(text);
+  CHECK(got.compiled == want.compiled);
+  CHECK(got.output == want.output);
+  CHECK(got.error == want.error);
+}
+
+}  // namespace
+
+TEST_CASE("native aarch64: every golden program and every must-fail program agrees with the walker") {
+  require_tools();
+  int ran = 0;
+  for (const std::string dir : {"programs", "errors"})
+    for (const fs::path& p : ds_files(dir)) {
+      std::string text = read_text(p);
+      CAPTURE(p.filename().string());
+      same_as_walker(text);
+      ++ran;
+    }
+  CHECK(ran > 150);
+}
+
+TEST_CASE("native aarch64: seeded random programs agree with the walker") {
+  // 48 by default (each is a cross-compile and a qemu run, about 0.15 s);
+  // DESCENT_A64_SEEDS=N runs more.
+  require_tools();
+  int n = 48;
+  if (const char* e = getenv("DESCENT_A64_SEEDS")) n = std::atoi(e);
+  int errors = 0;
+  for (int seed = 1; seed <= n; ++seed) {
+    descent::testing::ProgramGenerator gen(static_cast<uint64_t>(seed) * 7919u);
+    const std::string& text = gen.source();
+    CAPTURE(seed);
+    CAPTURE(text);
+    EngineRunner walker(make_ast_walker()), a64(a64_engine());
+    auto want = walker.submit(text);
+    auto got = a64.submit(text);
+    REQUIRE(want.compiled);
+    CHECK(got.output == want.output);
+    CHECK(got.error == want.error);
+    errors += !want.error.empty();
+  }
+  if (n >= 48) CHECK(errors > 0);  // planted runtime errors among them
+}
+
+TEST_CASE("native aarch64: step limits, Ctrl-C and globals kept across inputs") {
+  require_tools();
+  EngineRunner s(a64_engine());
+  RunOptions limited;
+  limited.step_limit = 1000;
+  CHECK(s.submit("while true { }\n", limited).error == "1:1: interrupted");
+  CHECK(s.submit("fn f(n: int) -> int { return f(n) }\nf(1)\n", limited).error == "1:30: interrupted");
+  CHECK(s.submit("for i in 0..10 { }\nprint(\"done\")\n", limited).output == "done\n");
+
+  // Ctrl-C: the flag up before the run, and raised while qemu spins.
+  std::atomic<bool> flag{true};
+  RunOptions opts;
+  opts.interrupt = &flag;
+  CHECK(s.submit("while true { }\n", opts).error == "0:0: interrupted");
+  flag = false;
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    flag = true;
+  });
+  auto begin = std::chrono::steady_clock::now();
+  auto r = s.submit("n = 0\nwhile n >= 0 { n = (n + 1) % 1000 }\n", opts);
+  t.join();
+  CHECK(r.error == "0:0: interrupted");
+  CHECK(std::chrono::steady_clock::now() - begin < std::chrono::seconds(20));
+
+  // REPL inputs: a global assigned by one run is read by the next; a redefined function is
+  // the new one; a runtime error keeps what was assigned before it.
+  EngineRunner repl(a64_engine());
+  CHECK(repl.submit("x = 41\ny = 2.5\nflag = true").error.empty());
+  CHECK(repl.submit("fn f() -> int { return x + 1 }\nprint(f(), y * 2.0, !flag)").output == "42 5.0 false\n");
+  CHECK(repl.submit("fn f() -> int { return x * 2 }\nprint(f())").output == "82\n");
+  CHECK(repl.submit("x = 7\nz = x / 0").error == "2:7: division by zero");
+  CHECK(repl.submit("print(x)").output == "7\n");
+}
+
+TEST_CASE("native aarch64: without the cross compiler or qemu, a clear error and nothing else breaks") {
+  std::string path = getenv("PATH") ? getenv("PATH") : "";
+  setenv("PATH", "/nonexistent", 1);
+  EngineRunner s(a64_engine());
+  auto r = s.submit("print(1)");
+  setenv("PATH", path.c_str(), 1);
+  CHECK(r.output.empty());
+  CHECK(r.error.find("qemu-user") != std::string::npos);
+  CHECK(r.error.find("gcc-aarch64-linux-gnu") != std::string::npos);
+  // The views need no tools.
+  Session v;
+  REQUIRE(v.compile("fn f(a: int, b: int) -> int { return a * b + 3 }\nprint(f(2, 5))", "t.ds").status ==
+          Outcome::Ok);
+  std::string error;
+  REQUIRE(v.set_native_target("aarch64", &error));
+  std::string asm_text = v.stage("native-asm", Format::Text).text;
+  CHECK(asm_text.find("stp x29, x30, [sp, #-16]!") != std::string::npos);
+  CHECK(asm_text.find("madd x") != std::string::npos);
+  CHECK(asm_text.find("ret x30") != std::string::npos);
+}
+
+TEST_CASE("native aarch64: the Session runs the native engine for its target") {
+  require_tools();
+  Session s;
+  std::string error;
+  REQUIRE(s.set_engine("native"));
+  REQUIRE(s.set_native_target("aarch64", &error));
+  std::string out;
+  REQUIRE(s.compile("print(6 * 7, 1.0 / 3.0)", "t.ds").status == Outcome::Ok);
+  RunOptions o;
+  o.out = [&](std::string_view t) { out += t; };
+  CHECK(s.run(o).status == Outcome::Ok);
+  CHECK(out == "42 0.3333333333333333\n");
+}
