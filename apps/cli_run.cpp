@@ -223,7 +223,7 @@ int dump_stage(Session& session, const DumpArgs& a) {
 struct BuildArgs {
   std::string file, output, target, exe;
   int opt = 2;
-  bool run = false;
+  bool run = false, native = false;
 };
 
 // `--run`: link the object with the target's C compiler (a cross gcc for another
@@ -256,6 +256,50 @@ int build_and_run(Session& session, const BuildArgs& a) {
   return r.signal ? 128 + r.signal : r.exit_code;
 }
 
+// `--native`: the native backend's code for the target (x86-64 or aarch64) with its small
+// runtime, as an executable (-o), run under qemu-user for another architecture (--run).
+int build_native(Session& session, const BuildArgs& a) {
+  std::string dir, exe = a.output, why;
+  if (exe.empty()) {
+    char tmp[] = "/tmp/descent-build-XXXXXX";
+    if (!mkdtemp(tmp)) {
+      fmt::print(stderr, "error: cannot make a temporary directory\n");
+      return 2;
+    }
+    dir = tmp;
+    exe = dir + "/prog";
+  }
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code ec;
+      if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+    }
+  } cleanup{dir};
+  if (!session.write_native_executable(exe, &why)) {
+    fmt::print(stderr, "error: {}\n", why);
+    return 2;
+  }
+  if (!a.run) return 0;
+  proc::CrossTools tools;
+  // write_native_executable accepted the target: x86-64 or aarch64 (by any of their names).
+  bool arm = a.target.rfind("aarch64", 0) == 0 || a.target.rfind("arm64", 0) == 0;
+  std::string arch = a.target.empty() ? proc::host_arch() : arm ? "aarch64" : "x86_64";
+  if (!proc::find_cross_tools(arch, &tools, &why)) {
+    fmt::print(stderr, "error: --run: {}\n", why);
+    return 2;
+  }
+  proc::Limits limits;
+  limits.output_cap = size_t(64) << 20;
+  proc::Result r = proc::run_executable(tools, exe, limits, &session.interrupt_flag());
+  std::fwrite(r.out.data(), 1, r.out.size(), stdout);
+  std::fflush(stdout);
+  std::fwrite(r.err.data(), 1, r.err.size(), stderr);
+  if (r.interrupted) return kInterrupted;
+  if (!r.started || r.signal) fmt::print(stderr, "error: --run: {}\n", r.problem);
+  return r.signal ? 128 + r.signal : r.started ? r.exit_code : 2;
+}
+
 int build_object(Session& session, const BuildArgs& a) {
   if (int rc = apply_opt_and_target(session, a.opt, a.target)) return rc;
   if (a.output.empty() && !a.run) {
@@ -269,6 +313,7 @@ int build_object(Session& session, const BuildArgs& a) {
     fmt::print(stderr, "{}", o.message);
     return o.exit_code();
   }
+  if (a.native) return build_native(session, a);
   if (a.run) return build_and_run(session, a);  // -o: the object kept there; else a temporary one
   std::string error;
   if (!session.build_object(a.output, &error)) {
@@ -471,6 +516,7 @@ Subcommand add_build(CLI::App& app) {
   build->add_option("FILE", a->file, "the program")->required();
   build->add_option("-o", a->output, "the object file to write (without it, --run builds in a temporary directory)");
   build->add_flag("--run", a->run, "link with the target's C compiler and run it (another architecture under qemu-user); its output and exit code pass through");
+  build->add_flag("--native", a->native, "the native backend's code (x86-64 or aarch64) with a small runtime: -o writes an executable (its C file beside it), --run runs it");
   build->add_option("--exe", a->exe, "with --run: where to write the executable (default: beside the object)");
   build->add_option("-O", a->opt, "optimisation level 0..3 (default 2)");
   build->add_option("--target", a->target, "triple or alias: x86-64, aarch64, riscv64, wasm32 (default: this machine)");

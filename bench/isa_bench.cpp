@@ -5,7 +5,8 @@
 // against -O2 on each.
 //
 // Each vm workload at quick scale is built by the LLVM tier for x86_64, aarch64 and riscv64 at
-// -O0 and -O2, linked statically with the target's gcc (the host's for x86_64, Debian's cross
+// -O0 and -O2, and by Descent's native backend for x86_64 and aarch64 (its program image,
+// native/image.h, with the runtime's own start-up measured the same way), linked statically with the target's gcc (the host's for x86_64, Debian's cross
 // gcc for the others) and run under qemu-<arch> one instruction per block with the execution
 // log counted (proc::count_instructions). A program that prints nothing, built and counted the
 // same way, is the start-up (the C library's entry and exit) and is subtracted: the count is
@@ -41,22 +42,27 @@ struct TempDir {
 };
 
 const char* const kArchs[] = {"x86_64", "aarch64", "riscv64"};
-const int kLevels[] = {0, 2};
+const int kLevels[] = {0, 2, -1};  // -O0, -O2, then the native backend (x86-64 and aarch64 only)
 
-// Builds `source` for arch at -O`opt`, links it statically and counts its instructions.
-// False with *why; *out is its stdout.
+// Builds `source` for arch at -O`opt` (kNative: with Descent's native backend and its small
+// runtime instead of LLVM), links it statically and counts its instructions. False with *why;
+// *out is its stdout.
+constexpr int kNative = -1;
 bool count(const std::string& source, const std::string& name, const proc::CrossTools& tools, int opt,
            const std::string& dir, uint64_t* instructions, std::string* out, std::string* why) {
   Session s;
-  if (!s.set_target(tools.arch, why) || !s.set_opt_level(opt)) return false;
+  if (!s.set_target(tools.arch, why) || (opt != kNative && !s.set_opt_level(opt))) return false;
   Outcome o = s.compile(source, name + ".ds");
   if (o.status != Outcome::Ok) {
     *why = "does not compile: " + o.message;
     return false;
   }
   std::string object = dir + "/" + name + ".o", exe = dir + "/" + name;
-  if (!s.build_object(object, why) || !proc::link_executable(tools, object, exe, why, /*static_link=*/true))
+  if (opt == kNative) {
+    if (!s.write_native_executable(exe, why)) return false;
+  } else if (!s.build_object(object, why) || !proc::link_executable(tools, object, exe, why, /*static_link=*/true)) {
     return false;
+  }
   proc::Limits limits;
   limits.wall_s = 600;
   proc::Result r = proc::count_instructions(tools, exe, limits, instructions);
@@ -96,6 +102,7 @@ std::vector<BenchRecord> run_isa_benchmarks(const BenchOptions& o, std::string* 
       return {};
     }
     for (int opt : kLevels) {
+      if (opt == kNative && std::string(arch) == "riscv64") continue;  // no native description
       // The start-up: a program that prints nothing, built the same way.
       uint64_t startup = 0;
       std::string out;
@@ -108,11 +115,12 @@ std::vector<BenchRecord> run_isa_benchmarks(const BenchOptions& o, std::string* 
           *error = "interrupted";
           return records;
         }
-        if (o.progress) o.progress(fmt::format("isa {} {} -O{}", w->name, arch, opt));
+        std::string level = opt == kNative ? "native" : fmt::format("llvm -O{}", opt);
+        if (o.progress) o.progress(fmt::format("isa {} {} {}", w->name, arch, level));
         BenchRecord rec;
         rec.suite = "isa";
         rec.workload = w->name;
-        rec.engine = fmt::format("llvm -O{} {}", opt, arch);
+        rec.engine = level + " " + arch;
         rec.kind = "descent";
         rec.scale = "quick";
         rec.baseline = "llvm -O2 x86_64";
@@ -145,11 +153,11 @@ std::vector<BenchRecord> run_isa_benchmarks(const BenchOptions& o, std::string* 
 
 std::string format_isa_table(const std::vector<BenchRecord>& records) {
   std::vector<std::vector<std::string>> rows = {
-      {"workload", "target", "-O", "instructions", "/x86-64 -O2", "start-up", "check"}};
+      {"workload", "target", "code", "instructions", "/x86-64 -O2", "start-up", "check"}};
   for (const auto& r : records) {
     if (r.suite != "isa") continue;
     std::string arch = r.engine.substr(r.engine.rfind(' ') + 1);
-    std::string level = r.engine.substr(6, r.engine.find(' ', 6) - 6);
+    std::string level = r.engine.rfind("native", 0) == 0 ? "native" : r.engine.substr(6, r.engine.find(' ', 6) - 6);
     rows.push_back({r.workload, arch, level, r.steps ? std::to_string(r.steps) : "-",
                     std::isnan(r.ratio_vs_baseline) ? "-" : fmt::format("{:.2f}", r.ratio_vs_baseline),
                     fmt::format("{:.0f}", r.startup_s), r.checksum_ok ? "ok" : "FAILED"});
@@ -157,7 +165,8 @@ std::string format_isa_table(const std::vector<BenchRecord>& records) {
   std::string s = render(rows, 3);
   s += "instructions: executed by the program under qemu-user (one instruction per block, the\n"
        "  execution log counted), its start-up (a program printing nothing, linked the same way,\n"
-       "  statically) subtracted; quick scale; the LLVM tier's object linked with the target's gcc\n";
+       "  statically) subtracted; quick scale; the LLVM tier's object linked with the target's gcc;\n"
+       "  native: Descent's own backend for the target, its program image and small runtime\n";
   for (const auto& r : records)
     if (r.suite == "isa" && !r.note.empty()) s += r.workload + " (" + r.engine + "): " + r.note + "\n";
   return s;

@@ -333,9 +333,10 @@ struct Emitted {
   std::vector<int> sizes;            // per instruction: its byte count
 };
 // Writes the function's x86-64 code. Calls reach the helpers and the Module's functions
-// through the context in r15 (engine.cpp's layout).
+// through the context in r15 (engine.cpp's layout). print's strings go by address in this
+// process (string_base -1) or by number from string_base (a program image, image.h).
 Emitted emit(const Function& f, const MFunction& m, const Allocation& a, bool top_level,
-             const std::vector<int>& site_ids);
+             const std::vector<int>& site_ids, int string_base = -1);
 
 // Parallel moves (arguments into their registers, parameters out of them): register copies
 // that must happen as if all at once. Orders them so that none overwrites a source another

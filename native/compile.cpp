@@ -1,5 +1,7 @@
 #include "native/compile.h"
 
+#include <algorithm>
+
 #include "native/native.h"
 #include "vm/reg_compiler.h"
 
@@ -47,10 +49,10 @@ int refresh(CachedBody& c, const FunctionInfo& info, const Module& module, const
 
 void finish(Compiled& c, const std::vector<int>& site_ids, bool map, int string_base) {
   if (c.target->arch == Arch::AArch64) {
-    c.a64_code = emit_a64(c.fn, c.mf, c.alloc, c.top_level, site_ids, string_base);
+    c.a64_code = emit_a64(c.fn, c.mf, c.alloc, c.top_level, site_ids, std::max(string_base, 0));
     return;
   }
-  c.code = emit(c.fn, c.mf, c.alloc, c.top_level, site_ids);
+  c.code = emit(c.fn, c.mf, c.alloc, c.top_level, site_ids, string_base);
   if (map && host_supported()) c.memory = std::make_unique<ExecMemory>(c.code.bytes);
 }
 

@@ -67,8 +67,8 @@ struct CachedBody {
 int refresh(CachedBody& c, const FunctionInfo& info, const Module& module, const Target& target, Diagnostic* error);
 
 // Emits and encodes with the engine's site numbers; maps the bytes (when this host runs them).
-// AArch64: into a64_code, never mapped (a64_engine.cpp runs it under qemu); print's strings
-// numbered from string_base.
-void finish(Compiled& c, const std::vector<int>& site_ids, bool map = true, int string_base = 0);
+// AArch64: into a64_code, never mapped. string_base: print's strings by address (-1, the
+// in-process engine) or numbered from it (a program image, image.h).
+void finish(Compiled& c, const std::vector<int>& site_ids, bool map = true, int string_base = -1);
 
 }  // namespace descent::native

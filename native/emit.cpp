@@ -367,7 +367,11 @@ void Emitter::inst(const MInst& mi) {
       auto h = static_cast<Helper>(mi.aux);
       bool leading = h == Helper::PrintStr || h == Helper::Math;
       int64_t lead = mi.imm;
-      if (h == Helper::PrintStr)
+      // print's string: its address in this process, or its number in a program image's
+      // table (image.h), which runs in a process of its own.
+      if (h == Helper::PrintStr && string_base_ >= 0)
+        lead = string_base_ + mi.imm;
+      else if (h == Helper::PrintStr)
         lead = static_cast<int64_t>(
             reinterpret_cast<uintptr_t>(f_.src->strings[static_cast<size_t>(mi.imm)].c_str()));
       int pop = place_args(mi.uses, lead, leading);
@@ -427,9 +431,9 @@ void Emitter::result_from(int def, int reg) {
 }  // namespace emit_internal
 
 Emitted emit(const Function& f, const MFunction& m, const Allocation& a, bool top_level,
-             const std::vector<int>& site_ids) {
+             const std::vector<int>& site_ids, int string_base) {
   Emitted e;
-  emit_internal::Emitter(f, m, a, top_level, site_ids, e).run();
+  emit_internal::Emitter(f, m, a, top_level, site_ids, string_base, e).run();
   assemble(e);
   return e;
 }

@@ -31,8 +31,8 @@ inline bool fits32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
 class Emitter {
  public:
   Emitter(const Function& f, const MFunction& m, const Allocation& a, bool top,
-          const std::vector<int>& site_ids, Emitted& out)
-      : f_(f), m_(m), a_(a), top_(top), site_ids_(site_ids), out_(out) {}
+          const std::vector<int>& site_ids, int string_base, Emitted& out)
+      : f_(f), m_(m), a_(a), top_(top), site_ids_(site_ids), string_base_(string_base), out_(out) {}
 
   // Lays out the frame, then emits the prologue, every block in order, and the stubs.
   void run();
@@ -186,6 +186,7 @@ class Emitter {
   const Allocation& a_;
   bool top_;
   const std::vector<int>& site_ids_;
+  int string_base_;  // -1: print's strings by address (the engine); else numbered (image.h)
   Emitted& out_;
   std::vector<int> saved_;  // pushed after rbp, in order (frame.cpp draws the frame)
   int frame_bytes_ = 0;     // the spill slots and padding below them

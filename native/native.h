@@ -22,9 +22,17 @@ bool host_supported();
 // The fifth engine: the program's code compiled to x86-64 and run from executable memory.
 std::unique_ptr<Engine> make_native_engine();
 // The same for a target (target.h): x86-64 is the engine above; AArch64 writes the code into
-// a program with a small runtime, cross-links it and runs it under qemu-aarch64
-// (a64_engine.cpp).
+// a program image with a small runtime, cross-links it and runs it under qemu-aarch64
+// (image_engine.cpp).
 std::unique_ptr<Engine> make_native_engine(const Target& target);
+// The program-image engine for either target: x86-64's image runs as a process of its own here
+// (the isa bench counts its instructions; tests check it agrees with the in-process engine).
+std::unique_ptr<Engine> make_image_engine(const Target& target);
+// The program (its functions and its top level, the globals' values as its start) as a
+// statically linked executable for target at `exe`, its C file beside it (exe + ".c"): what
+// the image engine runs, to keep or count. False with *why (a tool missing, a compile error).
+bool write_executable(const Program& program, const Module& module, const GlobalStore& globals, const Target& target,
+                      const std::string& exe, std::string* why);
 
 // The stages, in order, each with a one-line description: dag, legal, combine, isel,
 // sched, regalloc, asm.

@@ -170,6 +170,15 @@ bool Session::build_object(const std::string& path, std::string* error) const {
   return llvm_plugin::build_object(*last_->program, module_, target_, opt_level_, path, error);
 }
 
+bool Session::write_native_executable(const std::string& exe, std::string* error) const {
+  if (!last_ || !last_->checked) {
+    *error = "nothing compiled to build";
+    return false;
+  }
+  const native::Target* t = native_target(error);
+  return t && native::write_executable(*last_->program, module_, globals_, *t, exe, error);
+}
+
 bool Session::jit_stats(JitStats* out) const {
   auto it = engine_cache_.find("jit");
   if (it == engine_cache_.end()) return false;

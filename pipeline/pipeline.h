@@ -237,6 +237,10 @@ class Session {
   // refused); otherwise *result is the run: its output, exit code or signal.
   bool run_on_target(const proc::Limits& limits, proc::Result* result, std::string* error,
                      const std::string& object = "", const std::string& exe = "") const;
+  // `descent build --native`: the last input through the native backend for the Session's
+  // native target, as a statically linked executable at `exe` with the small runtime around
+  // the code (its C file beside it, exe + ".c"); native/image.h. False with *error.
+  bool write_native_executable(const std::string& exe, std::string* error) const;
   // What the JIT did in its last run: compile and run time, and how many Descent functions
   // it (re)compiled (a function is compiled when first reached, and again when it, or a
   // function it calls, was redefined). False when no input ran on the jit engine yet.

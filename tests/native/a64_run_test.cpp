@@ -52,14 +52,21 @@ std::vector<fs::path> ds_files(const std::string& dir) {
   return out;
 }
 
-// One program, each on a fresh walker and a fresh AArch64 engine.
-void same_as_walker(const std::string& text) {
+// One program, each on a fresh walker and a fresh AArch64 engine (and, with_x86, the x86-64
+// program image run as a process of its own: the same runtime around the other target's code).
+void same_as_walker(const std::string& text, bool with_x86) {
   EngineRunner walker(make_ast_walker()), a64(a64_engine());
   auto want = walker.submit(text);
   auto got = a64.submit(text);
   CHECK(got.compiled == want.compiled);
   CHECK(got.output == want.output);
   CHECK(got.error == want.error);
+  if (!with_x86) return;
+  EngineRunner x86(native::make_image_engine(native::x86_64_target()));
+  auto x = x86.submit(text);
+  INFO("the x86-64 image");
+  CHECK(x.output == want.output);
+  CHECK(x.error == want.error);
 }
 
 }  // namespace
@@ -71,7 +78,7 @@ TEST_CASE("native aarch64: every golden program and every must-fail program agre
     for (const fs::path& p : ds_files(dir)) {
       std::string text = read_text(p);
       CAPTURE(p.filename().string());
-      same_as_walker(text);
+      same_as_walker(text, dir == "programs");
       ++ran;
     }
   CHECK(ran > 150);

@@ -1,6 +1,6 @@
-// a64_runtime.h: the C file of an AArch64 run. The fixed part (kRuntime) is the runtime; the
+// image.h: the C file of a native program image. The fixed part (kRuntime) is the runtime; the
 // generated part before it is the program: its words, strings, sites and globals.
-#include "native/a64_runtime.h"
+#include "native/image.h"
 
 #include <cstdio>
 
@@ -148,6 +148,7 @@ static void ds_slow(int64_t site) {
    out that a C function may overwrite (x0-x15, d0-d7, d16-d31), stores the depth (x27) where
    ds_slow reads it, calls it, and restores. x19-x28 and d8-d15 the C function keeps itself. */
 void ds_slow_trampoline(void);
+#ifdef __aarch64__
 __asm__(
   "  .text\n  .balign 4\n  .global ds_slow_trampoline\n  .type ds_slow_trampoline, %function\n"
   "ds_slow_trampoline:\n"
@@ -164,6 +165,7 @@ __asm__(
   "  ldp d16, d17, [sp, #192]\n  ldp d18, d19, [sp, #208]\n  ldp d20, d21, [sp, #224]\n  ldp d22, d23, [sp, #240]\n"
   "  ldp d24, d25, [sp, #256]\n  ldp d26, d27, [sp, #272]\n  ldp d28, d29, [sp, #288]\n  ldp d30, d31, [sp, #304]\n"
   "  mov sp, x29\n  ldp x29, x30, [sp], #16\n  ret\n");
+#endif
 
 int main(void) {
   const char *limit = getenv("DESCENT_STEP_LIMIT");
@@ -203,25 +205,36 @@ std::string c_string(const std::string& s) {
   return out + "\"";
 }
 
-void words(std::string& out, const std::string& label, const A64Emitted& code) {
-  out += "  \".global " + label + "\\n  .type " + label + ", %function\\n  .balign 4\\n" + label + ":\\n\"\n";
+// One body as assembler directives: AArch64's four-byte words as `.inst` (so a disassembler
+// reads them as instructions), x86-64's bytes as `.byte`.
+void code(std::string& out, const std::string& label, const std::vector<uint8_t>& bytes, Arch arch) {
+  out += "  \".global " + label + "\\n  .type " + label + ", %function\\n  .balign 16\\n" + label + ":\\n\"\n";
   char buf[16];
-  for (size_t i = 0; i + 3 < code.bytes.size(); i += 4) {
-    uint32_t w = uint32_t(code.bytes[i]) | uint32_t(code.bytes[i + 1]) << 8 | uint32_t(code.bytes[i + 2]) << 16 |
-                 uint32_t(code.bytes[i + 3]) << 24;
-    if (i % 32 == 0) out += "  \"  .inst ";
-    std::snprintf(buf, sizeof buf, "0x%08x", w);
+  const bool a64 = arch == Arch::AArch64;
+  const size_t step = a64 ? 4 : 1, per_line = a64 ? 32 : 16;
+  for (size_t i = 0; i + step - 1 < bytes.size(); i += step) {
+    if (i % per_line == 0) out += a64 ? "  \"  .inst " : "  \"  .byte ";
+    if (a64) {
+      uint32_t w = uint32_t(bytes[i]) | uint32_t(bytes[i + 1]) << 8 | uint32_t(bytes[i + 2]) << 16 |
+                   uint32_t(bytes[i + 3]) << 24;
+      std::snprintf(buf, sizeof buf, "0x%08x", w);
+    } else {
+      std::snprintf(buf, sizeof buf, "0x%02x", bytes[i]);
+    }
     out += buf;
-    out += (i % 32 == 28 || i + 4 >= code.bytes.size()) ? "\\n\"\n" : ", ";
+    out += (i % per_line == per_line - step || i + step >= bytes.size()) ? "\\n\"\n" : ", ";
   }
 }
 
 }  // namespace
 
-std::string a64_c_source(const A64Image& image) {
+std::string image_c_source(const NativeImage& image) {
   std::string s =
-      "/* Written by Descent's native backend for AArch64 (docs/native.md): the program's machine code\n"
-      "   as words, and the runtime it calls. Build: aarch64-linux-gnu-gcc -static prog.c -lm (descent uses -O0: the runtime only prints) */\n"
+      std::string("/* Written by Descent's native backend for ") +
+      (image.arch == Arch::AArch64 ? "AArch64" : "x86-64") +
+      " (docs/native.md): the program's machine code and the runtime it\n"
+      "   calls. Build: " + (image.arch == Arch::AArch64 ? "aarch64-linux-gnu-gcc" : "gcc") +
+      " -static prog.c -lm (descent uses -O0: the runtime only prints) */\n"
       "#include <fcntl.h>\n#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n"
       "#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n\n";
   s += "#define DS_FUNCTIONS " + std::to_string(image.functions.size()) + "\n";
@@ -252,8 +265,15 @@ std::string a64_c_source(const A64Image& image) {
     if (image.functions[i]) s += "void ds_fn_" + std::to_string(i) + "(void);\n";
   s += "__asm__(\n  \"  .text\\n\"\n";
   for (size_t i = 0; i < image.functions.size(); ++i)
-    if (image.functions[i]) words(s, "ds_fn_" + std::to_string(i), *image.functions[i]);
-  if (image.top) words(s, "ds_top", *image.top);
+    if (image.functions[i]) code(s, "ds_fn_" + std::to_string(i), *image.functions[i], image.arch);
+  if (image.top) code(s, "ds_top", *image.top, image.arch);
+  if (image.arch == Arch::X86_64) {
+    // The slow-path trampoline the in-process engine maps (frame.cpp), as bytes here.
+    Emitted t;
+    t.insts = slow_trampoline();
+    assemble(t);
+    code(s, "ds_slow_trampoline", t.bytes, image.arch);
+  }
   s += ");\n\nstatic void *const ds_table[DS_FUNCTIONS + 1] = {";
   for (size_t i = 0; i < image.functions.size(); ++i)
     s += image.functions[i] ? "(void *)ds_fn_" + std::to_string(i) + ", " : "0, ";
