@@ -94,6 +94,38 @@ uint64_t decode_logical_imm(uint32_t field) {
   return value;
 }
 
+std::vector<A64Inst> materialize(int64_t value, int reg) {
+  auto u = static_cast<uint64_t>(value);
+  int zeros = 0, ones = 0;
+  for (int s = 0; s < 64; s += 16) {
+    zeros += ((u >> s) & 0xffff) == 0;
+    ones += ((u >> s) & 0xffff) == 0xffff;
+  }
+  auto inst = [&](Form f, int64_t imm, int shift) {
+    A64Inst i;
+    i.form = f;
+    i.r[0] = static_cast<uint8_t>(reg);
+    i.r[1] = kZr;
+    i.imm = imm;
+    i.shift = shift;
+    return i;
+  };
+  uint32_t field = 0;
+  if (zeros < 3 && ones < 3 && encode_logical_imm(u, &field)) return {inst(Form::ORR_RRI, value, 0)};
+  // movn when more chunks are all ones than all zeros: it starts from ~0.
+  const bool inverted = ones > zeros;
+  const uint64_t fill = inverted ? 0xffff : 0;
+  std::vector<A64Inst> out;
+  for (int s = 0; s < 64; s += 16) {
+    uint64_t chunk = (u >> s) & 0xffff;
+    if (chunk == fill) continue;
+    if (out.empty()) out.push_back(inst(inverted ? Form::MOVN : Form::MOVZ, int64_t(inverted ? ~chunk & 0xffff : chunk), s));
+    else out.push_back(inst(Form::MOVK, int64_t(chunk), s));
+  }
+  if (out.empty()) out.push_back(inst(inverted ? Form::MOVN : Form::MOVZ, 0, 0));  // 0 or -1
+  return out;
+}
+
 bool valid(const A64Inst& inst, std::string* why) {
   auto fail = [&](const std::string& w) {
     if (why) *why = w;

@@ -19,6 +19,7 @@
 // edge against it.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,15 @@ struct A64Inst {
 bool encode_logical_imm(uint64_t value, uint32_t* n_immr_imms);
 // The value N:immr:imms stands for (the inverse, for tests and the views).
 uint64_t decode_logical_imm(uint32_t n_immr_imms);
+
+// The fewest instructions that put a 64-bit constant in register `reg`: one orr from xzr for a
+// logical immediate (unless one movz or movn does), else movz (or movn, when more 16-bit chunks
+// are 0xffff than 0) and a movk for each chunk that differs from what it left. The emitter's
+// constants, and the reference the instruction-selection lab (labs/a64_constants) is checked
+// against.
+std::vector<A64Inst> materialize(int64_t value, int reg);
+// Anything that does the same job (the emitter takes one: labs/a64_constants is the student's).
+using ConstantBuilder = std::function<std::vector<A64Inst>(int64_t value, int reg)>;
 
 // Whether each operand is in range for its kind (registers 0..31, immediates, offsets and their
 // alignment, a logical immediate that encodes); *why says which is not.

@@ -35,35 +35,9 @@ void A64Emitter::run() {
 
 // ---- constants, immediates, addresses ----
 void A64Emitter::mov_imm(int reg, int64_t v, std::string c) {
-  auto u = static_cast<uint64_t>(v);
-  int zeros = 0, ones = 0;
-  for (int s = 0; s < 64; s += 16) {
-    zeros += ((u >> s) & 0xffff) == 0;
-    ones += ((u >> s) & 0xffff) == 0xffff;
-  }
-  uint32_t field = 0;
-  if (zeros < 3 && ones < 3 && a64::encode_logical_imm(u, &field)) {
-    rri(Form::ORR_RRI, reg, ZR, v, std::move(c));  // one orr from xzr
-    return;
-  }
-  // movn when more chunks are all ones than all zeros: it starts from ~0.
-  bool inverted = ones > zeros;
-  uint64_t fill = inverted ? 0xffff : 0;
-  bool first = true;
-  for (int s = 0; s < 64; s += 16) {
-    uint64_t chunk = (u >> s) & 0xffff;
-    if (chunk == fill) continue;
-    A64Inst i = make(first ? (inverted ? Form::MOVN : Form::MOVZ) : Form::MOVK, {reg});
-    i.imm = static_cast<int64_t>(first && inverted ? (~chunk & 0xffff) : chunk);
-    i.shift = s;
-    put(i, first ? std::move(c) : "");
-    first = false;
-  }
-  if (first) {  // 0 or -1: every chunk was the fill
-    A64Inst i = make(inverted ? Form::MOVN : Form::MOVZ, {reg});
-    i.imm = 0;
-    put(i, std::move(c));
-  }
+  // a64::materialize, or the lab's builder (labs/a64_constants) when one is given.
+  std::vector<A64Inst> seq = constants_ ? (*constants_)(v, reg) : a64::materialize(v, reg);
+  for (size_t i = 0; i < seq.size(); ++i) put(seq[i], i == 0 ? c : "");
 }
 
 void A64Emitter::add_imm(int d, int n, int64_t k) {
@@ -407,9 +381,9 @@ void A64Emitter::inst(const MInst& mi) {
 }  // namespace a64_emit
 
 A64Emitted emit_a64(const Function& f, const MFunction& m, const Allocation& a, bool top_level,
-                    const std::vector<int>& site_ids, int string_base) {
+                    const std::vector<int>& site_ids, int string_base, const ConstantBuilder* constants) {
   A64Emitted e;
-  a64_emit::A64Emitter(f, m, a, top_level, site_ids, string_base, e).run();
+  a64_emit::A64Emitter(f, m, a, top_level, site_ids, string_base, constants, e).run();
   // Every instruction is four bytes: a branch's offset is the distance in instructions.
   for (size_t i = 0; i < e.insts.size(); ++i) {
     a64::A64Inst& inst = e.insts[i];

@@ -33,8 +33,9 @@ constexpr int D0 = 0, D30 = 30, D31 = 31;
 class A64Emitter {
  public:
   A64Emitter(const Function& f, const MFunction& m, const Allocation& a, bool top,
-             const std::vector<int>& site_ids, int string_base, A64Emitted& out)
-      : f_(f), m_(m), a_(a), top_(top), site_ids_(site_ids), string_base_(string_base), out_(out) {}
+             const std::vector<int>& site_ids, int string_base, const ConstantBuilder* constants, A64Emitted& out)
+      : f_(f), m_(m), a_(a), top_(top), site_ids_(site_ids), string_base_(string_base), constants_(constants),
+        out_(out) {}
 
   void run();
 
@@ -172,6 +173,7 @@ class A64Emitter {
   bool top_;
   const std::vector<int>& site_ids_;
   int string_base_;
+  const ConstantBuilder* constants_;  // null: a64::materialize
   A64Emitted& out_;
   std::vector<int> saved_x_, saved_d_;  // callee-saved registers the prologue stores
   int64_t out_bytes_ = 0;               // the outgoing stack arguments, at [sp]

@@ -17,6 +17,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -360,8 +361,11 @@ struct A64Emitted {
 };
 // Calls reach helpers and functions through the context in x28 (the same Context layout);
 // print's strings are numbered from string_base (the runner's table of every body's strings).
+// constants: how to build a 64-bit constant in a register (null: a64::materialize; the
+// instruction-selection lab gives its own).
+using a64::ConstantBuilder;
 A64Emitted emit_a64(const Function& f, const MFunction& m, const Allocation& a, bool top_level,
-                    const std::vector<int>& site_ids, int string_base);
+                    const std::vector<int>& site_ids, int string_base, const ConstantBuilder* constants = nullptr);
 
 }  // namespace descent::native
 

@@ -47,9 +47,10 @@ int refresh(CachedBody& c, const FunctionInfo& info, const Module& module, const
   return 1;
 }
 
-void finish(Compiled& c, const std::vector<int>& site_ids, bool map, int string_base) {
+void finish(Compiled& c, const std::vector<int>& site_ids, bool map, int string_base,
+            const ConstantBuilder* constants) {
   if (c.target->arch == Arch::AArch64) {
-    c.a64_code = emit_a64(c.fn, c.mf, c.alloc, c.top_level, site_ids, std::max(string_base, 0));
+    c.a64_code = emit_a64(c.fn, c.mf, c.alloc, c.top_level, site_ids, std::max(string_base, 0), constants);
     return;
   }
   c.code = emit(c.fn, c.mf, c.alloc, c.top_level, site_ids, string_base);

@@ -69,6 +69,8 @@ int refresh(CachedBody& c, const FunctionInfo& info, const Module& module, const
 // Emits and encodes with the engine's site numbers; maps the bytes (when this host runs them).
 // AArch64: into a64_code, never mapped. string_base: print's strings by address (-1, the
 // in-process engine) or numbered from it (a program image, image.h).
-void finish(Compiled& c, const std::vector<int>& site_ids, bool map = true, int string_base = -1);
+// constants: AArch64's constant builder (null: a64::materialize).
+void finish(Compiled& c, const std::vector<int>& site_ids, bool map = true, int string_base = -1,
+            const ConstantBuilder* constants = nullptr);
 
 }  // namespace descent::native

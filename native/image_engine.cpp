@@ -39,7 +39,8 @@ struct Prepared {
 
 class ImageEngine final : public Engine {
  public:
-  explicit ImageEngine(const Target& target) : target_(target) {}
+  explicit ImageEngine(const Target& target, ConstantBuilder constants = {})
+      : target_(target), constants_(std::move(constants)) {}
   const char* name() const override { return "native"; }
 
   RunResult run(const Program& program, const Module& module, GlobalStore& globals,
@@ -159,7 +160,7 @@ class ImageEngine final : public Engine {
     }
     int base = static_cast<int>(p->image.strings.size());
     for (const std::string& str : c.src->strings) p->image.strings.push_back(str);
-    finish(c, ids, false, base);
+    finish(c, ids, false, base, constants_ ? &constants_ : nullptr);
     if (!c.a64_code.error.empty()) {
       *error = std::string("the ") + target_.name + " emitter: " + c.a64_code.error;
       return false;
@@ -221,6 +222,7 @@ class ImageEngine final : public Engine {
   }
 
   const Target& target_;
+  ConstantBuilder constants_;  // empty: a64::materialize
   std::vector<CachedBody> cache_;
 };
 
@@ -231,7 +233,9 @@ std::unique_ptr<Engine> make_native_engine(const Target& target) {
   return make_native_engine();
 }
 
-std::unique_ptr<Engine> make_image_engine(const Target& target) { return std::make_unique<ImageEngine>(target); }
+std::unique_ptr<Engine> make_image_engine(const Target& target, ConstantBuilder constants) {
+  return std::make_unique<ImageEngine>(target, std::move(constants));
+}
 
 bool write_executable(const Program& program, const Module& module, const GlobalStore& globals, const Target& target,
                       const std::string& exe, std::string* why) {

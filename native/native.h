@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "native/a64.h"
 #include "native/target.h"
 #include <vector>
 
@@ -27,7 +28,9 @@ std::unique_ptr<Engine> make_native_engine();
 std::unique_ptr<Engine> make_native_engine(const Target& target);
 // The program-image engine for either target: x86-64's image runs as a process of its own here
 // (the isa bench counts its instructions; tests check it agrees with the in-process engine).
-std::unique_ptr<Engine> make_image_engine(const Target& target);
+// constants: AArch64's constant builder (backend.h; empty: the project's, a64::materialize);
+// labs/a64_constants gives the student's.
+std::unique_ptr<Engine> make_image_engine(const Target& target, a64::ConstantBuilder constants = {});
 // The program (its functions and its top level, the globals' values as its start) as a
 // statically linked executable for target at `exe`, its C file beside it (exe + ".c"): what
 // the image engine runs, to keep or count. False with *why (a tool missing, a compile error).
