@@ -68,12 +68,17 @@ class ImageEngine final : public Engine {
     return false;
   }
 
-  // Every body compiled (functions kept across runs) and emitted with this run's site and
-  // string numbers; the globals' values as the image's start.
+  // Every body compiled and emitted with this run's site and string numbers; the globals'
+  // values as the image's start.
   bool prepare(const Program& program, const Module& module, GlobalStore& globals, bool echo, Prepared* p,
                Diagnostic* d) {
     globals.resize(module.globals.size());
     p->image.arch = target_.arch;
+    // Every function compiled afresh each run (next to the cross compiler's time, nothing): a
+    // cache keyed by the declaration's address, as the in-process engine keeps, would be
+    // fooled by a caller that frees one program's declarations and compiles another's at
+    // the same addresses (a lab's harness does).
+    cache_.clear();
     cache_.resize(module.functions.size());
     p->image.functions.assign(module.functions.size(), nullptr);
     std::string error;

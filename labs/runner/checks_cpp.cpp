@@ -59,16 +59,18 @@ bool link_arguments(const std::vector<std::string>& names, std::vector<std::stri
                     std::string* error) {
   static const std::vector<std::pair<std::string, std::string>> kLibs = {
       {"tune", DESCENT_LABS_TUNE_LIB},   {"tensor", DESCENT_LABS_TENSOR_LIB},
-      {"llvm", DESCENT_LABS_LLVM_LIB},   {"vm", DESCENT_LABS_VM_LIB},
-      {"lang", DESCENT_LABS_LANG_LIB}};
+      {"llvm", DESCENT_LABS_LLVM_LIB},   {"native", DESCENT_LABS_NATIVE_LIB},
+      {"vm", DESCENT_LABS_VM_LIB},       {"lang", DESCENT_LABS_LANG_LIB},
+      {"proc", DESCENT_LABS_PROC_LIB}};
   static const std::map<std::string, std::vector<std::string>> kNeeds = {
       {"tune", {"tune", "tensor", "llvm", "lang"}}, {"tensor", {"tensor", "llvm", "lang"}},
-      {"llvm", {"llvm", "lang"}}, {"vm", {"vm", "lang"}}, {"lang", {"lang"}}};
+      {"llvm", {"llvm", "lang"}}, {"native", {"native", "vm", "lang", "proc"}}, {"vm", {"vm", "lang"}},
+      {"lang", {"lang"}}};
   std::set<std::string> wanted;
   for (const auto& n : names) {
     auto it = kNeeds.find(n);
     if (it == kNeeds.end()) {
-      *error = fmt::format("lab.json names library '{}'; the labs can link lang, vm, llvm, tensor, tune", n);
+      *error = fmt::format("lab.json names library '{}'; the labs can link lang, vm, native, llvm, tensor, tune", n);
       return false;
     }
     wanted.insert(it->second.begin(), it->second.end());
