@@ -176,3 +176,34 @@ TEST_CASE("native aarch64: the Session runs the native engine for its target") {
   CHECK(s.run(o).status == Outcome::Ok);
   CHECK(out == "42 0.3333333333333333\n");
 }
+
+TEST_CASE("native aarch64: the constant builder is a seam: any correct one runs every program") {
+  // movz then three movk for every constant: never the fewest, always right (the starter of
+  // labs/a64_constants).
+  require_tools();
+  native::a64::ConstantBuilder four = [](int64_t value, int reg) {
+    std::vector<native::a64::A64Inst> out;
+    for (int s = 0; s < 64; s += 16) {
+      native::a64::A64Inst i;
+      i.form = s == 0 ? native::a64::Form::MOVZ : native::a64::Form::MOVK;
+      i.r[0] = static_cast<uint8_t>(reg);
+      i.imm = static_cast<int64_t>((static_cast<uint64_t>(value) >> s) & 0xffff);
+      i.shift = s;
+      out.push_back(i);
+    }
+    return out;
+  };
+  const std::string text = read_text(fs::path(DESCENT_TESTS_DIR) / "../labs/a64_constants/programs/masks.ds");
+  EngineRunner walker(make_ast_walker()), a64(native::make_image_engine(native::aarch64_target(), four));
+  auto want = walker.submit(text);
+  auto got = a64.submit(text);
+  CHECK(got.output == want.output);
+  CHECK(got.error == want.error);
+  // Under a step limit every back-edge and call goes through the slow path's trampoline.
+  RunOptions limited;
+  limited.step_limit = 50'000'000;
+  EngineRunner again(a64_engine());
+  auto slow = again.submit(text, limited);
+  CHECK(slow.output == want.output);
+  CHECK(slow.error == want.error);
+}
