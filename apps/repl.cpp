@@ -305,6 +305,18 @@ const std::vector<Repl::Command>& Repl::command_table() {
        [](const Session& s, const Words& w) {
          return code_view(s, w, plus({"regalloc"}, target_names()));
        }},
+      {":target", "[NAME]",
+       "show or set the target (x86-64: this machine, aarch64, riscv64, wasm32) of the machine-code views, "
+       ":asm run and :engine native (aarch64: run under qemu-aarch64)",
+       [](Repl& r, const Call& c) {
+         std::string error;
+         if (c.words.size() > 1 && !r.session_.set_target(c.words[1], &error)) {
+           r.err_ << "error: " << error << '\n';
+           return;
+         }
+         r.out_ << "target " << (r.session_.target().empty() ? "this machine" : r.session_.target()) << '\n';
+       },
+       first<target_names>},
       {":opt", "[N]", "show or set the -O level (0..3) of the LLVM views and the jit",
        handled_by<&Repl::opt_command>},
       {":stages", "", "every stage the pipeline can show",

@@ -3,6 +3,8 @@
 // choices in the REPL's :asm.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
 #include "frontend_util.h"
 
 using fe::contains;
@@ -155,5 +157,48 @@ TEST_CASE("repl :native STAGE aarch64: the teaching backend's second target, for
   CHECK(both.find("== x86-64") < both.find("== aarch64"));
   CHECK(contains(both, " = madd x0, x1, x2"));  // AAPCS64's argument registers
   h.feed(":native asm aarch64 f\n");
-  CHECK(contains(h.take_out(), "aarch64: the emitter is not written yet"));
+  std::string words = h.take_out();
+  CHECK(contains(words, "stp x29, x30, [sp, #-16]!"));
+  CHECK(contains(words, "madd x"));
+}
+
+TEST_CASE("repl :target aarch64 with :engine native: the AArch64 code runs under qemu, globals kept") {
+  fe::ReplHarness h;
+  h.feed(":target aarch64\n");
+  CHECK(contains(h.take_out(), "target aarch64"));
+  h.feed(":engine native\n");
+  h.take_out();
+  h.feed("x = 41\n");
+  h.feed("print(x + 1)\n");
+  CHECK(h.take_out() == "42\n");
+  h.feed("fn f(n: int) -> int { return 100 / n }\n");
+  h.feed("print(f(x - 41))\n");
+  CHECK(contains(h.take_err(), "division by zero"));
+  h.feed("print(x * 2)\n");
+  CHECK(h.take_out() == "82\n");
+  h.feed(":target x86-64\n");
+  h.take_out();
+  h.feed("print(x * 3)\n");
+  CHECK(h.take_out() == "123\n");
+  h.feed(":target sparc\n");
+  CHECK(contains(h.take_err(), "error:"));
+}
+
+TEST_CASE("descent run --engine native --target aarch64, and build --native: the second target's code run") {
+  fe::TempDir dir;
+  std::string file = dir.write("p.ds", kProgram);
+  ProcResult r = run_descent({"run", file, "--engine", "native", "--target", "aarch64"});
+  CHECK_MESSAGE(r.exit_code == 0, describe(r));
+  CHECK(r.out == "169\n");
+  ProcResult bad = run_descent({"run", file, "--target", "aarch64"});
+  CHECK(bad.exit_code == 64);
+  CHECK(contains(bad.err, "--target applies to --engine native"));
+  std::string exe = dir.path("prog");
+  ProcResult built = run_descent({"build", file, "--native", "--target", "aarch64", "-o", exe});
+  CHECK_MESSAGE(built.exit_code == 0, describe(built));
+  CHECK(std::filesystem::exists(exe));
+  CHECK(std::filesystem::exists(exe + ".c"));
+  ProcResult ran = run_descent({"build", file, "--native", "--target", "aarch64", "--run"});
+  CHECK(ran.out == "169\n");
+  CHECK(ran.exit_code == 0);
 }

@@ -374,7 +374,7 @@ TEST_CASE(":quit returns false") {
 TEST_CASE("completion: commands after ':', names and keywords otherwise") {
   R r;
   auto t = r.repl.complete(":t");
-  CHECK(std::set<std::string>(t.begin(), t.end()) == std::set<std::string>{":tokens", ":time", ":trace", ":tir",
+  CHECK(std::set<std::string>(t.begin(), t.end()) == std::set<std::string>{":target", ":tokens", ":time", ":trace", ":tir",
                                                                   ":trace-schedule", ":traffic", ":tune", ":tuned"});
   auto all = r.repl.complete(":");
   CHECK(all.size() == Repl::commands().size());

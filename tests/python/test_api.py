@@ -47,6 +47,18 @@ def test_native_views_follow_the_target(sess):
     assert "cost  aarch64" in sess.stage("native-patterns").text
 
 
+def test_native_engine_runs_aarch64_under_qemu(sess):
+    # With the target set, the native engine runs AArch64 code under qemu-aarch64: the same
+    # output, and a runtime error at the walker's place.
+    sess.configure(engine="native", target="aarch64")
+    r = sess.run("fn f(a: int, b: int) -> int { return a * b + 1 }\nprint(f(6, 7), 1.0 / 3.0)")
+    assert r == "43 0.3333333333333333\n"
+    with pytest.raises(descent.RunError) as e:
+        sess.run("x = 0\nprint(5 / x)")
+    assert "division by zero" in str(e.value) and ":2:" in str(e.value)
+    assert "madd" in sess.stage("native-asm").text or "sdiv" in sess.stage("native-asm").text
+
+
 def test_stage_lines_and_diff_passes(sess):
     sess.run("fn f(x) {\n  return x * 2\n}\nprint(f(3))")
     lines = sess.stage_lines("llvm")
