@@ -306,7 +306,7 @@ void A64Emitter::inst(const MInst& mi) {
       }
       mem(Form::LDR_UI, X16, X28, kCtxGlobals, "the globals");
       bool f = is_f(mi.def);
-      int d = def_reg(mi.def, f ? D30 : X17);
+      int d = def_reg(mi.def, f ? D30 : X16);  // x16 (not x17: a far global's address goes there)
       mem_any(f ? Form::LDR_D : Form::LDR_UI, d, X16, 8 * static_cast<int64_t>(mi.aux),
               "global " + std::to_string(mi.aux));
       finish(mi.def, d);

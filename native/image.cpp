@@ -61,7 +61,8 @@ static void report(const char *what, long long n) {
   line_len = 0;
   fflush(stdout);
   if (channel < 0) return;
-  int len = 0;
+  int len = snprintf(buf, sizeof buf, "steps %llu\n", (unsigned long long)steps);
+  if (write(channel, buf, (size_t)len) < 0) return;
   if (what) {
     len = snprintf(buf, sizeof buf, "%s %lld\n", what, n);
     if (write(channel, buf, (size_t)len) < 0) return;
@@ -77,21 +78,38 @@ static void ds_print_int(int64_t v) {
   out(buf, (size_t)snprintf(buf, sizeof buf, "%lld", (long long)v));
 }
 /* The shortest digits that read back to the same double, then Python's layout: fixed notation
-   for exponents -4..15 (always with a '.'), else d.ddde+XX (lang/value.cpp's format_float). */
+   for exponents -4..15 (always with a '.'), else d.ddde+XX (lang/value.cpp's format_float).
+   For each length, printf's correctly rounded digits, then one unit either side: just below a
+   power of two the doubles are twice as dense, and a decimal printf rounded (half to even)
+   onto the wrong side of the narrower half-gap can miss while its neighbour reads back
+   (2^-24 is 5.960464477539063e-08, not ...0625e-08). */
 static void ds_print_float(double v) {
   if (isnan(v)) { outs("nan"); return; }
   if (isinf(v)) { outs(v > 0 ? "inf" : "-inf"); return; }
-  char sci[40], res[64];
-  for (int p = 0; p < 17; ++p) {
-    snprintf(sci, sizeof sci, "%.*e", p, v);
-    if (strtod(sci, 0) == v) break;
+  char sci[40], res[64], digits[24] = "0";
+  int n = 1, exp = 0, neg = signbit(v) != 0, at = 0;
+  double a = fabs(v);
+  for (int p = 0; p < 17 && a != 0; ++p) {
+    snprintf(sci, sizeof sci, "%.*e", p, a);
+    long long m = 0;
+    char *s = sci;
+    for (; *s && *s != 'e'; ++s)
+      if (*s != '.') m = m * 10 + (*s - '0');
+    int e10 = atoi(s + 1) - p; /* a ~ m * 10^e10 */
+    long long tries[3] = {m, m - 1, m + 1};
+    int found = 0;
+    for (int t = 0; t < 3 && !found; ++t) {
+      char cand[48];
+      if (tries[t] <= 0) continue;
+      snprintf(cand, sizeof cand, "%llde%d", tries[t], e10);
+      if (strtod(cand, 0) != a) continue;
+      n = snprintf(digits, sizeof digits, "%lld", tries[t]);
+      exp = e10 + n - 1;
+      found = 1;
+    }
+    if (found) break;
   }
-  char *s = sci, digits[24];
-  int n = 0, neg = *s == '-', at = 0;
-  if (neg) ++s;
-  for (; *s && *s != 'e'; ++s)
-    if (*s != '.') digits[n++] = *s;
-  int exp = atoi(s + 1);
+  while (n > 1 && digits[n - 1] == '0') --n;
   if (neg) res[at++] = '-';
   if (exp >= -4 && exp < 16) {
     if (exp < 0) {
@@ -136,7 +154,8 @@ static void ds_fail(int64_t site) {
 /* A slow path: every back-edge and call while a step limit watches, and a call that reached
    the depth limit (stack overflow when it is one). */
 static void ds_slow(int64_t site) {
-  if (step_limit && ++steps > step_limit) {
+  ++steps;
+  if (step_limit && steps > step_limit) {
     report("interrupted", site);
     if (channel < 0) fprintf(stderr, "%s: interrupted (step limit)\n", ds_site_text[site]);
     exit(1);
@@ -167,10 +186,21 @@ __asm__(
   "  mov sp, x29\n  ldp x29, x30, [sp], #16\n  ret\n");
 #endif
 
-int main(void) {
-  const char *limit = getenv("DESCENT_STEP_LIMIT");
-  step_limit = limit ? strtoull(limit, 0, 10) : 0;
-  if (getenv("DESCENT_CHANNEL") && fcntl(3, F_GETFD) != -1) channel = 3;
+/* The program on a thread with a 256 MiB stack, as the in-process engines give theirs: 10,000
+   frames of a function with many spilled values fit, and the depth check, not a fault, ends a
+   recursion. */
+static void *run_top(void *unused) {
+  (void)unused;
+  ds_top(&ctx);
+  return 0;
+}
+
+/* `prog` alone: errors on stderr. `prog --descent STEP_LIMIT` (the engine): reports on fd 3. */
+int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], "--descent") == 0) {
+    step_limit = strtoull(argv[2], 0, 10);
+    if (fcntl(3, F_GETFD) != -1) channel = 3;
+  }
   ctx.globals = ds_globals;
   ctx.defined = ds_defined;
   ctx.poll = step_limit ? &one_byte : &zero_byte;
@@ -183,7 +213,12 @@ int main(void) {
   memcpy(ctx.helpers, helpers, sizeof helpers);
   ctx.slow_helper = (void *)ds_slow;
   memcpy(ctx.table, ds_table, sizeof ds_table);
-  ds_top(&ctx);
+  pthread_attr_t attr;
+  pthread_t thread;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, (size_t)256 << 20);
+  if (pthread_create(&thread, &attr, run_top, 0) != 0) run_top(0);
+  else pthread_join(thread, 0);
   report(0, 0);
   return 0;
 }
@@ -235,7 +270,7 @@ std::string image_c_source(const NativeImage& image) {
       " (docs/native.md): the program's machine code and the runtime it\n"
       "   calls. Build: " + (image.arch == Arch::AArch64 ? "aarch64-linux-gnu-gcc" : "gcc") +
       " -static prog.c -lm (descent uses -O0: the runtime only prints) */\n"
-      "#include <fcntl.h>\n#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n"
+      "#include <fcntl.h>\n#include <math.h>\n#include <pthread.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n"
       "#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n\n";
   s += "#define DS_FUNCTIONS " + std::to_string(image.functions.size()) + "\n";
   s += "#define DS_GLOBALS " + std::to_string(image.globals.size()) + "\n\n";

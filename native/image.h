@@ -7,8 +7,9 @@
 // in x28 or r15, the print helpers (floats in the walker's shortest round-trip layout), libm, the
 // slow-path trampoline (it saves every caller-saved register: AArch64's written here in
 // assembly, x86-64's the bytes frame.cpp makes for the engine) and the error exit.
-// How it reports back: when the environment names DESCENT_CHANNEL, on file descriptor 3, as
-// lines: "site N" (a runtime error at site N), "interrupted N" (the step limit), then
+// How it reports back: run as `prog --descent STEP_LIMIT`, on file descriptor 3, as lines:
+// "steps N" (slow-path entries: back-edges and calls while a limit watches), "site N" (a
+// runtime error at site N), "interrupted N" (the step limit), then
 // "global I BITS DEFINED" for every global, so the REPL's next input sees what this one
 // assigned. Without it (the ELF run by hand), an error prints its line on stderr and exits 1.
 #pragma once

@@ -180,8 +180,8 @@ class ImageEngine final : public Engine {
     proc::Options o;
     if (!tools.emulator.empty()) o.argv = {tools.emulator, exe};
     else o.argv = {exe};
-    o.env = {"DESCENT_CHANNEL=1"};
-    if (options.step_limit) o.env.push_back("DESCENT_STEP_LIMIT=" + std::to_string(options.step_limit));
+    o.argv.push_back("--descent");  // report on fd 3
+    o.argv.push_back(std::to_string(options.step_limit));
     o.channel = true;
     o.interrupt = options.interrupt;
     o.sandbox.drop_root = false;
@@ -196,9 +196,12 @@ class ImageEngine final : public Engine {
     std::istringstream ch(r.channel);
     std::string word;
     int64_t site = -1;
+    uint64_t steps = 0;
     bool interrupted = false, reported = false;
     while (ch >> word) {
-      if (word == "global") {
+      if (word == "steps") {
+        ch >> steps;
+      } else if (word == "global") {
         size_t g = 0;
         long long bits = 0;
         int defined = 0;
@@ -213,9 +216,13 @@ class ImageEngine final : public Engine {
         interrupted = word == "interrupted";
       }
     }
-    if (site >= 0 && site < static_cast<int64_t>(p.locs.size()))
-      return failure(interrupted ? runtime_error_message(RuntimeError::Interrupted) : p.msgs[static_cast<size_t>(site)],
-                     p.locs[static_cast<size_t>(site)]);
+    if (site >= 0 && site < static_cast<int64_t>(p.locs.size())) {
+      RunResult error = failure(interrupted ? runtime_error_message(RuntimeError::Interrupted)
+                                            : p.msgs[static_cast<size_t>(site)],
+                                p.locs[static_cast<size_t>(site)]);
+      error.steps = steps;
+      return error;
+    }
     if (!r.ok || (!reported && !globals.values.empty())) {
       std::string what = r.problem.empty() ? "it ended without reporting" : r.problem;
       return failure(std::string("the ") + target_.name + " program under " +
@@ -223,7 +230,9 @@ class ImageEngine final : public Engine {
                      (r.err.empty() ? "" : ": " + r.err) +
                      " (a bug in the native backend: the other engines run this program)");
     }
-    return RunResult{};
+    RunResult done;
+    done.steps = steps;
+    return done;
   }
 
   const Target& target_;

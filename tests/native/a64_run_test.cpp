@@ -107,12 +107,33 @@ TEST_CASE("native aarch64: seeded random programs agree with the walker") {
   if (n >= 48) CHECK(errors > 0);  // planted runtime errors among them
 }
 
+TEST_CASE("native aarch64: floats print as the walker's, deep frames reach the depth limit") {
+  require_tools();
+  // Powers of two where printf's correctly rounded digits, one digit short, fall just outside
+  // the narrower lower half-gap (the review's find): the neighbour reads back.
+  same_as_walker("print(1.0 / 16777216.0, 1.0 / 17592186044416.0, 618970019642690137449562112.0, 0.1, 1e23, 5e-324)\n",
+                 true);
+  // A recursion whose frames hold a hundred spilled values: 10,000 of them fit (the image runs
+  // on a 256 MiB stack, as the in-process engines do), and one more is "stack overflow".
+  std::string fn = "fn deep(n: int) -> int {\n";
+  std::string sum = "  return r";
+  for (int k = 0; k < 100; ++k) {
+    fn += "  a" + std::to_string(k) + " = n * " + std::to_string(k + 3) + "\n";
+    sum += " + a" + std::to_string(k);
+  }
+  fn += "  if n == 0 { return 0 }\n  r = deep(n - 1)\n" + sum + "\n}\n";
+  same_as_walker(fn + "print(deep(9999))\n", false);
+  same_as_walker(fn + "print(deep(10000))\n", false);
+}
+
 TEST_CASE("native aarch64: step limits, Ctrl-C and globals kept across inputs") {
   require_tools();
   EngineRunner s(a64_engine());
   RunOptions limited;
   limited.step_limit = 1000;
-  CHECK(s.submit("while true { }\n", limited).error == "1:1: interrupted");
+  auto spun = s.submit("while true { }\n", limited);
+  CHECK(spun.error == "1:1: interrupted");
+  CHECK(spun.steps == 1001);  // the back-edges the runtime counted, the last one over
   CHECK(s.submit("fn f(n: int) -> int { return f(n) }\nf(1)\n", limited).error == "1:30: interrupted");
   CHECK(s.submit("for i in 0..10 { }\nprint(\"done\")\n", limited).output == "done\n");
 
