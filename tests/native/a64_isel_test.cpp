@@ -1,8 +1,8 @@
 // The AArch64 target description (native/target.h, a64_isel.cpp): the second pattern table's
 // coverage, the covers tree covering finds there that x86-64's table cannot (madd, msub,
 // cbnz, constants priced by their chunks, 12-bit immediates), legalisation for a target whose
-// sdiv does not trap, and register allocation on AAPCS64's register file. Emission for
-// AArch64 is not written yet; the views run up to regalloc.
+// sdiv does not trap, and register allocation on AAPCS64's register file. Emission and
+// running under qemu: a64_run_test.cpp; the encoder: a64_encoder_test.cpp.
 #include <doctest/doctest.h>
 
 #include <filesystem>
