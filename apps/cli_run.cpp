@@ -5,12 +5,11 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <optional>
 
 #include "analysis/eva.h"
-#include "proc/cross.h"
+#include "proc/process.h"
 #include "apps/cli_internal.h"
 #include "apps/repl.h"
 #include "bench/plot.h"
@@ -227,15 +226,18 @@ struct BuildArgs {
 };
 
 // `--run`: link the object with the target's C compiler (a cross gcc for another
-// architecture) and run it, under qemu-user when the target is not this machine's; its
-// output and exit code pass through, as if it had run here. Ctrl-C stops it (the Session's
-// flag: the program runs in a process group of its own, which the terminal's signal misses).
+// architecture) and run it, under qemu-user when the target is not this machine's; with
+// --native, the native backend's program image instead of LLVM's object. Its output and exit
+// code pass through, as if it had run here. Ctrl-C stops it (the Session's flag: the program
+// runs in a process group of its own, which the terminal's signal misses).
 int build_and_run(Session& session, const BuildArgs& a) {
   proc::Limits limits;
   limits.output_cap = size_t(64) << 20;
   proc::Result r;
   std::string why;
-  if (!session.run_on_target(limits, &r, &why, a.output, a.exe)) {
+  bool ran = a.native ? session.run_native_on_target(limits, &r, &why, a.output)
+                      : session.run_on_target(limits, &r, &why, a.output, a.exe);
+  if (!ran) {
     fmt::print(stderr, "error: --run: {}\n", why);
     return why.rfind("wasm32", 0) == 0 ? kUsageError : 2;
   }
@@ -256,50 +258,6 @@ int build_and_run(Session& session, const BuildArgs& a) {
   return r.signal ? 128 + r.signal : r.exit_code;
 }
 
-// `--native`: the native backend's code for the target (x86-64 or aarch64) with its small
-// runtime, as an executable (-o), run under qemu-user for another architecture (--run).
-int build_native(Session& session, const BuildArgs& a) {
-  std::string dir, exe = a.output, why;
-  if (exe.empty()) {
-    char tmp[] = "/tmp/descent-build-XXXXXX";
-    if (!mkdtemp(tmp)) {
-      fmt::print(stderr, "error: cannot make a temporary directory\n");
-      return 2;
-    }
-    dir = tmp;
-    exe = dir + "/prog";
-  }
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() {
-      std::error_code ec;
-      if (!dir.empty()) std::filesystem::remove_all(dir, ec);
-    }
-  } cleanup{dir};
-  if (!session.write_native_executable(exe, &why)) {
-    fmt::print(stderr, "error: {}\n", why);
-    return 2;
-  }
-  if (!a.run) return 0;
-  proc::CrossTools tools;
-  // write_native_executable accepted the target: x86-64 or aarch64 (by any of their names).
-  bool arm = a.target.rfind("aarch64", 0) == 0 || a.target.rfind("arm64", 0) == 0;
-  std::string arch = a.target.empty() ? proc::host_arch() : arm ? "aarch64" : "x86_64";
-  if (!proc::find_cross_tools(arch, &tools, &why)) {
-    fmt::print(stderr, "error: --run: {}\n", why);
-    return 2;
-  }
-  proc::Limits limits;
-  limits.output_cap = size_t(64) << 20;
-  proc::Result r = proc::run_executable(tools, exe, limits, &session.interrupt_flag());
-  std::fwrite(r.out.data(), 1, r.out.size(), stdout);
-  std::fflush(stdout);
-  std::fwrite(r.err.data(), 1, r.err.size(), stderr);
-  if (r.interrupted) return kInterrupted;
-  if (!r.started || r.signal) fmt::print(stderr, "error: --run: {}\n", r.problem);
-  return r.signal ? 128 + r.signal : r.started ? r.exit_code : 2;
-}
-
 int build_object(Session& session, const BuildArgs& a) {
   if (int rc = apply_opt_and_target(session, a.opt, a.target)) return rc;
   if (a.output.empty() && !a.run) {
@@ -313,10 +271,9 @@ int build_object(Session& session, const BuildArgs& a) {
     fmt::print(stderr, "{}", o.message);
     return o.exit_code();
   }
-  if (a.native) return build_native(session, a);
   if (a.run) return build_and_run(session, a);  // -o: the object kept there; else a temporary one
   std::string error;
-  if (!session.build_object(a.output, &error)) {
+  if (a.native ? !session.write_native_executable(a.output, &error) : !session.build_object(a.output, &error)) {
     fmt::print(stderr, "error: {}\n", error);
     return 2;
   }
@@ -514,7 +471,7 @@ Subcommand add_build(CLI::App& app) {
   auto a = std::make_shared<BuildArgs>();
   auto* build = app.add_subcommand("build", "compile a program to an object file (link: cc F.o -lm), or link and run it (--run)");
   build->add_option("FILE", a->file, "the program")->required();
-  build->add_option("-o", a->output, "the object file to write (without it, --run builds in a temporary directory)");
+  build->add_option("-o", a->output, "the object file to write (with --native: the executable); without it, --run builds in a temporary directory");
   build->add_flag("--run", a->run, "link with the target's C compiler and run it (another architecture under qemu-user); its output and exit code pass through");
   build->add_flag("--native", a->native, "the native backend's code (x86-64 or aarch64) with a small runtime: -o writes an executable (its C file beside it), --run runs it");
   build->add_option("--exe", a->exe, "with --run: where to write the executable (default: beside the object)");

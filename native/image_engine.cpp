@@ -29,9 +29,10 @@ namespace descent::native {
 
 namespace {
 
-// A run's image and what the runtime's reports refer to.
+// A run's image, the code it points into, and what the runtime's reports refer to.
 struct Prepared {
   NativeImage image;
+  std::vector<CachedBody> functions;  // by the Module's function index
   std::unique_ptr<Compiled> top;
   std::vector<SourceLoc> locs;   // per site
   std::vector<std::string> msgs;
@@ -78,13 +79,12 @@ class ImageEngine final : public Engine {
     // cache keyed by the declaration's address, as the in-process engine keeps, would be
     // fooled by a caller that frees one program's declarations and compiles another's at
     // the same addresses (a lab's harness does).
-    cache_.clear();
-    cache_.resize(module.functions.size());
+    p->functions.resize(module.functions.size());
     p->image.functions.assign(module.functions.size(), nullptr);
     std::string error;
     for (size_t i = 0; i < module.functions.size(); ++i) {
       const FunctionInfo& info = module.functions[i];
-      CachedBody& c = cache_[i];
+      CachedBody& c = p->functions[i];
       if (!info.decl) continue;
       if (refresh(c, info, module, target_, d) < 0) return false;
       if (!add_body(*c.code, module, p, &error)) {
@@ -237,7 +237,6 @@ class ImageEngine final : public Engine {
 
   const Target& target_;
   ConstantBuilder constants_;  // empty: a64::materialize
-  std::vector<CachedBody> cache_;
 };
 
 }  // namespace

@@ -241,6 +241,12 @@ class Session {
   // native target, as a statically linked executable at `exe` with the small runtime around
   // the code (its C file beside it, exe + ".c"); native/image.h. False with *error.
   bool write_native_executable(const std::string& exe, std::string* error) const;
+  // `descent build --native --run`: the same, then run as run_on_target runs its object (under
+  // qemu-user for another architecture, Ctrl-C through interrupt_flag()); `exe` "" builds in
+  // a temporary directory, removed after. False with *error when a tool is missing or the
+  // build fails; otherwise *result is the run (standalone: an error on stderr, exit code 1).
+  bool run_native_on_target(const proc::Limits& limits, proc::Result* result, std::string* error,
+                            const std::string& exe = "") const;
   // What the JIT did in its last run: compile and run time, and how many Descent functions
   // it (re)compiled (a function is compiled when first reached, and again when it, or a
   // function it calls, was redefined). False when no input ran on the jit engine yet.
