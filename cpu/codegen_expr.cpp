@@ -215,7 +215,7 @@ Val Codegen::unary(Op op, Val a) {
       // A vector exp is written out (vector_math.cpp): llvm.exp on <W x float> would become
       // W calls to expf. A scalar one stays libm's expf (glibc's is within 0.502 ulp), which
       // the reference interpreter calls too, so scalar code matches the oracle bit for bit.
-      r = x->getType()->isVectorTy() ? emit_exp(b_, x)
+      r = x->getType()->isVectorTy() ? emit_exp(b_, x, options_.target.avx512)
                                      : b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, x);
       break;
     case Op::Log: r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, x); break;

@@ -30,16 +30,22 @@
 //     to inf above the largest float and to a correctly rounded subnormal (or 0) below the
 //     smallest normal. Gradual underflow is therefore right without any special case.
 //  6. nan in, nan out.
+// With AVX-512 (`scalef`), steps 5 and 6 are one instruction: vscalefps computes y * 2^n from
+// n as a float with a single rounding (gradual underflow and overflow to inf included, the
+// same result as the two exact-then-once products), so no exponent bits are built. Clamping
+// so that nan passes through (select(x < lo, lo, x)) then lets nan flow to the end by itself:
+// 15 vector operations instead of 25, the same bits out.
 // The error: at most 0.99 ulp against the exact e^x, measured over all 2^32 floats by
 // emulating these steps in C++ with fmaf (tests/tensor/vector_math_test.cpp checks a sweep
 // of them through the backend).
 #include "cpu/vector_math.h"
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 
 namespace descent::cpu {
 
-llvm::Value* emit_exp(llvm::IRBuilderBase& b, llvm::Value* x) {
+llvm::Value* emit_exp(llvm::IRBuilderBase& b, llvm::Value* x, bool scalef) {
   // Every rounding below is placed by hand (the magic number of step 2 relies on t - magic
   // being rounded as written), so none of the caller's fast-math flags apply here.
   llvm::IRBuilderBase::FastMathFlagGuard keep_callers_flags(b);
@@ -54,16 +60,21 @@ llvm::Value* emit_exp(llvm::IRBuilderBase& b, llvm::Value* x) {
     return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {ft}, {a, m, c});
   };
 
-  // 1. clamp (nan -> -104)
+  // vscalefps takes 16 lanes (its 256- and 128-bit forms need AVX512VL: not asked for).
+  auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(ft);
+  scalef = scalef && vt && vt->getNumElements() == 16;
+
+  // 1. clamp (nan -> -104; with scalef nan stays nan: no integer step follows)
   llvm::Value* lo = f(-104.0);
   llvm::Value* hi = f(104.0);
-  llvm::Value* xc = b.CreateSelect(b.CreateFCmpOGT(x, lo), x, lo);
-  xc = b.CreateSelect(b.CreateFCmpOLT(xc, hi), xc, hi);
+  llvm::Value* xc = scalef ? b.CreateSelect(b.CreateFCmpOLT(x, lo), lo, x)
+                           : b.CreateSelect(b.CreateFCmpOGT(x, lo), x, lo);
+  xc = scalef ? b.CreateSelect(b.CreateFCmpOGT(xc, hi), hi, xc)
+              : b.CreateSelect(b.CreateFCmpOLT(xc, hi), xc, hi);
 
   // 2. n = round(x log2(e)), as an i32 and as a float
   const double magic = 12582912.0;  // 1.5 * 2^23
   llvm::Value* t = fmuladd(xc, f(1.44269504088896341), f(magic));
-  llvm::Value* n = b.CreateSub(b.CreateBitCast(t, it), i(0x4B400000));  // magic's bits
   llvm::Value* nf = b.CreateFSub(t, f(magic));
 
   // 3. r = x - n ln2 (Cody-Waite: ln2_hi + ln2_lo)
@@ -78,7 +89,14 @@ llvm::Value* emit_exp(llvm::IRBuilderBase& b, llvm::Value* x) {
   for (size_t k = 1; k < sizeof c / sizeof c[0]; ++k) p = fmuladd(p, r, f(c[k]));
   llvm::Value* y = b.CreateFAdd(fmuladd(b.CreateFMul(r, r), p, r), f(1.0));
 
+  // 5. with scalef: y * 2^n in one rounding (mask all ones, the current rounding mode)
+  if (scalef)
+    return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
+                             {y, nf, llvm::Constant::getNullValue(ft), b.getInt16(0xFFFF),
+                              b.getInt32(4)});
+
   // 5. y * 2^(n >> 1) * 2^(n - (n >> 1)), each factor built from exponent bits
+  llvm::Value* n = b.CreateSub(b.CreateBitCast(t, it), i(0x4B400000));  // magic's bits
   auto pow2 = [&](llvm::Value* k) {
     return b.CreateBitCast(b.CreateShl(b.CreateAdd(k, i(127)), i(23)), ft);
   };

@@ -18,6 +18,8 @@ namespace descent::cpu {
 // expf: nan -> nan, +inf -> +inf, -inf -> +0, overflow -> +inf, underflow -> +0. On a
 // machine without FMA (llvm.fmuladd is then a multiply and an add) the same emulation, on
 // every 7th pattern, stays within 0.96 ulp.
-llvm::Value* emit_exp(llvm::IRBuilderBase& b, llvm::Value* x);
+// `scalef`: the machine has AVX-512F; a <16 x float> then scales by 2^n with one vscalefps
+// (vector_math.cpp, step 5): the same bits in fewer instructions.
+llvm::Value* emit_exp(llvm::IRBuilderBase& b, llvm::Value* x, bool scalef = false);
 
 }  // namespace descent::cpu

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "tensor/schedule.h"
 
@@ -110,7 +111,13 @@ std::vector<Nest> analyse(const tir::PrimFunc& original) {
       last_indices(*inlined, st->buffer, &here);
       for (const Expr* load : here) {
         const Expr* idx = load->args.back().get();
-        if (tir::uses_var(*idx, n.spatial.back())) {
+        // In a reduction, a load the reduction loop does not move (layer norm's var reads
+        // its row's mean mu[i] once per step) is no operand read along j: it stays in a
+        // register, and must not make a row's reduction look like a matmul.
+        bool moves = !n.reduction;
+        for (const auto& a : load->args)
+          for (const std::string& red : n.reduce) moves |= tir::uses_var(*a, red);
+        if (moves && tir::uses_var(*idx, n.spatial.back())) {
           n.spatial_contiguous = true;
           // Read along j and never along the other spatial loops: one panel of it serves
           // every row of the output (what packing copies).
@@ -236,6 +243,31 @@ void vector_partial_sums(const Nest& n, const Add& add) {
   add("vectorize " + n.block + "_rf_init." + r + "_1", "");
 }
 
+// A long row reduced to one value (softmax's max and sum, layer norm's mean and variance, a
+// GEMV's dot): with one vector of partial sums, each step's add waits for the last one's
+// (4 cycles for a vaddps), so a 1024-long row takes 64 steps of latency, not throughput.
+// Four vectors of partial sums (64 lanes on AVX-512) are four independent chains a quarter
+// as long; a second rfactor then folds the four into one vector before the scalar tail
+// (else the tail would be 64 scalar steps instead of 16). Softmax 256 x 1024, one thread:
+// 111 -> 100 us (docs/benchmarks.md). Taken where the row is at least 16 vectors long and
+// divides into 4; the default only (the space's split already tries several vectors).
+bool several_partial_sums(const Nest& n, int64_t lanes, const Add& add) {
+  const std::string& r = n.reduce.back();
+  const int64_t extent = n.reduce_extent.back(), wide = 4 * lanes;
+  if (lanes < 4 || extent % wide != 0 || extent < 4 * wide) return false;
+  const std::string b = n.block + ".", rf = n.block + "_rf.";
+  add("split " + b + r + " " + std::to_string(wide), kDefaultOnly);
+  add("rfactor " + n.block + " " + b + r + "_1", kDefaultOnly);
+  add("decompose_reduction " + n.block + "_rf " + rf + r + "_0", kDefaultOnly);
+  add("vectorize " + rf + r + "_1", kDefaultOnly);
+  add("vectorize " + n.block + "_rf_init." + r + "_1", kDefaultOnly);
+  // The block left summing the 64 partials loops over `rf`; its own rfactor is `B_rf_1`.
+  add("split " + b + "rf " + std::to_string(lanes), kDefaultOnly);
+  add("rfactor " + n.block + " " + b + "rf_1", kDefaultOnly);
+  add("vectorize " + n.block + "_rf_1.rf_1", kDefaultOnly);
+  return true;
+}
+
 // Rows from which a `linear` (a dot per output) is worth running as a matmul over the weight
 // re-laid out: below it, a register tile of rows has too few rows to fill.
 constexpr int64_t kGemmBatch = 4;
@@ -279,6 +311,18 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
   const std::string& r = n.reduce.back();
   if (!n.spatial_contiguous && n.reduce_contiguous) {
     // dot: the partial sums of r in vector lanes (the sum's order changes: rounding may too).
+    // One output per row (no batch to tile): several vectors of partial sums.
+    const bool one_per_row = n.spatial.size() < 2 || n.spatial_extent[n.spatial.size() - 2] < 2;
+    if (one_per_row && several_partial_sums(n, lanes, add)) {
+      // The space keeps the one-vector recipe with its widths open (a step of the space
+      // only has no fixed form).
+      Add space = [&](std::string fixed, std::string open) {
+        add("", open.empty() ? std::move(fixed) : std::move(open));
+      };
+      if (rfactor_into_lanes(n, lanes, 4 * lanes, space)) vector_partial_sums(n, space);
+      parallel(b + n.spatial[outer()]);
+      return;
+    }
     if (rfactor_into_lanes(n, lanes, 4 * lanes, add)) {
       const std::string rf = n.block + "_rf.";
       // With a batch (more than one row), a register tile of outputs, each with its own
@@ -526,6 +570,7 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
   // A group (a step whose space line also takes the "-" steps after it) is all or nothing:
   // when its first step is refused, the rest of it is skipped too.
   bool group_refused = false;
+  std::set<std::string> default_only_buffers;
   auto apply = [&](Step s) {
     if (s.open == "-" && group_refused) {
       out.notes.push_back("skipped '" + s.fixed + "': its group's first step was refused");
@@ -537,12 +582,19 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
       return true;
     }
     std::string canonical, why;
+    std::set<std::string> before;
+    if (s.open == kDefaultOnly)
+      for (const tir::Buffer& b : out.func.buffers) before.insert(b.name);
     if (!tensor::apply_step(out.func, s.fixed, &canonical, &why)) {
       out.notes.push_back("skipped '" + s.fixed + "': " + why);
       group_refused = true;
       return false;
     }
     out.trace += canonical + "\n";
+    // Buffers only the default makes (the fold's partial sums): the space never has them.
+    if (s.open == kDefaultOnly)
+      for (const tir::Buffer& b : out.func.buffers)
+        if (!before.count(b.name)) default_only_buffers.insert(b.name);
     if (applied) applied->push_back(std::move(s));
     return true;
   };
@@ -636,7 +688,8 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
     // in L1 either way, and exp bounds the loop.
     for (const tir::Buffer& b : std::vector<tir::Buffer>(out.func.buffers))
       if (b.role == tir::BufferRole::Temp && b.scope == tir::Scope::Global)
-        apply({"set_scope " + b.name + " local", ""});
+        apply({"set_scope " + b.name + " local",
+               default_only_buffers.count(b.name) ? std::string(kDefaultOnly) : std::string()});
   }
   if (!shared_rows.empty() && work >= kParallelIterations)
     apply({"parallel " + outer_rows, "maybe 0.8 parallel " + outer_rows});

@@ -81,6 +81,10 @@ const std::vector<Case>& cases() {
        "nest sc_acc: dot with a batch: k re-laid out, then a matmul"},
       {"bmm", {{"b", 2}, {"n", 16}, {"k", 16}, {"m", 32}}, "nest C: matmul"},
       {"softmax3", {{"b", 2}, {"n", 4}, {"m", 32}}, "rows fused: every nest under out.i"},
+      // Long rows: four vectors of partial sums, folded to one (several_partial_sums).
+      {"softmax", {{"n", 3}, {"m", 1024}}, "rows fused: every nest under out.i"},
+      // var reads its row's mean mu[i]: a value per row, not an operand read along the row.
+      {"layer_norm", {{"n", 3}, {"d", 256}}, "rows fused: every nest under out.i"},
   };
   return all;
 }
@@ -105,6 +109,31 @@ TEST_CASE("default schedules: every prelude kernel, recognised and computing the
     CHECK(tir::print_script(replayed.func()) == tir::print_script(s.func));
     same_result(f, s.func, "cpu");
   }
+}
+
+TEST_CASE("default schedules: a long row's reductions keep four vectors of partial sums") {
+  // Softmax's max and sum, layer norm's mean and variance: 64 lanes (four independent
+  // chains), then a second rfactor folds them into one vector before the scalar tail.
+  tune::RuleSchedule sm = tune::default_schedule(lowered("softmax", {{"n", 8}, {"m", 1024}}), {});
+  for (const char* step : {"split mx.c 64\nrfactor mx mx.c_1\n", "split mx.rf 16\nrfactor mx mx.rf_1\n"
+                           "vectorize mx_rf_1.rf_1\n", "split s.c 64\n", "vectorize s_rf_1.rf_1\n"})
+    CHECK_MESSAGE(sm.trace.find(step) != std::string::npos, step, "\nin:\n", sm.trace);
+  for (const auto& n : sm.notes) CHECK_MESSAGE(n.rfind("skipped", 0) != 0, n);
+  tune::RuleSchedule ln = tune::default_schedule(lowered("layer_norm", {{"n", 8}, {"d", 1024}}), {});
+  CHECK(ln.trace.rfind("compute_at var out.i\ncompute_at mu out.i\n", 0) == 0);
+  for (const char* step : {"split mu.j 64\n", "split var.j 64\n", "vectorize var_rf_1.rf_1\n",
+                           "set_scope var_rf local\n", "vectorize out.j_1\n"})
+    CHECK_MESSAGE(ln.trace.find(step) != std::string::npos, step, "\nin:\n", ln.trace);
+  for (const auto& n : ln.notes) CHECK_MESSAGE(n.rfind("skipped", 0) != 0, n);
+  // The space keeps the one-vector recipe, its width open; the fold is the default's alone.
+  std::string space = tune::rule_space(lowered("softmax", {{"n", 8}, {"m", 1024}}), {});
+  CHECK(space.find("split mx.c ?{16,") != std::string::npos);
+  CHECK(space.find("rfactor mx mx.c_1") != std::string::npos);
+  CHECK(space.find("mx.rf") == std::string::npos);
+  // Short rows (under 16 vectors) keep one vector of partial sums.
+  tune::RuleSchedule small = tune::default_schedule(lowered("softmax", {{"n", 8}, {"m", 128}}), {});
+  CHECK(small.trace.find("split mx.c 16\n") != std::string::npos);
+  CHECK(small.trace.find("mx.rf") == std::string::npos);
 }
 
 TEST_CASE("default schedules: matmul gets the register tile, linear the vector partial sums") {
