@@ -57,7 +57,7 @@ bool domain_or_say(const std::string& name, analysis::Domain* d) {
 struct RunArgs {
   std::string file, engine = "ast", debug_level = "0", device = "ref", tensor_limit, plot, target;
   std::vector<std::string> plot_of = {"loss"};
-  bool time = false, trace = false;
+  bool time = false, trace = false, no_tiers = false;
   int registers = 16, threads = 0, opt = 2;
   CLI::Option* registers_option = nullptr;  // given or not: a note when the engine ignores it
   TunedOptions tuned;
@@ -66,6 +66,7 @@ struct RunArgs {
 int run_program(Session& session, const RunArgs& a) {
   if (int rc = apply_opt_and_target(session, a.opt, "")) return rc;
   if (int rc = apply_registers(session, a.registers)) return rc;
+  session.set_jit_tiers(!a.no_tiers);
   if (!session.set_engine(a.engine)) {
     fmt::print(stderr, "error: unknown engine '{}' (engines: {})\n", a.engine, join(Session::engines()));
     return kUsageError;
@@ -435,6 +436,7 @@ Subcommand add_run(CLI::App& app) {
   run->add_option("--threads", a->threads, "threads for the cpu device's parallel loops (default: all)");
   run->add_option("--tensor-limit", a->tensor_limit, "the largest one tensor may be, e.g. 512M, 2G (default: half the memory)");
   run->add_option("-O", a->opt, "optimisation level 0..3 for --engine jit (default 2)");
+  run->add_flag("--no-tiers", a->no_tiers, "--engine jit: compile at -O first, never -O0 first with -O in the background (docs/llvm.md, Tiers)");
   run->add_option("--target", a->target, "for --engine native: x86-64 (this machine) or aarch64 (cross-linked, run under qemu-aarch64)");
   run->add_option("--plot", a->plot, "draw what the program printed as curves (PNG): each line's 'loss NUMBER' per epoch");
   run->add_option("--plot-of", a->plot_of, "the words whose numbers --plot draws (default: loss)")->expected(1, 20);

@@ -179,9 +179,12 @@ std::string tune_report(const Session::TuneReport& r, const Session::TuneRequest
 std::string timing_report(const Outcome& o, const std::string& engine) {
   std::string text = fmt::format("[{}] compile {:.3f} ms, run {:.3f} ms, {} steps\n", engine,
                                  o.compile_seconds * 1e3, o.run_seconds * 1e3, o.steps);
+  // The names' column: 18 wide, or as wide as the longest name (the JIT's tier lines).
+  size_t width = 18;
+  for (const auto& s : o.stages) width = std::max(width, s.stage.size() + 2 * size_t(s.depth));
   for (const auto& s : o.stages) {
     std::string indent(size_t(2 + 2 * s.depth), ' ');
-    text += fmt::format("{}{:<{}} {:>10.3f} ms\n", indent, s.stage, 18 - 2 * s.depth,
+    text += fmt::format("{}{:<{}} {:>10.3f} ms\n", indent, s.stage, width - 2 * size_t(s.depth),
                         s.seconds * 1e3);
     if (s.stage != "kernels") continue;
     for (size_t i = 0; i < o.launches.size(); ++i) {

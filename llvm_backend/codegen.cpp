@@ -35,6 +35,16 @@ IRModule& IRModule::operator=(IRModule&& other) noexcept {
 std::string function_symbol(const std::string& name) { return "ds." + name; }
 std::string global_symbol(const std::string& name) { return "ds." + name; }
 std::string defined_symbol(const std::string& name) { return "ds." + name + ".defined"; }
+std::string slot_symbol(const std::string& function_symbol) { return function_symbol + ".slot"; }
+
+void initialize_all_targets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+  });
+}
 
 namespace codegen_internal {
 
@@ -65,12 +75,7 @@ namespace {
 
 // The data layout of `triple` ("" = this host), from a TargetMachine for it.
 bool set_target(llvm::Module& m, const std::string& triple, std::string* error) {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeAllTargetInfos();
-    llvm::InitializeAllTargets();
-    llvm::InitializeAllTargetMCs();
-  });
+  initialize_all_targets();
   std::string t = triple.empty() ? llvm::sys::getProcessTriple() : triple;
   std::string err;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(t, err);

@@ -89,6 +89,11 @@ struct UnitSpec {
   // uses the SourceFile's serial instead, which stays true when the Module frees an earlier
   // input while the JIT's code for a later one is still in use.
   bool input_serials = false;
+  // Tiered code (the JIT's first tier, docs/llvm.md "Tiers"): a call to a function for which
+  // this says true loads the callee's address from the pointer `SYMBOL.slot` (the JIT's, where
+  // it publishes faster code when it is ready) and calls that, instead of SYMBOL itself.
+  // Null: every call is direct.
+  std::function<bool(int)> through_slot;
 };
 IRModule generate_unit(const Program& program, const Module& module, const UnitSpec& spec,
                        std::string* error);
@@ -99,5 +104,10 @@ std::vector<int> called_functions(const Block& block);
 std::string function_symbol(const std::string& name);
 std::string global_symbol(const std::string& name);
 std::string defined_symbol(const std::string& name);
+// Registers every target LLVM was built with (once per process; what IR generation for a
+// triple needs). Threads that make LLVM objects at the same time must find it done.
+void initialize_all_targets();
+// The pointer a tiered call loads its callee's address from ("ds.fib.slot").
+std::string slot_symbol(const std::string& function_symbol);
 
 }  // namespace descent::llvmbe

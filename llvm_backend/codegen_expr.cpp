@@ -149,6 +149,17 @@ llvm::Value* Lowering::call(const Expr& e) {
   args.push_back(st_->depth_next);
   llvm::Function* f = function(e.slot);
   bool is_void = f->getReturnType()->isVoidTy();
+  if (spec_.through_slot && spec_.through_slot(e.slot)) {
+    // The slot is written by another thread when the faster tier is ready: an atomic load
+    // (a plain mov on x86-64), so the call sees the old address or the new, never half.
+    std::string name = slot_symbol(f->getName().str());
+    auto* ptr = llvm::PointerType::getUnqual(c_);
+    auto* slot = llvm::cast<llvm::GlobalVariable>(m_.getOrInsertGlobal(name, ptr));
+    llvm::LoadInst* target = b_.CreateLoad(ptr, slot, "callee");
+    target->setAtomic(llvm::AtomicOrdering::Monotonic);
+    target->setAlignment(llvm::Align(8));
+    return b_.CreateCall(f->getFunctionType(), target, args, is_void ? "" : e.text);
+  }
   return b_.CreateCall(f, args, is_void ? "" : e.text);
 }
 

@@ -8,9 +8,11 @@
 #include <condition_variable>
 #include <functional>
 #include <deque>
+#include <future>
 #include <mutex>
 #include <map>
 #include <set>
+#include <thread>
 
 #include <pthread.h>
 
@@ -70,6 +72,17 @@ void run_once_unoptimized(llvm::Module& m, const std::string& entry) {
   f->addFnAttr(llvm::Attribute::NoInline);
 }
 
+// Whether a block has a while or for loop anywhere (the tiering rule: a loop at -O0 would run
+// to its end at -O0; without loops every call is short and the next one switches).
+bool has_ast_loop(const Block& block) {
+  for (const auto& s : block) {
+    if (!s) continue;
+    if (s->kind == StmtKind::While || s->kind == StmtKind::For) return true;
+    if (s->kind == StmtKind::If && (has_ast_loop(s->body) || has_ast_loop(s->else_body))) return true;
+  }
+  return false;
+}
+
 // ---- [SECTION] the compiler every engine shares ----
 // One LLJIT and one TargetMachine per -O level for the whole process, made on first use and
 // shared by every Jit engine (a Session has one; `descent bench` makes a Session per run, the
@@ -92,16 +105,35 @@ class SharedCompiler {
   int level = 2;                // the -O level of the compile under way (set under mu)
   double codegen_seconds = 0;   // spent making machine code since the engine last cleared it
 
-  // Under mu. Null with *error when LLVM cannot target this machine.
-  llvm::orc::LLJIT* jit(std::string* error) {
-    if (!jit_ && error_.empty()) {
+  // Under mu. Starts making the LLJIT on a thread of its own, so that a process's first
+  // compile generates its IR meanwhile (half a millisecond each) instead of after.
+  void prepare() {
+    if (jit_ || !error_.empty() || making_.valid()) return;
+    // LLVM's registries and options are set up here first, on this thread: the LLJIT's
+    // thread and IR generation on this one would otherwise both register targets at once.
+    initialize_native_target();
+    initialize_all_targets();
+    std::string ignored;
+    host_machine_builder(&ignored);  // this CPU, detected once
+    making_ = std::async(std::launch::async, [this] {
+      Made made;
       HostJitOptions options;
       options.static_initializers = false;  // Descent's units have no static constructors
       options.compiler = [this](llvm::orc::JITTargetMachineBuilder host)
           -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
         return std::make_unique<LevelCompiler>(host, *this);
       };
-      jit_ = make_host_jit(options, &error_);
+      made.jit = make_host_jit(options, &made.error);
+      return made;
+    });
+  }
+  // Under mu. Null with *error when LLVM cannot target this machine.
+  llvm::orc::LLJIT* jit(std::string* error) {
+    if (!jit_ && error_.empty()) {
+      prepare();
+      Made made = making_.get();
+      jit_ = std::move(made.jit);
+      error_ = jit_ ? "" : made.error;
       if (jit_) ++instances_;
     }
     if (!jit_) *error = error_;
@@ -139,7 +171,12 @@ class SharedCompiler {
     SharedCompiler& shared_;
   };
 
+  struct Made {
+    std::unique_ptr<llvm::orc::LLJIT> jit;
+    std::string error;
+  };
   std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::future<Made> making_;
   std::unique_ptr<llvm::TargetMachine> tm_[4];
   std::string error_;
   int instances_ = 0;
@@ -149,6 +186,8 @@ class Jit final : public JitEngine {
  public:
   explicit Jit(int level) : level_(std::clamp(level, 0, 3)) {}
   ~Jit() override {
+    abandon_ = true;  // a background compile not yet started is skipped
+    wait_for_tiers();
     std::lock_guard<std::mutex> lock(SharedCompiler::get().mu);
     reset();
   }
@@ -159,11 +198,31 @@ class Jit final : public JitEngine {
   void set_opt_level(int level) override { level_ = std::clamp(level, 0, 3); }
   int opt_level() const override { return level_; }
   void set_ir_transform(IRTransform transform) override { transform_ = std::move(transform); }
-  Stats last_stats() const override { return stats_; }
+  void set_tiers(bool on) override { tiers_ = on; }
+  void wait_for_tiers() override {
+    if (worker_.joinable()) worker_.join();
+  }
+  Stats last_stats() const override {
+    Stats s = stats_;
+    std::lock_guard<std::mutex> lock(tier_mu_);
+    s.tier2_pending = tier_pending_;
+    s.tier2_seconds = tier_seconds_;
+    s.tier2_ready_seconds = tier_ready_seconds_;
+    return s;
+  }
 
   RunResult run(const Program& program, const Module& module, GlobalStore& globals,
                 const RunOptions& options) override {
+    // The last input's background compile read nothing of the session, but it adds to this
+    // engine's library, which compile() changes: it finishes first.
+    wait_for_tiers();
     stats_ = Stats{};
+    {
+      std::lock_guard<std::mutex> lock(tier_mu_);
+      tier_pending_ = false;
+      tier_seconds_ = tier_ready_seconds_ = 0;
+    }
+    run_start_ = Clock::now();
     globals.resize(module.globals.size());
     auto start = Clock::now();
     std::string error;
@@ -173,6 +232,7 @@ class Jit final : public JitEngine {
       entry = compile(program, module, options.echo, &error);
       stats_.jit_instances = SharedCompiler::get().instances();
     }
+    if (entry && tier_job_.program) start_tier2();
     stats_.compile_seconds = seconds_since(start);
     if (!entry) return failure("jit: " + error);
 
@@ -197,6 +257,12 @@ class Jit final : public JitEngine {
     run_watched([&] { result = runtime_.run(entry, options, inputs, &tensors); },
                 options.interrupt);
     stats_.run_seconds = seconds_since(start);
+    {
+      // The worker reads this input's program and the session until it has the second
+      // tier's IR; the caller may change both once run() returns.
+      std::unique_lock<std::mutex> lock(tier_mu_);
+      tier_cv_.wait(lock, [&] { return !worker_.joinable() || session_read_; });
+    }
     {
       std::lock_guard<std::mutex> lock(SharedCompiler::get().mu);
       release_unit();
@@ -267,11 +333,7 @@ class Jit final : public JitEngine {
   // the JIT's main library, and the runtime's here.
   bool start(std::string* error) {
     SharedCompiler& shared = SharedCompiler::get();
-    if (!shared.machine(level_)) {
-      *error = "no target machine for this host";
-      return false;
-    }
-    if (library_) return true;
+    if (library_) return true;  // (the TargetMachine for a level: when a unit first needs it)
     jit_ = shared.jit(error);
     if (!jit_) return false;
     static std::atomic<int> libraries{0};
@@ -300,6 +362,8 @@ class Jit final : public JitEngine {
     }
     compiled_.clear();
     used_symbols_.clear();
+    slot_of_.clear();
+    slots_.clear();
     bound_.clear();
     values_.clear();
     defined_.clear();
@@ -402,9 +466,8 @@ class Jit final : public JitEngine {
       phase = Clock::now();
       return s;
     };
+    shared.prepare();
     if (!same_session(m)) reset();
-    if (!start(error) || !bind_globals(m, error)) return nullptr;
-    stats_.setup_seconds = lap();
 
     std::vector<int> stale = stale_functions(program, m);
     std::map<int, std::string> symbol;
@@ -415,6 +478,17 @@ class Jit final : public JitEngine {
       auto c = compiled_.find(f);
       return c != compiled_.end() ? c->second.symbol : function_symbol(m.functions[static_cast<size_t>(f)].name);
     };
+    // Tiers: no loop in the top-level code or any function compiled now.
+    bool tier = tiers_ && level_ > 0 && !transform_ && !stale.empty() && !has_ast_loop(program.body);
+    for (int f : stale)
+      tier = tier && !has_ast_loop(m.functions[static_cast<size_t>(f)].decl->body);
+    const size_t first_new_slot = slots_.size();
+    if (tier)
+      for (int f : stale) {
+        slots_.emplace_back(nullptr);
+        slot_of_[symbol[f]] = slots_.size() - 1;
+      }
+    auto slotted = [&](int f) { return slot_of_.count(symbol_of(f)) > 0; };
 
     UnitSpec spec;
     spec.entry = "descent_main." + std::to_string(++counter_);
@@ -422,9 +496,46 @@ class Jit final : public JitEngine {
     spec.symbol = symbol_of;
     spec.echo = echo;
     spec.input_serials = true;
+    spec.through_slot = slotted;
     IRModule ir = generate_unit(program, m, spec, error);
     if (!ir) return nullptr;
     stats_.generate_seconds = lap();
+    // The LLJIT (made meanwhile, the first time), this engine's library, the globals' and the
+    // new slots' symbols.
+    if (!start(error) || !bind_globals(m, error)) return nullptr;
+    for (const auto& [name, index] : slot_of_)
+      if (index >= first_new_slot && !define_symbols(*jit_, {{slot_symbol(name), &slots_[index]}}, error, library_))
+        return nullptr;
+    stats_.setup_seconds = lap();
+    tier_job_ = TierJob{};
+    if (tier) {
+      // The second tier's unit: the same functions under new names, calling each other
+      // directly (inlined, self-recursion a plain call) and the others through their slots;
+      // no top-level code. The worker generates it (run() returns only once it has: it reads
+      // the session, which the next input changes), from names fixed now.
+      std::vector<std::string> names(m.functions.size());
+      std::vector<bool> through(m.functions.size());
+      for (size_t f = 0; f < names.size(); ++f) {
+        const int i = static_cast<int>(f);
+        names[f] = symbol.count(i) ? symbol[i] + ".o2" : symbol_of(i);
+        through[f] = !symbol.count(i) && slotted(i);
+      }
+      tier_job_.spec = spec;
+      tier_job_.spec.entry = "";
+      tier_job_.spec.symbol = [names](int f) { return names[static_cast<size_t>(f)]; };
+      tier_job_.spec.through_slot = [through](int f) { return bool(through[static_cast<size_t>(f)]); };
+      tier_job_.program = &program;
+      tier_job_.module = &m;
+      tier_job_.level = level_;
+      for (int f : stale) tier_job_.publish.emplace_back(symbol[f] + ".o2", slot_of_.at(symbol[f]));
+    }
+    stats_.functions_tiered = tier ? static_cast<int>(stale.size()) : 0;
+    const int level = tier ? 0 : level_;
+    if (!shared.machine(level)) {
+      *error = "no target machine for this host at -O" + std::to_string(level);
+      return nullptr;
+    }
+    stats_.generate_seconds += lap();
     ir.module->setDataLayout(jit_->getDataLayout());
     ir.module->setTargetTriple(jit_->getTargetTriple().str());
     if (transform_) {
@@ -434,8 +545,8 @@ class Jit final : public JitEngine {
         return nullptr;
       }
     }
-    if (level_ > 0) run_once_unoptimized(*ir.module, spec.entry);
-    if (std::string why = optimize_for_jit(*ir.module, level_, shared.machine(level_)); !why.empty()) {
+    if (level > 0) run_once_unoptimized(*ir.module, spec.entry);
+    if (std::string why = optimize_for_jit(*ir.module, level, shared.machine(level)); !why.empty()) {
       *error = "the JIT's pass pipeline: " + why;
       return nullptr;
     }
@@ -456,13 +567,23 @@ class Jit final : public JitEngine {
       release_unit();
       return nullptr;
     }
-    shared.level = level_;
+    shared.level = level;
     shared.codegen_seconds = 0;
     auto address = jit_->lookup(*library_, spec.entry);  // compiles the unit
+    if (address && tier)  // the first tier's addresses in the slots (the unit is made now)
+      for (int f : stale) {
+        auto a = jit_->lookup(*library_, symbol[f]);
+        if (!a) {
+          address = a.takeError();
+          break;
+        }
+        slots_[slot_of_.at(symbol[f])].store(a->toPtr<const void*>(), std::memory_order_release);
+      }
     stats_.codegen_seconds = shared.codegen_seconds;
     stats_.link_seconds = lap() - stats_.codegen_seconds;
     if (!address) {
       *error = error_text(address.takeError());
+      tier_job_ = TierJob{};
       release_unit();
       return nullptr;
     }
@@ -478,6 +599,69 @@ class Jit final : public JitEngine {
     }
     stats_.functions_compiled = static_cast<int>(stale.size());
     return address->toPtr<Entry>();
+  }
+
+  // ---- [SECTION] tiers ----
+  struct TierJob {
+    const Program* program = nullptr;  // null: nothing to do
+    const Module* module = nullptr;
+    UnitSpec spec;
+    int level = 2;
+    std::vector<std::pair<std::string, size_t>> publish;  // symbol -> its slot
+  };
+
+  // The second tier on a thread of its own: optimise, make machine code, and only then point
+  // the slots at it. Any failure leaves the first tier in place (slower, never wrong).
+  void start_tier2() {
+    {
+      std::lock_guard<std::mutex> lock(tier_mu_);
+      tier_pending_ = true;
+      session_read_ = false;
+    }
+    worker_ = std::thread([this, job = std::move(tier_job_)]() mutable {
+      auto start = Clock::now();
+      std::string ignored;
+      IRModule ir = generate_unit(*job.program, *job.module, job.spec, &ignored);
+      {
+        std::lock_guard<std::mutex> tl(tier_mu_);
+        session_read_ = true;
+      }
+      tier_cv_.notify_all();
+      SharedCompiler& shared = SharedCompiler::get();
+      std::lock_guard<std::mutex> lock(shared.mu);
+      bool published = false;
+      if (ir && !abandon_ && optimize_for_jit(*ir.module, job.level, shared.machine(job.level)).empty()) {
+        ir.module->setDataLayout(jit_->getDataLayout());
+        ir.module->setTargetTriple(jit_->getTargetTriple().str());
+        llvm::orc::ThreadSafeModule tsm(std::move(ir.module), std::move(ir.context));
+        llvm::Error added = jit_->addIRModule(*library_, std::move(tsm));
+        std::vector<const void*> code;
+        if (added) llvm::consumeError(std::move(added));
+        else {
+          shared.level = job.level;
+          for (const auto& [symbol, slot] : job.publish) {
+            auto a = jit_->lookup(*library_, symbol);
+            if (!a) {
+              llvm::consumeError(a.takeError());
+              break;
+            }
+            code.push_back(a->toPtr<const void*>());
+          }
+        }
+        if (!code.empty() && code.size() == job.publish.size()) {
+          for (size_t k = 0; k < code.size(); ++k)
+            slots_[job.publish[k].second].store(code[k], std::memory_order_release);
+          published = true;
+        }
+      }
+      std::lock_guard<std::mutex> tl(tier_mu_);
+      tier_pending_ = false;
+      if (published) {
+        tier_seconds_ = seconds_since(start);
+        tier_ready_seconds_ = seconds_since(run_start_);
+      }
+    });
+    tier_job_ = TierJob{};
   }
 
   // Frees the last unit's code when it had a tracker of its own (top-level code only). Under
@@ -497,6 +681,20 @@ class Jit final : public JitEngine {
   llvm::orc::ResourceTrackerSP unit_;
   std::map<int, Compiled> compiled_;  // by Module function index
   std::set<std::string> used_symbols_;
+  // Tiers: slot homes (a deque never moves its elements), by first-tier symbol; the unit the
+  // worker compiles next; the worker; its results (under tier_mu_).
+  std::deque<std::atomic<const void*>> slots_;
+  std::map<std::string, size_t> slot_of_;
+  bool tiers_ = true;
+  TierJob tier_job_;
+  std::thread worker_;
+  std::atomic<bool> abandon_{false};
+  Clock::time_point run_start_;
+  mutable std::mutex tier_mu_;
+  std::condition_variable tier_cv_;
+  bool session_read_ = true;
+  bool tier_pending_ = false;
+  double tier_seconds_ = 0, tier_ready_seconds_ = 0;
   int counter_ = 0;
   std::vector<std::pair<std::string, Type>> bound_;  // globals with a home, by slot
   std::deque<Value> values_;      // their homes (a deque never moves its elements)

@@ -11,6 +11,15 @@
 // whose symbol changed since it was compiled; so callers are re-linked to the new version
 // when they are next needed, and calls stay direct (inlinable, no pointer table).
 //
+// Tiers: a unit whose functions and top-level code have no loop (fib: every call is short,
+// many calls are hot) is first compiled at -O0, which the code generator does in a third of
+// the time, and runs at once; meanwhile a background thread compiles the same functions again
+// at the engine's level and publishes them through one pointer per function (ds.f.slot),
+// which every call to a tiered function loads. Frames already running finish at -O0; every
+// call made after the switch runs the optimised code. A unit with a loop is compiled at the
+// engine's level before it runs, as before (a loop running at -O0 could not switch: no
+// on-stack replacement). docs/llvm.md, "Tiers".
+//
 // Globals: the engine keeps every global at a fixed address (ds.x, ds.x.defined are absolute
 // symbols into it) and copies the session's GlobalStore in before a run and back after, even
 // after a runtime error; so the REPL can switch engines between lines and keep its variables.
@@ -44,6 +53,11 @@ class JitEngine : public Engine {
   virtual int opt_level() const = 0;
   // Runs on every unit compiled from now on; null (the default) runs nothing.
   virtual void set_ir_transform(IRTransform transform) = 0;
+  // Whether loop-free units start at -O0 and tier up in the background (the default; off:
+  // every unit is compiled at the engine's level before it runs). Never with a transform.
+  virtual void set_tiers(bool on) = 0;
+  // Waits for a background compile under way (a test's way to see the second tier in use).
+  virtual void wait_for_tiers() = 0;
 
   struct Stats {
     double compile_seconds = 0;  // codegen + IR passes + machine code, for the last run()
@@ -58,6 +72,13 @@ class JitEngine : public Engine {
     double link_seconds = 0;      // the rest of the lookup: loading, relocation, symbols
     // LLJITs made in this process so far: one, shared by every engine and every input.
     int jit_instances = 0;
+    // Tiers (set_tiers): of functions_compiled, those compiled at -O0 to start at once and
+    // again at the engine's level in the background; that compile's seconds and when, from
+    // the start of run(), its code was published (0 and pending while it is not).
+    int functions_tiered = 0;
+    double tier2_seconds = 0;
+    double tier2_ready_seconds = 0;
+    bool tier2_pending = false;
   };
   virtual Stats last_stats() const = 0;
 };

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include <fmt/format.h>
+
 #include "lang/ast_print.h"
 #include "lang/fold.h"
 #include "lang/parser.h"
@@ -125,7 +127,11 @@ Engine& Session::engine_for(const std::string& name) {
   if (!slot) {
     if (name == "stack") slot = make_stack_vm();
     else if (name == "reg") slot = make_reg_vm(num_registers_);
-    else if (name == "jit") slot = llvm_plugin::make_jit_engine(opt_level_);
+    else if (name == "jit") {
+      auto jit = llvm_plugin::make_jit_engine(opt_level_);
+      jit->set_tiers(jit_tiers_);
+      slot = std::move(jit);
+    }
     else if (name == "native") slot = nt ? native::make_native_engine(*nt) : native::make_native_engine();
     else slot = make_ast_walker();
   }
@@ -138,6 +144,12 @@ bool Session::set_opt_level(int level) {
   if (auto it = engine_cache_.find("jit"); it != engine_cache_.end())
     static_cast<llvmbe::JitEngine&>(*it->second).set_opt_level(level);
   return true;
+}
+
+void Session::set_jit_tiers(bool on) {
+  jit_tiers_ = on;
+  if (auto it = engine_cache_.find("jit"); it != engine_cache_.end())
+    static_cast<llvmbe::JitEngine&>(*it->second).set_tiers(on);
 }
 
 bool Session::set_target(const std::string& target, std::string* error) {
@@ -183,7 +195,8 @@ bool Session::jit_stats(JitStats* out) const {
   auto it = engine_cache_.find("jit");
   if (it == engine_cache_.end()) return false;
   llvmbe::JitEngine::Stats st = static_cast<const llvmbe::JitEngine&>(*it->second).last_stats();
-  *out = {st.compile_seconds, st.run_seconds, st.functions_compiled};
+  *out = {st.compile_seconds, st.run_seconds, st.functions_compiled, st.functions_tiered,
+          st.tier2_seconds, st.tier2_ready_seconds, st.tier2_pending};
   return true;
 }
 
@@ -487,10 +500,19 @@ Outcome Session::run(const RunOptions& options) {
     out.stages.push_back({"run", out.run_seconds, 0});
     // The JIT compiles inside run(): how long, and how many functions it (re)compiled.
     JitStats jit;
-    if (engine == "jit" && jit_stats(&jit))
-      out.stages.push_back({"jit: " + std::to_string(jit.functions_compiled) +
-                                (jit.functions_compiled == 1 ? " function" : " functions"),
+    if (engine == "jit" && jit_stats(&jit)) {
+      const int n = jit.functions_compiled;
+      out.stages.push_back({"jit: " + std::to_string(n) + (n == 1 ? " function" : " functions") +
+                                (jit.functions_tiered ? " at -O0" : ""),
                             jit.compile_seconds, 1});
+      // The second tier: compiled beside the run, so not part of it.
+      if (jit.functions_tiered)
+        out.stages.push_back(
+            {jit.tier2_pending ? "jit: -O" + std::to_string(opt_level_) + " behind it, not ready by the end"
+                               : fmt::format("jit: -O{} behind it, in use at {:.1f} ms", opt_level_,
+                                             jit.tier2_ready_seconds * 1e3),
+             jit.tier2_seconds, 1});
+    }
     out.launches = tensors_->launches();
     out.launch_totals = tensors_->launch_totals();
     const tensor::EvaluationTimes& tt = tensors_->evaluation_times();

@@ -190,6 +190,9 @@ class Session {
   // triple (or alias: x86-64, aarch64, riscv64, wasm32; "" = this machine) of asm/mir.
   bool set_opt_level(int level);
   int opt_level() const { return opt_level_; }
+  // Whether the jit engine may start loop-free code at -O0 and compile it at the -O level in
+  // the background (default on; llvm_backend/jit.h).
+  void set_jit_tiers(bool on);
   // The abstract domain of the "analysis" stage (constants, signs, intervals, congruences,
   // sets, product; default product, the reduced product of the last four).
   void set_analysis_domain(analysis::Domain d) { analysis_domain_ = d; }
@@ -253,6 +256,11 @@ class Session {
   struct JitStats {
     double compile_seconds = 0, run_seconds = 0;
     int functions_compiled = 0;
+    // Of those, started at -O0 while the -O level's code is compiled in the background: that
+    // compile's seconds, and when it was in use (from the run's start); pending: not by the end.
+    int functions_tiered = 0;
+    double tier2_seconds = 0, tier2_ready_seconds = 0;
+    bool tier2_pending = false;
   };
   bool jit_stats(JitStats* out) const;
   // A unified diff of the IR after two LLVM passes (labels as passes() gives them).
@@ -643,6 +651,7 @@ class Session {
   std::vector<int64_t> set_aside_tensors_;
   int num_registers_ = 16;
   int opt_level_ = 2;
+  bool jit_tiers_ = true;
   analysis::Domain analysis_domain_ = analysis::Domain::Product;
   int analysis_unroll_ = analysis::Options{}.unroll;
   bool analysis_thresholds_ = true;

@@ -44,6 +44,8 @@ class MissingJit : public llvmbe::JitEngine {
   void set_opt_level(int level) override { level_ = level; }
   int opt_level() const override { return level_; }
   void set_ir_transform(llvmbe::IRTransform) override {}
+  void set_tiers(bool) override {}
+  void wait_for_tiers() override {}
   Stats last_stats() const override { return {}; }
 
  private:

@@ -200,6 +200,26 @@ TEST_CASE("run: --time reports on stderr and leaves stdout alone") {
   CHECK(contains(r.err, "ms"));
 }
 
+TEST_CASE("run --engine jit --time: the tiers are shown; --no-tiers compiles at -O first") {
+  fe::TempDir dir;
+  std::string f = dir.write("fib.ds", "fn fib(n: int) -> int {\n  if n < 2 { return n }\n"
+                                      "  return fib(n - 1) + fib(n - 2)\n}\nprint(fib(27))\n");
+  ProcResult tiered = run_descent({"run", f, "--engine", "jit", "--time"});
+  INFO(describe(tiered));
+  CHECK(tiered.exit_code == 0);
+  CHECK(tiered.out == "196418\n");
+  CHECK(contains(tiered.err, "jit: 1 function at -O0"));
+  // Ready during the run or not by its end: either way the line says which.
+  CHECK(contains(tiered.err, "jit: -O2 behind it, "));
+  ProcResult plain = run_descent({"run", f, "--engine", "jit", "--time", "--no-tiers"});
+  INFO(describe(plain));
+  CHECK(plain.exit_code == 0);
+  CHECK(plain.out == "196418\n");
+  CHECK(contains(plain.err, "jit: 1 function "));
+  CHECK_FALSE(contains(plain.err, "at -O0"));
+  CHECK_FALSE(contains(plain.err, "behind it"));
+}
+
 TEST_CASE("run: a lot of output before a runtime error is all kept") {
   fe::TempDir dir;
   std::string f = dir.write("many.ds", "for i in 0..20000 { print(i) }\nz = 0\nprint(1 / z)\n");
