@@ -109,12 +109,11 @@ class SharedCompiler {
   // compile generates its IR meanwhile (half a millisecond each) instead of after.
   void prepare() {
     if (jit_ || !error_.empty() || making_.valid()) return;
-    // LLVM's registries and options are set up here first, on this thread: the LLJIT's
-    // thread and IR generation on this one would otherwise both register targets at once.
-    initialize_native_target();
+    // The targets are registered here first, on this thread (IR generation needs them next):
+    // the LLJIT's thread and this one would otherwise register them at once, a race. That
+    // thread then only reads the registry (its native target is there: registering it
+    // again does nothing), adds the host's asm printer and detects this CPU.
     initialize_all_targets();
-    std::string ignored;
-    host_machine_builder(&ignored);  // this CPU, detected once
     making_ = std::async(std::launch::async, [this] {
       Made made;
       HostJitOptions options;
@@ -263,7 +262,7 @@ class Jit final : public JitEngine {
       std::unique_lock<std::mutex> lock(tier_mu_);
       tier_cv_.wait(lock, [&] { return !worker_.joinable() || session_read_; });
     }
-    {
+    if (unit_) {  // (only this thread sets unit_; a tiered unit has functions, so none)
       std::lock_guard<std::mutex> lock(SharedCompiler::get().mu);
       release_unit();
     }
