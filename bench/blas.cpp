@@ -249,4 +249,24 @@ void cpp_softmax(const tensor::Tensor& x, tensor::Tensor* out, int threads) {
   });
 }
 
+void cpp_layer_norm(const tensor::Tensor& x, const tensor::Tensor& gamma, const tensor::Tensor& beta,
+                    tensor::Tensor* out, int threads) {
+  out->shape = x.shape;
+  if (out->data.size() != x.data.size()) out->data = tensor::AlignedFloats(x.data.size());
+  int64_t rows = x.shape[0], cols = x.shape[1];
+  const float *in = x.data.data(), *g = gamma.data.data(), *b = beta.data.data();
+  float* o = out->data.data();
+  parallel_rows(rows, threads, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* row = in + r * cols;
+      float* dst = o + r * cols;
+      float mu = 0, var = 0;
+      for (int64_t c = 0; c < cols; ++c) mu += row[c] / float(cols);
+      for (int64_t c = 0; c < cols; ++c) var += (row[c] - mu) * (row[c] - mu) / float(cols);
+      float scale = 1.0f / std::sqrt(var + 0.00001f);
+      for (int64_t c = 0; c < cols; ++c) dst[c] = (row[c] - mu) * scale * g[c] + b[c];
+    }
+  });
+}
+
 }  // namespace descent::bench

@@ -43,5 +43,8 @@ bool blas_linear(const tensor::Tensor& x, const tensor::Tensor& w, tensor::Tenso
 // size matches.
 void cpp_add(const tensor::Tensor& a, const tensor::Tensor& b, tensor::Tensor* c, int threads);
 void cpp_softmax(const tensor::Tensor& x, tensor::Tensor* out, int threads);
+// The prelude's layer norm, row by row (mean, variance, then each element scaled).
+void cpp_layer_norm(const tensor::Tensor& x, const tensor::Tensor& gamma, const tensor::Tensor& beta,
+                    tensor::Tensor* out, int threads);
 
 }  // namespace descent::bench

@@ -15,6 +15,8 @@
 // on small problems, linear_relu is the seed notes' layer (memory bound: one pass over the
 // weights), and softmax has four stages with two reductions, where fusion pays.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -82,6 +84,8 @@ const std::vector<TensorWorkload>& all_workloads() {
        {{"n", 1}, {"k", 3072}, {"m", 200}}, {{"n", 1}, {"k", 256}, {"m", 40}}, "openblas", true},
       {"softmax", "softmax", "row softmax, 256 x 1024", {{"n", 256}, {"m", 1024}},
        {{"n", 16}, {"m", 64}}, "cpp", true},
+      {"layer_norm", "layer_norm", "layer norm of each row, 256 x 1024",
+       {{"n", 256}, {"d", 1024}}, {{"n", 16}, {"d", 64}}, "cpp", true},
   };
   return w;
 }
@@ -91,7 +95,7 @@ const std::vector<TensorWorkload>& all_workloads() {
 // where the device runs hand-written kernels, "<device>-hand"; then the baselines. A new
 // device gets its columns without this file changing.
 struct Column {
-  enum Kind { Ref, Naive, Default, Sched, Hand, Baseline };
+  enum Kind { Ref, Naive, Default, Sched, Hand, Baseline, External };
   std::string engine;   // the record's engine: "cpu-sched"
   std::string device;   // the backend's name ("" for a baseline)
   Kind kind;
@@ -108,6 +112,9 @@ std::vector<Column> columns() {
   }
   out.push_back({"openblas", "", Column::Baseline});
   out.push_back({"cpp", "", Column::Baseline});
+  // ONNX Runtime's kernel for the same operator, in a child python3 (bench/models/
+  // tensor_baseline.py): only when asked for by name, since it needs pip packages.
+  out.push_back({"onnxruntime", "", Column::External});
   return out;
 }
 
@@ -232,6 +239,8 @@ class TensorSuite {
   void measure_roofs();
   bool prepare(size_t workload, std::string* error);
   bool run_baseline(int threads, tensor::Tensor* out, std::string* problem) const;
+  void run_external(int threads, BenchRecord* r, tensor::Tensor* out, std::vector<double>* times,
+                    std::string* skip) const;
   bool time_runs(const std::function<double()>& fn, int repeats, std::vector<double>* t) const;
   bool run_compiled(tensor::Backend& b, const tir::PrimFunc& f, int threads, int repeats,
                     BenchRecord* r, tensor::Tensor* out, std::vector<double>* times,
@@ -315,6 +324,10 @@ std::vector<Cell> TensorSuite::plan() const {
           if (c.engine == w.baseline)
             for (int t : o_.threads) cells.push_back({wi, &c, t});
           break;
+        case Column::External:
+          if (!o_.engines.empty())
+            for (int t : o_.threads) cells.push_back({wi, &c, t});
+          break;
       }
     }
   }
@@ -325,6 +338,7 @@ std::vector<Cell> TensorSuite::plan() const {
     auto rank = [](const Cell& c) {
       if (c.column->kind == Column::Ref) return 0;
       if (c.column->kind == Column::Baseline) return 3;
+      if (c.column->kind == Column::External) return 4;
       return c.threads > 0 ? 1 : 2;
     };
     if (rank(a) != rank(b)) return rank(a) < rank(b);
@@ -430,6 +444,7 @@ bool TensorSuite::run_baseline(int threads, tensor::Tensor* out, std::string* pr
   blas_set_threads(threads);
   if (p_.w->kernel == "add") cpp_add(in[0], in[1], out, threads);
   else if (p_.w->kernel == "softmax") cpp_softmax(in[0], out, threads);
+  else if (p_.w->kernel == "layer_norm") cpp_layer_norm(in[0], in[1], in[2], out, threads);
   else if (p_.w->kernel == "matmul") return blas_matmul(in[0], in[1], out, problem);
   else {
     if (!blas_linear(in[0], in[1], out, problem)) return false;
@@ -437,6 +452,47 @@ bool TensorSuite::run_baseline(int threads, tensor::Tensor* out, std::string* pr
       out->data[i] = out->data[i] > 0 ? out->data[i] : 0.0f;
   }
   return true;
+}
+
+// The onnxruntime column: the inputs as .npy files for a child python3, its times per call
+// and its output back to be checked like any column's. Anything missing (python3, the pip
+// packages, an operator) skips the cell with the reason: an optional column never fails.
+void TensorSuite::run_external(int threads, BenchRecord* r, tensor::Tensor* out,
+                               std::vector<double>* times, std::string* skip) const {
+  std::string python = find_on_path("python3");
+  if (python.empty()) {
+    *skip = "python3 is not on PATH";
+    return;
+  }
+  fs::path dir = fs::temp_directory_path() / fmt::format("descent-bench-tensor-{}", ::getpid());
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir, ec);
+  std::string error;
+  for (size_t i = 0; i < p_.inputs.size(); ++i)
+    if (!tensor::save_npy(p_.inputs[i], (dir / fmt::format("in{}.npy", i)).string(), &error)) {
+      *skip = "cannot write the inputs: " + error;
+      return;
+    }
+  std::string script = (fs::path(DESCENT_BENCH_MODELS_DIR) / "tensor_baseline.py").string();
+  ProcResult p = run_process({python, script, dir.string(), p_.w->kernel, std::to_string(threads),
+                              o_.quick ? "0.005" : "0.05", std::to_string(std::max(1, o_.repeats))},
+                             o_.interrupt);
+  nlohmann::json j = p.ok ? nlohmann::json::parse(p.out, nullptr, false) : nlohmann::json();
+  if (!p.ok || j.is_discarded()) {
+    *skip = !p.ok ? "tensor_baseline.py did not run: " + p.problem
+                  : "tensor_baseline.py printed something that is not JSON: " + p.out.substr(0, 200);
+  } else if (!j.contains("onnxruntime")) {
+    for (const auto& note : j.value("notes", nlohmann::json::array()))
+      *skip += (skip->empty() ? "" : "; ") + note.get<std::string>();
+    if (skip->empty()) *skip = "no onnxruntime result";
+  } else {
+    *times = j["onnxruntime"]["runs_s"].get<std::vector<double>>();
+    r->note = j["onnxruntime"].value("version", "");
+    if (!tensor::load_npy((dir / "out_onnxruntime.npy").string(), out, &error))
+      *skip = "cannot read onnxruntime's output: " + error;
+  }
+  fs::remove_all(dir, ec);
 }
 
 // Runs `fn` once untimed (page faults, thread start-up, program builds: what a framework's
@@ -536,6 +592,8 @@ BenchRecord TensorSuite::run_cell(const Cell& cell, size_t done, size_t total) {
     ok = run_compiled(tensor::reference_backend(), p_.naive, 1, std::min(o_.repeats, 3), &r,
                       &out, &times, &problem);
     r.compile_s = std::numeric_limits<double>::quiet_NaN();  // an interpreter compiles nothing
+  } else if (c.kind == Column::External) {
+    run_external(cell.threads, &r, &out, &times, &skip);
   } else if (c.kind == Column::Baseline) {
     ok = time_runs([&] {
       bool good = true;
@@ -616,7 +674,8 @@ void TensorSuite::finish_record(BenchRecord* r, const std::vector<double>& times
   r->checksum_ok = ok && skip.empty() && !times.empty();
   std::string why = problem;
   if (ok && skip.empty() && times.empty()) why = "interrupted";
-  r->note = r->skipped ? "skipped: " + skip : r->checksum_ok ? "" : why;
+  // A column with something to say (the onnxruntime column: its version) keeps it when all is well.
+  r->note = r->skipped ? "skipped: " + skip : r->checksum_ok ? r->note : why;
   r->output = r->checksum_ok ? r->expected : "";
 }
 

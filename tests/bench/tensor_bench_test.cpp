@@ -54,17 +54,19 @@ TEST_CASE("tensor suite: every workload on every column, checked, with rates") {
   auto records = run_benchmarks(o, &error);
   CHECK(error.empty());
   CHECK(tensor_workloads() == std::vector<std::string>{"vector_add", "matmul_128", "matmul_512",
-                                                        "matmul_1024", "linear_relu", "softmax"});
-  // 6 workloads x (ref once + cpu-naive, cpu-default and cpu-sched at 2 thread counts + the
+                                                        "matmul_1024", "linear_relu", "softmax",
+                                                        "layer_norm"});
+  // 7 workloads x (ref once + cpu-naive, cpu-default and cpu-sched at 2 thread counts + the
   // 3 OpenCL columns once + the baseline at 2 thread counts)
-  // + opencl-hand for the three matmul workloads
-  REQUIRE(records.size() == 6 * (1 + 3 * 2 + 3 + 2) + 3);
+  // + opencl-hand for the three matmul workloads (onnxruntime: only when asked for)
+  REQUIRE(records.size() == 7 * (1 + 3 * 2 + 3 + 2) + 3);
   bool have_device = !descent::gpu::device_names().empty();
   int opencl_naive_ran = 0, cpu_default_ran = 0;
   for (const auto& r : records) {
     INFO(r.workload, " on ", r.engine, " x", r.threads, ": ", r.note);
     CHECK(r.suite == "tensor");
-    std::string base = r.workload == "vector_add" || r.workload == "softmax" ? "cpp" : "openblas";
+    std::string base =
+        r.workload == "vector_add" || r.workload == "softmax" || r.workload == "layer_norm" ? "cpp" : "openblas";
     CHECK(r.baseline == base);
     CHECK(r.engine != (base == "cpp" ? "openblas" : "cpp"));
     if (r.skipped) {
@@ -103,15 +105,15 @@ TEST_CASE("tensor suite: every workload on every column, checked, with rates") {
     else
       CHECK(std::isnan(r.compile_s));
   }
-  CHECK(opencl_naive_ran == (have_device ? 6 : 0));
-  CHECK(cpu_default_ran == 6 * 2);  // the rules schedule every workload's kernel, checked
+  CHECK(opencl_naive_ran == (have_device ? 7 : 0));
+  CHECK(cpu_default_ran == 7 * 2);  // the rules schedule every workload's kernel, checked
   CHECK(all_ok(records));
 
   std::string table = format_tensor_table(records);
   CHECK(table.find("cpu-sched") != std::string::npos);
   CHECK(table.find("GFLOP/s") != std::string::npos);
   CHECK(table.find("compile") != std::string::npos);
-  CHECK(table.find("time/base: median / the baseline's median (cpp for softmax, vector_add; "
+  CHECK(table.find("time/base: median / the baseline's median (cpp for layer_norm, softmax, vector_add; "
                    "openblas for linear_relu, matmul_1024, matmul_128, matmul_512)") !=
         std::string::npos);
   CHECK(table.find("FAILED") == std::string::npos);
@@ -122,8 +124,8 @@ TEST_CASE("tensor suite: every workload on every column, checked, with rates") {
   for (const auto& l : progress)
     if (!l.empty() && l[0] == '[') bar.push_back(l);
   REQUIRE(bar.size() == 2 * records.size());
-  CHECK(bar.front().find("[>                       ]  0/75 vector_add on ref x1 ...") == 0);
-  CHECK(bar.back().find("[========================] 75/75 softmax on cpp x2: median ") == 0);
+  CHECK(bar.front().find("[>                       ]  0/87 vector_add on ref x1 ...") == 0);
+  CHECK(bar.back().find("[========================] 87/87 layer_norm on cpp x2: median ") == 0);
 }
 
 TEST_CASE("tensor suite: a missing OpenCL schedule skips its cell, a missing CPU one fails") {
@@ -203,18 +205,45 @@ TEST_CASE("tensor suite: an illegal shipped schedule fails its cell with the rea
   fs::remove_all(dir);
 }
 
+TEST_CASE("tensor suite: the onnxruntime column runs when asked for, checked, or says what is missing") {
+  std::string error;
+  BenchOptions o = quick_tensor();
+  o.engines = {"onnxruntime"};
+  o.workloads = {"softmax", "layer_norm"};
+  auto records = run_benchmarks(o, &error);
+  CHECK(error.empty());
+  REQUIRE(records.size() == 2 * o.threads.size());
+  for (const auto& r : records) {
+    INFO(r.workload, " x", r.threads, ": ", r.note);
+    CHECK(r.engine == "onnxruntime");
+    if (r.skipped) {  // no python3, numpy, onnx or onnxruntime here: a note, never a failure
+      CHECK((r.note.find("not installed") != std::string::npos ||
+             r.note.find("python3") != std::string::npos));
+      continue;
+    }
+    CHECK(r.checksum_ok);  // ONNX Runtime's Softmax / LayerNormalization, checked as any column
+    CHECK(r.expected == "matches the reference interpreter");
+    CHECK(r.note.rfind("ONNX Runtime ", 0) == 0);
+    CHECK(r.median_s > 0);
+  }
+  // Not asked for: no column.
+  o.engines = {};
+  o.workloads = {"softmax"};
+  for (const auto& r : run_benchmarks(o, &error)) CHECK(r.engine != "onnxruntime");
+}
+
 TEST_CASE("tensor suite: bad options are errors, not records") {
   std::string error;
   BenchOptions o = quick_tensor();
   o.engines = {"gpu"};
   CHECK(run_benchmarks(o, &error).empty());
   CHECK(error == "unknown tensor engine 'gpu' (engines: ref, cpu-naive, cpu-default, cpu-sched, "
-                 "opencl-naive, opencl-default, opencl-sched, opencl-hand, openblas, cpp)");
+                 "opencl-naive, opencl-default, opencl-sched, opencl-hand, openblas, cpp, onnxruntime)");
   o = quick_tensor();
   o.workloads = {"conv9d"};
   CHECK(run_benchmarks(o, &error).empty());
   CHECK(error == "no workload 'conv9d' in suite 'tensor' (workloads: vector_add, matmul_128, "
-                 "matmul_512, matmul_1024, linear_relu, softmax)");
+                 "matmul_512, matmul_1024, linear_relu, softmax, layer_norm)");
   o = quick_tensor();
   o.threads = {0};
   CHECK(run_benchmarks(o, &error).empty());
