@@ -5,6 +5,7 @@
 // codegen_internal.h. What the IR looks like for each construct is in codegen.h.
 #include "llvm_backend/codegen.h"
 
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -73,24 +74,33 @@ void collect_calls(const Block& b, std::vector<int>& out, std::set<int>& seen) {
 
 namespace {
 
-// The data layout of `triple` ("" = this host), from a TargetMachine for it.
+// The data layout of `triple` ("" = this host), from a TargetMachine for it, made once per
+// triple (a TargetMachine costs a tenth of a millisecond or more, and every JIT unit asks;
+// the layout depends on the triple only). Thread-safe: the JIT's worker generates IR too.
 bool set_target(llvm::Module& m, const std::string& triple, std::string* error) {
   initialize_all_targets();
   std::string t = triple.empty() ? llvm::sys::getProcessTriple() : triple;
-  std::string err;
-  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(t, err);
-  if (!target) {
-    if (error) *error = "unknown target '" + t + "': " + err;
-    return false;
-  }
-  std::unique_ptr<llvm::TargetMachine> tm(
-      target->createTargetMachine(t, "generic", "", llvm::TargetOptions(), llvm::None));
-  if (!tm) {
-    if (error) *error = "no target machine for '" + t + "'";
-    return false;
+  static std::mutex mu;
+  static std::map<std::string, std::string> layouts;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = layouts.find(t);
+  if (it == layouts.end()) {
+    std::string err;
+    const llvm::Target* target = llvm::TargetRegistry::lookupTarget(t, err);
+    if (!target) {
+      if (error) *error = "unknown target '" + t + "': " + err;
+      return false;
+    }
+    std::unique_ptr<llvm::TargetMachine> tm(
+        target->createTargetMachine(t, "generic", "", llvm::TargetOptions(), llvm::None));
+    if (!tm) {
+      if (error) *error = "no target machine for '" + t + "'";
+      return false;
+    }
+    it = layouts.emplace(t, tm->createDataLayout().getStringRepresentation()).first;
   }
   m.setTargetTriple(t);
-  m.setDataLayout(tm->createDataLayout());
+  m.setDataLayout(it->second);
   return true;
 }
 

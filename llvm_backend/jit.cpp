@@ -123,6 +123,9 @@ class SharedCompiler {
         return std::make_unique<LevelCompiler>(host, *this);
       };
       made.jit = make_host_jit(options, &made.error);
+      // The -O0 TargetMachine too, which a tiered first unit compiles with (jit() hands
+      // both over: nothing else touches tm_ until then).
+      if (made.jit) machine(0);
       return made;
     });
   }
