@@ -43,6 +43,8 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsX86.h>
 
+#include <vector>
+
 namespace descent::cpu {
 
 llvm::Value* emit_exp(llvm::IRBuilderBase& b, llvm::Value* x, bool scalef) {
@@ -60,9 +62,10 @@ llvm::Value* emit_exp(llvm::IRBuilderBase& b, llvm::Value* x, bool scalef) {
     return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {ft}, {a, m, c});
   };
 
-  // vscalefps takes 16 lanes (its 256- and 128-bit forms need AVX512VL: not asked for).
+  // vscalefps takes 16 lanes (its 256- and 128-bit forms need AVX512VL: not asked for); a
+  // wider vector (a loop vectorized 64 wide) goes through it 16 lanes at a time.
   auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(ft);
-  scalef = scalef && vt && vt->getNumElements() == 16;
+  scalef = scalef && vt && vt->getNumElements() % 16 == 0;
 
   // 1. clamp (nan -> -104; with scalef nan stays nan: no integer step follows)
   llvm::Value* lo = f(-104.0);
@@ -90,10 +93,30 @@ llvm::Value* emit_exp(llvm::IRBuilderBase& b, llvm::Value* x, bool scalef) {
   llvm::Value* y = b.CreateFAdd(fmuladd(b.CreateFMul(r, r), p, r), f(1.0));
 
   // 5. with scalef: y * 2^n in one rounding (mask all ones, the current rounding mode)
-  if (scalef)
-    return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
-                             {y, nf, llvm::Constant::getNullValue(ft), b.getInt16(0xFFFF),
-                              b.getInt32(4)});
+  if (scalef) {
+    auto* v16 = llvm::FixedVectorType::get(b.getFloatTy(), 16);
+    auto scale16 = [&](llvm::Value* y16, llvm::Value* n16) -> llvm::Value* {
+      return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
+                               {y16, n16, llvm::Constant::getNullValue(v16), b.getInt16(0xFFFF),
+                                b.getInt32(4)});
+    };
+    const unsigned lanes = vt->getNumElements();
+    if (lanes == 16) return scale16(y, nf);
+    llvm::Value* out = llvm::PoisonValue::get(ft);
+    for (unsigned c = 0; c < lanes / 16; ++c) {
+      std::vector<int> part, back(lanes);
+      for (unsigned l = 0; l < 16; ++l) part.push_back(int(c * 16 + l));
+      llvm::Value* r = scale16(b.CreateShuffleVector(y, part), b.CreateShuffleVector(nf, part));
+      // Widen the 16 lanes back to `lanes` (the rest undefined), then blend them into place.
+      for (unsigned l = 0; l < lanes; ++l) back[l] = l < 16 ? int(l) : -1;
+      llvm::Value* wide = b.CreateShuffleVector(r, back);
+      std::vector<int> blend(lanes);
+      for (unsigned l = 0; l < lanes; ++l)
+        blend[l] = l >= c * 16 && l < c * 16 + 16 ? int(lanes + l - c * 16) : int(l);
+      out = b.CreateShuffleVector(out, wide, blend);
+    }
+    return out;
+  }
 
   // 5. y * 2^(n >> 1) * 2^(n - (n >> 1)), each factor built from exponent bits
   llvm::Value* n = b.CreateSub(b.CreateBitCast(t, it), i(0x4B400000));  // magic's bits

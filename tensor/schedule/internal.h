@@ -164,15 +164,20 @@ struct Touch {
   int buffer;
   bool write;
   std::vector<tir::ExprPtr> index;
+  std::map<std::string, int64_t> inner;  // touches_under: the loops around it below the root
 };
 void touches_in_expr(const tir::Expr& e, const tir::Stmt* block, std::vector<Touch>* out);
 // Every access under s, reads and writes.
 void touches_under(tir::Stmt* s, std::vector<Touch>* out);
 // Whether the accesses `all` (one buffer's) keep the iterations of `loop` apart: some
 // dimension is indexed alike by all of them, by a function that differs for each value of
-// the loop's variable, mentioning besides it only `fixed` variables (loops outside it).
-// Then what one iteration touches no other iteration touches: the loop may be split into
-// nests (fission) or joined with a neighbour (merge) without reordering a write and a use.
+// the loop's variable, mentioning besides it only `fixed` variables (loops outside it); or,
+// in blocks, some dimension where each iteration's accesses, over the loops inside it
+// (Touch::inner), stay within a span no other iteration's reach (softmax's exponentials
+// written as e[j_0 * 64 + j_1] and summed as e[j_0 * 64 + c_1]: iteration j_0 touches
+// [64 j_0, 64 j_0 + 63] in both). Then what one iteration touches no other iteration
+// touches: the loop may be split into nests (fission) or joined with a neighbour (merge)
+// without reordering a write and a use.
 bool separated_by(const std::vector<const Touch*>& all, const tir::Stmt& loop,
                   const std::set<std::string>& fixed);
 

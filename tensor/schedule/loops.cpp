@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <limits>
+#include <map>
 #include <set>
 
 #include "tensor/schedule/internal.h"
@@ -325,33 +327,40 @@ bool fuse(PrimFunc& f, const std::string& loop1, const std::string& loop2,
 void touches_in_expr(const Expr& e, const Stmt* block, std::vector<Touch>* out) {
   visit_expr(e, [&](const Expr& x) {
     if (x.kind != ExprKind::Load) return;
-    Touch t{x.buffer, false, {}};
+    Touch t{x.buffer, false, {}, {}};
     for (const auto& i : x.args) t.index.push_back(block ? tir::inline_bindings(*i, *block) : tir::clone(*i));
     out->push_back(std::move(t));
   });
 }
 
 void touches_under(Stmt* s, std::vector<Touch>* out) {
-  walk(s, [&](Stmt* x) {
+  std::map<std::string, int64_t> inner;  // the loops around the statement being visited
+  std::function<void(Stmt*)> visit = [&](Stmt* x) {
+    if (!x) return;
+    const size_t first = out->size();
     if (x->kind == StmtKind::Block) {
       for (Stmt* st : stores_of(x)) {
-        Touch t{st->buffer, true, {}};
+        Touch t{st->buffer, true, {}, {}};
         for (const auto& i : st->indices) t.index.push_back(tir::inline_bindings(*i, *x));
         out->push_back(std::move(t));
         for (const auto& i : st->indices) touches_in_expr(*i, x, out);
         if (st->value) touches_in_expr(*st->value, x, out);
       }
       if (x->predicate) touches_in_expr(*x->predicate, x, out);
-      return false;  // its statements are done
-    }
-    if (x->kind == StmtKind::Store) {
-      Touch t{x->buffer, true, {}};
+    } else if (x->kind == StmtKind::Store) {
+      Touch t{x->buffer, true, {}, {}};
       for (const auto& i : x->indices) t.index.push_back(tir::clone(*i));
       out->push_back(std::move(t));
       if (x->value) touches_in_expr(*x->value, nullptr, out);
     }
-    return true;
-  });
+    for (size_t k = first; k < out->size(); ++k) (*out)[k].inner = inner;
+    if (x->kind == StmtKind::Block) return;  // its statements are done
+    const bool loop = x->kind == StmtKind::For;
+    if (loop) inner[x->var] = x->extent;
+    for (StmtPtr* c : child_slots(x)) visit(c->get());
+    if (loop) inner.erase(x->var);
+  };
+  visit(s);
 }
 
 namespace {
@@ -388,6 +397,56 @@ bool injective_in(const Expr& e, const std::string& v, int64_t extent,
 
 }  // namespace
 
+// Whether, in dimension d, iteration k of `loop` reaches only a span of its own: for each k,
+// the least and greatest index any access takes over the loops inside (each index an affine
+// function: sums, differences, products by constants, so its extremes lie at the inner
+// loops' first and last values), the spans of different k never overlapping.
+static bool blocked_in(const std::vector<const Touch*>& all, size_t d, const Stmt& loop,
+                       const std::set<std::string>& fixed) {
+  if (loop.extent <= 0 || loop.extent > 4096) return false;
+  const int64_t none = std::numeric_limits<int64_t>::max();
+  std::vector<std::pair<int64_t, int64_t>> span(size_t(loop.extent), {none, -none});
+  for (const Touch* t : all) {
+    if (t->index.size() <= d) return false;
+    const Expr& e = *t->index[d];
+    bool affine = true;
+    visit_expr(e, [&](const Expr& x) {
+      if (x.kind == ExprKind::Var)
+        affine = affine && (x.name == loop.var || fixed.count(x.name) || t->inner.count(x.name));
+      else if (x.kind == ExprKind::Binary)
+        affine = affine && (x.op == Op::Add || x.op == Op::Sub ||
+                            (x.op == Op::Mul && (x.args[0]->kind == ExprKind::IntImm ||
+                                                 x.args[1]->kind == ExprKind::IntImm)));
+      else
+        affine = affine && x.kind == ExprKind::IntImm;
+    });
+    if (!affine) return false;
+    ExprPtr base = tir::clone(e);
+    for (const std::string& f : fixed)
+      if (tir::uses_var(*base, f)) base = tir::substitute(*base, f, *tir::int_imm(0));
+    std::vector<std::pair<std::string, int64_t>> vars;
+    for (const auto& [name, extent] : t->inner)
+      if (tir::uses_var(*base, name)) vars.emplace_back(name, extent);
+    if (vars.size() > 4) return false;
+    for (int64_t k = 0; k < loop.extent; ++k) {
+      ExprPtr at = tir::substitute(*base, loop.var, *tir::int_imm(k));
+      for (unsigned corner = 0; corner < (1u << vars.size()); ++corner) {
+        ExprPtr c = tir::clone(*at);
+        for (size_t v = 0; v < vars.size(); ++v)
+          c = tir::substitute(*c, vars[v].first, *tir::int_imm(corner >> v & 1u ? vars[v].second - 1 : 0));
+        c = tir::simplify(*c);
+        if (c->kind != ExprKind::IntImm) return false;
+        auto& s = span[size_t(k)];
+        s = {std::min(s.first, c->ival), std::max(s.second, c->ival)};
+      }
+    }
+  }
+  std::sort(span.begin(), span.end());
+  for (size_t k = 0; k + 1 < span.size(); ++k)
+    if (span[k].second >= span[k + 1].first) return false;
+  return true;
+}
+
 bool separated_by(const std::vector<const Touch*>& all, const Stmt& loop,
                   const std::set<std::string>& fixed) {
   size_t dims = all.empty() ? 0 : all[0]->index.size();
@@ -397,6 +456,8 @@ bool separated_by(const std::vector<const Touch*>& all, const Stmt& loop,
       same = same && t->index.size() == dims && tir::equal(*t->index[d], *all[0]->index[d]);
     if (same && injective_in(*all[0]->index[d], loop.var, loop.extent, fixed)) return true;
   }
+  for (size_t d = 0; d < dims; ++d)
+    if (blocked_in(all, d, loop, fixed)) return true;
   return false;
 }
 

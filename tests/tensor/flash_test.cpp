@@ -220,6 +220,38 @@ kernel att_p(q: f32[s, d], k: f32[t, d]) -> f32[s, t] {
   CHECK_MESSAGE(why.find("block 'w' also reads 'p'") != std::string::npos, why);
 }
 
+TEST_CASE("merge joins loops split alike when each iteration touches a block of its own") {
+  // Softmax's exponentials and their sum, each split by 4 (the sum's partials in 4 lanes):
+  // iteration j_0 writes e[i, 4 j_0 .. 4 j_0 + 3] and the sum reads the same four, though
+  // the index expressions differ (j_1 against c_1).
+  tir::PrimFunc f = lower_kernel_text(std::string(tensor::prelude_source()), {{3, 16}}, "softmax",
+                                      "prelude.ds");
+  const std::string rows = "compute_at s out.i\ncompute_at e out.i\ncompute_at mx out.i\n";
+  const std::string split = rows + "split e.j 4\nsplit s.c 4\nrfactor s s.c_1\n";
+  tensor::Schedule s = scheduled(f, split + "merge e.j_0 s_rf.c_0\ndecompose_reduction s_rf e.j_0\n"
+                                            "vectorize e.j_1\nvectorize s_rf.c_1\n");
+  check_everywhere(f, s.func(), "softmax, exp and sum merged");
+  std::string text = tir::print_script(s.func());
+  CHECK(text.find("for c_0 in") == std::string::npos);  // the sum's loop is the exp's now
+  // Blocks of different widths: iteration j_0 writes 4 elements, the sum's reads 8.
+  std::string why = refusal(f, rows + "split e.j 4\nsplit s.c 8\nrfactor s s.c_1\n",
+                            "merge e.j_0 s_rf.c_0");
+  CHECK_MESSAGE(why.find("lengths differ") != std::string::npos, why);
+  // A sum over the row backwards: iteration 0 reads the last block, which iteration 3 writes.
+  // (x[i, c] gives c its extent.)
+  constexpr const char* kBackwards = R"(
+kernel back(x: f32[n, 16]) -> f32[n] {
+  e[i, j] = x[i, j] * 2.0
+  s[i] = sum(c) e[i, 15 - c] + 0.0 * x[i, c]
+  return s
+}
+)";
+  tir::PrimFunc g = lower_kernel_text(kBackwards, {{2, 16}});
+  why = refusal(g, "compute_at e s.i\nsplit e.j 4\nsplit s.c 4\nrfactor s s.c_1\n",
+                "merge e.j_0 s_rf.c_0");
+  CHECK_MESSAGE(why.find("'e' is not touched at one slice per iteration") != std::string::npos, why);
+}
+
 TEST_CASE("flash tiling: a block of query rows per pass") {
   for (const char* name : {"attention", "causal_attention"}) {
     bool causal = std::string(name) == "causal_attention";
