@@ -268,6 +268,30 @@ bool several_partial_sums(const Nest& n, int64_t lanes, const Add& add) {
   return true;
 }
 
+// An elementwise nest P and the next nest R reducing P's rows to one value each (softmax's
+// exponentials and their sum): both split as wide as R's partial sums, R's partials made
+// (rfactor), and the two loops over the row made one (merge), so the sum's adds hide behind
+// the exponentials' instructions and the row is not read a second time; then R's partials
+// folded as in several_partial_sums. All default-only; empty where it does not fit.
+std::vector<Step> merged_row_steps(const Nest& p, const Nest& r, int64_t lanes) {
+  const bool one_per_row = r.spatial.size() < 2 || r.spatial_extent[r.spatial.size() - 2] < 2;
+  if (p.reduction || !r.reduction || !one_per_row || r.reduce.empty() || p.spatial.empty()) return {};
+  const int64_t extent = r.reduce_extent.back(), wide = 4 * lanes;
+  if (lanes < 4 || extent % wide != 0 || extent < 4 * wide || p.spatial_extent.back() != extent) return {};
+  const std::string pj = p.block + "." + p.spatial.back(), rc = r.block + "." + r.reduce.back();
+  const std::string rf = r.block + "_rf";
+  std::vector<Step> out;
+  for (const std::string& s :
+       {"split " + pj + " " + std::to_string(wide), "split " + rc + " " + std::to_string(wide),
+        "rfactor " + r.block + " " + rc + "_1", "merge " + pj + "_0 " + rf + "." + r.reduce.back() + "_0",
+        "decompose_reduction " + rf + " " + pj + "_0", "vectorize " + pj + "_1",
+        "vectorize " + rf + "." + r.reduce.back() + "_1", "vectorize " + rf + "_init." + r.reduce.back() + "_1",
+        "split " + r.block + ".rf " + std::to_string(lanes), "rfactor " + r.block + " " + r.block + ".rf_1",
+        "vectorize " + r.block + "_rf_1.rf_1"})
+    out.push_back({s, kDefaultOnly});
+  return out;
+}
+
 // Rows from which a `linear` (a dot per output) is worth running as a matmul over the weight
 // re-laid out: below it, a register tile of rows has too few rows to fill.
 constexpr int64_t kGemmBatch = 4;
@@ -663,7 +687,9 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
     }
   }
   double work = 0;
-  for (const Nest& n : nests) {
+  std::vector<Step> merged;  // the default's steps for a nest and the next, made one loop
+  for (size_t k = 0; k < nests.size(); ++k) {
+    const Nest& n = nests[k];
     std::vector<Step> steps;
     const char* shape = !n.reduction                                    ? "elementwise"
                         : (!n.spatial_contiguous && n.reduce_contiguous) ? "dot"
@@ -676,9 +702,39 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
     // [b, i] for softmax3): its recipe must not tile them, or the whole row's body is tiled
     // and unrolled with it. Parallel loops come once, at the end.
     const bool in_rows = !shared_rows.empty() && &n != &nests.back();
+    std::vector<Step> keep;
     for (Step& s : steps)
       if (shared_rows.empty() || s.fixed.rfind("parallel ", 0) != 0)
-        if (!in_rows || s.fixed.rfind("tile ", 0) != 0) apply(std::move(s));
+        if (!in_rows || s.fixed.rfind("tile ", 0) != 0) keep.push_back(std::move(s));
+    // An elementwise nest whose row the next nest reduces (softmax's exponentials and their
+    // sum): the default runs both in one loop, where every step applies (tried on a copy
+    // first). The space keeps each nest's own recipe: their steps become the space's alone.
+    auto space_only = [&](std::vector<Step>& list) {
+      for (Step& s : list)
+        if (s.open != kDefaultOnly) apply({"", s.open.empty() ? s.fixed : s.open});
+    };
+    if (!merged.empty()) {  // n is the reduction of the pair begun at the nest before
+      space_only(keep);
+      for (Step& s : merged) apply(std::move(s));
+      merged.clear();
+      continue;
+    }
+    if (in_rows && t.device == "cpu" && k + 2 < nests.size()) {
+      std::vector<Step> pair = merged_row_steps(n, nests[k + 1], t.vector_lanes);
+      tir::PrimFunc trial = out.func;
+      bool ok = !pair.empty();
+      for (const Step& s : pair) {
+        std::string canonical, why;
+        ok = ok && tensor::apply_step(trial, s.fixed, &canonical, &why);
+      }
+      if (ok) {
+        merged = std::move(pair);
+        out.notes.push_back("nests " + n.block + " and " + nests[k + 1].block + ": one loop over the row");
+        space_only(keep);
+        continue;
+      }
+    }
+    for (Step& s : keep) apply(std::move(s));
   }
   if (!shared_rows.empty()) {
     // With every nest under one row loop, each intermediate (the row's max, exponentials and

@@ -4,6 +4,8 @@
 // device opens, OpenCL); the rule-built spaces parse and their samples compute the same.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <random>
 
@@ -119,6 +121,11 @@ TEST_CASE("default schedules: a long row's reductions keep four vectors of parti
                            "vectorize mx_rf_1.rf_1\n", "split s.c 64\n", "vectorize s_rf_1.rf_1\n"})
     CHECK_MESSAGE(sm.trace.find(step) != std::string::npos, step, "\nin:\n", sm.trace);
   for (const auto& n : sm.notes) CHECK_MESSAGE(n.rfind("skipped", 0) != 0, n);
+  // The exponentials and their sum in one loop over the row, the exponentials 64 wide.
+  CHECK(sm.trace.find("split e.j 64\nsplit s.c 64\nrfactor s s.c_1\nmerge e.j_0 s_rf.c_0\n"
+                      "decompose_reduction s_rf e.j_0\nvectorize e.j_1\n") != std::string::npos);
+  CHECK(std::find(sm.notes.begin(), sm.notes.end(), "nests e and s: one loop over the row") != sm.notes.end());
+  same_result(lowered("softmax", {{"n", 8}, {"m", 1024}}), sm.func, "cpu");
   tune::RuleSchedule ln = tune::default_schedule(lowered("layer_norm", {{"n", 8}, {"d", 1024}}), {});
   CHECK(ln.trace.rfind("compute_at var out.i\ncompute_at mu out.i\n", 0) == 0);
   for (const char* step : {"split mu.j 64\n", "split var.j 64\n", "vectorize var_rf_1.rf_1\n",
@@ -128,6 +135,8 @@ TEST_CASE("default schedules: a long row's reductions keep four vectors of parti
   // The space keeps the one-vector recipe, its width open; the fold is the default's alone.
   std::string space = tune::rule_space(lowered("softmax", {{"n", 8}, {"m", 1024}}), {});
   CHECK(space.find("split mx.c ?{16,") != std::string::npos);
+  CHECK(space.find("split e.j ?{") != std::string::npos);  // each nest's own recipe
+  CHECK(space.find("merge") == std::string::npos);
   CHECK(space.find("rfactor mx mx.c_1") != std::string::npos);
   CHECK(space.find("mx.rf") == std::string::npos);
   // Short rows (under 16 vectors) keep one vector of partial sums.
