@@ -184,8 +184,11 @@ std::string timing_report(const Outcome& o, const std::string& engine) {
   for (const auto& s : o.stages) width = std::max(width, s.stage.size() + 2 * size_t(s.depth));
   for (const auto& s : o.stages) {
     std::string indent(size_t(2 + 2 * s.depth), ' ');
-    text += fmt::format("{}{:<{}} {:>10.3f} ms\n", indent, s.stage, width - 2 * size_t(s.depth),
-                        s.seconds * 1e3);
+    // A negative time: none to show (the JIT's -O2 code still in the making at the end).
+    text += s.seconds < 0
+                ? fmt::format("{}{:<{}} {:>10}\n", indent, s.stage, width - 2 * size_t(s.depth), "-")
+                : fmt::format("{}{:<{}} {:>10.3f} ms\n", indent, s.stage, width - 2 * size_t(s.depth),
+                              s.seconds * 1e3);
     if (s.stage != "kernels") continue;
     for (size_t i = 0; i < o.launches.size(); ++i) {
       const auto& r = o.launches[i];

@@ -511,7 +511,7 @@ Outcome Session::run(const RunOptions& options) {
             {jit.tier2_pending ? "jit: -O" + std::to_string(opt_level_) + " behind it, not ready by the end"
                                : fmt::format("jit: -O{} behind it, in use at {:.1f} ms", opt_level_,
                                              jit.tier2_ready_seconds * 1e3),
-             jit.tier2_seconds, 1});
+             jit.tier2_pending ? -1.0 : jit.tier2_seconds, 1});
     }
     out.launches = tensors_->launches();
     out.launch_totals = tensors_->launch_totals();

@@ -97,8 +97,9 @@ struct StageResult {
 struct StageTime {
   std::string stage;  // "parse", "check", "fold_constants", "run"; within run: "lower",
                       // "graph passes", "compile", "kernels" (tensor code only), and on
-                      // the jit engine "jit: N functions" (its machine code compile)
-  double seconds = 0;
+                      // the jit engine "jit: N functions" (its machine code compile) and,
+                      // for a tiered unit, "jit: -O2 behind it, ..." (the background compile)
+  double seconds = 0;  // negative: none to show (that compile not finished by the end)
   int depth = 0;      // 1: part of the depth-0 stage before it (tensor work within "run")
 };
 
