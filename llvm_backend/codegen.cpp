@@ -4,6 +4,7 @@
 // The lowering itself is one Lowering object per unit; its parts are listed in
 // codegen_internal.h. What the IR looks like for each construct is in codegen.h.
 #include "llvm_backend/codegen.h"
+#include "llvm_backend/host.h"
 
 #include <map>
 #include <mutex>
@@ -39,6 +40,7 @@ std::string defined_symbol(const std::string& name) { return "ds." + name + ".de
 std::string slot_symbol(const std::string& function_symbol) { return function_symbol + ".slot"; }
 
 void initialize_all_targets() {
+  initialize_native_target();  // this machine's target through its own once (host.h)
   static std::once_flag once;
   std::call_once(once, [] {
     llvm::InitializeAllTargetInfos();
@@ -78,7 +80,10 @@ namespace {
 // triple (a TargetMachine costs a tenth of a millisecond or more, and every JIT unit asks;
 // the layout depends on the triple only). Thread-safe: the JIT's worker generates IR too.
 bool set_target(llvm::Module& m, const std::string& triple, std::string* error) {
-  initialize_all_targets();
+  // This machine's target alone for its own triple (what the JIT generates: a third of the
+  // time of registering all of them, on its first unit's way); every target otherwise.
+  if (triple.empty()) initialize_native_target();
+  else initialize_all_targets();
   std::string t = triple.empty() ? llvm::sys::getProcessTriple() : triple;
   static std::mutex mu;
   static std::map<std::string, std::string> layouts;

@@ -109,11 +109,10 @@ class SharedCompiler {
   // compile generates its IR meanwhile (half a millisecond each) instead of after.
   void prepare() {
     if (jit_ || !error_.empty() || making_.valid()) return;
-    // The targets are registered here first, on this thread (IR generation needs them next):
-    // the LLJIT's thread and this one would otherwise register them at once, a race. That
-    // thread then only reads the registry (its native target is there: registering it
-    // again does nothing), adds the host's asm printer and detects this CPU.
-    initialize_all_targets();
+    // This machine's target is registered here first, on this thread (IR generation needs
+    // it next): the LLJIT's thread and this one would otherwise register it at once, a race.
+    // That thread then only reads the registry and detects this CPU.
+    initialize_native_target();
     making_ = std::async(std::launch::async, [this] {
       Made made;
       HostJitOptions options;
@@ -624,12 +623,19 @@ class Jit final : public JitEngine {
       auto start = Clock::now();
       std::string ignored;
       IRModule ir = generate_unit(*job.program, *job.module, job.spec, &ignored);
+      SharedCompiler& shared = SharedCompiler::get();
+      {
+        // The TargetMachine for the level too, while run() still waits: making it reads
+        // LLVM's target registry, which a view for another machine (between runs, once
+        // run() has returned) may be adding to.
+        std::lock_guard<std::mutex> lock(shared.mu);
+        shared.machine(job.level);
+      }
       {
         std::lock_guard<std::mutex> tl(tier_mu_);
         session_read_ = true;
       }
       tier_cv_.notify_all();
-      SharedCompiler& shared = SharedCompiler::get();
       std::lock_guard<std::mutex> lock(shared.mu);
       bool published = false;
       if (ir && !abandon_ && optimize_for_jit(*ir.module, job.level, shared.machine(job.level)).empty()) {
