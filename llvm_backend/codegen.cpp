@@ -39,15 +39,7 @@ std::string global_symbol(const std::string& name) { return "ds." + name; }
 std::string defined_symbol(const std::string& name) { return "ds." + name + ".defined"; }
 std::string slot_symbol(const std::string& function_symbol) { return function_symbol + ".slot"; }
 
-void initialize_all_targets() {
-  initialize_native_target();  // this machine's target through its own once (host.h)
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeAllTargetInfos();
-    llvm::InitializeAllTargets();
-    llvm::InitializeAllTargetMCs();
-  });
-}
+void initialize_all_targets() { initialize_descent_targets(); }
 
 namespace codegen_internal {
 

@@ -104,9 +104,9 @@ std::vector<int> called_functions(const Block& block);
 std::string function_symbol(const std::string& name);
 std::string global_symbol(const std::string& name);
 std::string defined_symbol(const std::string& name);
-// Registers every target LLVM was built with (once per process; what IR generation for
-// another machine's triple needs), this machine's first, through initialize_native_target.
-// Threads that make LLVM objects at the same time must find what they use registered.
+// Registers the targets Descent compiles for (host.h, initialize_descent_targets: once per
+// process, this machine's own through initialize_native_target): what IR generation for
+// another machine's triple needs.
 void initialize_all_targets();
 // The pointer a tiered call loads its callee's address from ("ds.fib.slot").
 std::string slot_symbol(const std::string& function_symbol);

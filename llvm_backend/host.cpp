@@ -8,7 +8,12 @@
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm-c/Target.h>
+#include <llvm/ADT/Triple.h>
+#include <llvm/InitializePasses.h>
+#include <llvm/PassRegistry.h>
 #include <llvm/Support/CommandLine.h>
+#include <llvm/Support/Host.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -54,6 +59,39 @@ llvm::JITEvaluatedSymbol at(const void* address) {
 }
 
 }  // namespace
+
+void initialize_descent_targets() {
+  initialize_native_target();
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const llvm::Triple::ArchType host = llvm::Triple(llvm::sys::getProcessTriple()).getArch();
+    if (host != llvm::Triple::x86_64) {
+      LLVMInitializeX86TargetInfo();
+      LLVMInitializeX86Target();
+      LLVMInitializeX86TargetMC();
+      LLVMInitializeX86AsmPrinter();
+    }
+    if (host != llvm::Triple::aarch64) {
+      LLVMInitializeAArch64TargetInfo();
+      LLVMInitializeAArch64Target();
+      LLVMInitializeAArch64TargetMC();
+      LLVMInitializeAArch64AsmPrinter();
+    }
+    if (host != llvm::Triple::riscv64) {
+      LLVMInitializeRISCVTargetInfo();
+      LLVMInitializeRISCVTarget();
+      LLVMInitializeRISCVTargetMC();
+      LLVMInitializeRISCVAsmPrinter();
+    }
+    if (host != llvm::Triple::wasm32) {
+      LLVMInitializeWebAssemblyTargetInfo();
+      LLVMInitializeWebAssemblyTarget();
+      LLVMInitializeWebAssemblyTargetMC();
+      LLVMInitializeWebAssemblyAsmPrinter();
+    }
+    llvm::initializeCodeGen(*llvm::PassRegistry::getPassRegistry());
+  });
+}
 
 void initialize_native_target() {
   static std::once_flag once;

@@ -35,6 +35,14 @@ namespace descent::llvmbe {
 // The native target and its assembly printer, registered once per process.
 void initialize_native_target();
 
+// The four targets Descent compiles for (x86-64, AArch64, RISC-V, WebAssembly) with their
+// assembly printers, and the code generator's pass registry, once per process; this
+// machine's own target through initialize_native_target, never registered twice. LLVM's
+// registration functions write the target's entries unconditionally, so a target registered
+// again while another thread compiles for it would be a data race: every registration in
+// Descent goes through these two functions, each with its own once.
+void initialize_descent_targets();
+
 // -O level 0..3 (clamped) -> the code generator's level (None, Less, Default, Aggressive).
 llvm::CodeGenOpt::Level codegen_level(int opt_level);
 

@@ -72,31 +72,10 @@ bool supported_arch(llvm::Triple::ArchType arch) {
 }
 
 // The four back ends, their assembly printers (which also emit objects), and the codegen
-// pass registry (emit_mir looks passes up by name). Nothing else: no AsmParsers, no
-// disassemblers, no other targets. Registration is idempotent in LLVM, so the JITs' own
-// initialize_native_target (host.h) does no harm.
-void initialize_llvm() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    LLVMInitializeX86TargetInfo();
-    LLVMInitializeX86Target();
-    LLVMInitializeX86TargetMC();
-    LLVMInitializeX86AsmPrinter();
-    LLVMInitializeAArch64TargetInfo();
-    LLVMInitializeAArch64Target();
-    LLVMInitializeAArch64TargetMC();
-    LLVMInitializeAArch64AsmPrinter();
-    LLVMInitializeRISCVTargetInfo();
-    LLVMInitializeRISCVTarget();
-    LLVMInitializeRISCVTargetMC();
-    LLVMInitializeRISCVAsmPrinter();
-    LLVMInitializeWebAssemblyTargetInfo();
-    LLVMInitializeWebAssemblyTarget();
-    LLVMInitializeWebAssemblyTargetMC();
-    LLVMInitializeWebAssemblyAsmPrinter();
-    llvm::initializeCodeGen(*llvm::PassRegistry::getPassRegistry());
-  });
-}
+// pass registry (emit_mir looks passes up by name), through host.h's one registration point
+// (a target registered twice while another thread compiles would be a data race). Nothing
+// else: no AsmParsers, no other targets (disassemblers: native/'s tests register their own).
+void initialize_llvm() { initialize_descent_targets(); }
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
