@@ -150,13 +150,14 @@ llvm::Value* Lowering::call(const Expr& e) {
   llvm::Function* f = function(e.slot);
   bool is_void = f->getReturnType()->isVoidTy();
   if (spec_.through_slot && spec_.through_slot(e.slot)) {
-    // The slot is written by another thread when the faster tier is ready: an atomic load
-    // (a plain mov on x86-64), so the call sees the old address or the new, never half.
+    // The slot is written by another thread when the faster tier is ready: an acquire load
+    // (a plain mov on x86-64, ldar on AArch64), so the call sees the old address or the new,
+    // never half, and the new code's constants and GOT as they were linked.
     std::string name = slot_symbol(f->getName().str());
     auto* ptr = llvm::PointerType::getUnqual(c_);
     auto* slot = llvm::cast<llvm::GlobalVariable>(m_.getOrInsertGlobal(name, ptr));
     llvm::LoadInst* target = b_.CreateLoad(ptr, slot, "callee");
-    target->setAtomic(llvm::AtomicOrdering::Monotonic);
+    target->setAtomic(llvm::AtomicOrdering::Acquire);
     target->setAlignment(llvm::Align(8));
     return b_.CreateCall(f->getFunctionType(), target, args, is_void ? "" : e.text);
   }

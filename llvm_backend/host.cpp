@@ -64,26 +64,27 @@ void initialize_descent_targets() {
   initialize_native_target();
   static std::once_flag once;
   std::call_once(once, [] {
-    const llvm::Triple::ArchType host = llvm::Triple(llvm::sys::getProcessTriple()).getArch();
-    if (host != llvm::Triple::x86_64) {
+    // This machine's family is initialize_native_target's (i386 and x86-64 are one target).
+    const llvm::Triple host(llvm::sys::getProcessTriple());
+    if (!host.isX86()) {
       LLVMInitializeX86TargetInfo();
       LLVMInitializeX86Target();
       LLVMInitializeX86TargetMC();
       LLVMInitializeX86AsmPrinter();
     }
-    if (host != llvm::Triple::aarch64) {
+    if (!host.isAArch64()) {
       LLVMInitializeAArch64TargetInfo();
       LLVMInitializeAArch64Target();
       LLVMInitializeAArch64TargetMC();
       LLVMInitializeAArch64AsmPrinter();
     }
-    if (host != llvm::Triple::riscv64) {
+    if (!host.isRISCV()) {
       LLVMInitializeRISCVTargetInfo();
       LLVMInitializeRISCVTarget();
       LLVMInitializeRISCVTargetMC();
       LLVMInitializeRISCVAsmPrinter();
     }
-    if (host != llvm::Triple::wasm32) {
+    if (!host.isWasm()) {
       LLVMInitializeWebAssemblyTargetInfo();
       LLVMInitializeWebAssemblyTarget();
       LLVMInitializeWebAssemblyTargetMC();

@@ -106,14 +106,19 @@ class SharedCompiler {
   double codegen_seconds = 0;   // spent making machine code since the engine last cleared it
 
   // Under mu. Starts making the LLJIT on a thread of its own, so that a process's first
-  // compile generates its IR meanwhile (half a millisecond each) instead of after.
-  void prepare() {
-    if (jit_ || !error_.empty() || making_.valid()) return;
+  // compile generates its IR meanwhile (half a millisecond each) instead of after. That
+  // thread also makes the -O0 TargetMachine (a tiered first unit's) and then, once the LLJIT
+  // is handed over, the one for the engine's level (the worker's, or an untiered unit's).
+  void prepare(int level) {
+    if (jit_ || !error_.empty() || first_.valid()) return;
     // This machine's target is registered here first, on this thread (IR generation needs
     // it next): the LLJIT's thread and this one would otherwise register it at once, a race.
     // That thread then only reads the registry and detects this CPU.
     initialize_native_target();
-    making_ = std::async(std::launch::async, [this] {
+    auto handed = std::make_shared<std::promise<Made>>();
+    first_ = handed->get_future();
+    later_level_ = level;
+    auto make = [this, handed, level] {
       Made made;
       HostJitOptions options;
       options.static_initializers = false;  // Descent's units have no static constructors
@@ -122,26 +127,40 @@ class SharedCompiler {
         return std::make_unique<LevelCompiler>(host, *this);
       };
       made.jit = make_host_jit(options, &made.error);
-      // The -O0 TargetMachine too, which a tiered first unit compiles with (jit() hands
-      // both over: nothing else touches tm_ until then).
-      if (made.jit) machine(0);
-      return made;
-    });
+      const bool ok = made.jit != nullptr;
+      std::string ignored;
+      if (ok) made.tm0 = make_host_target_machine(0, &ignored);
+      handed->set_value(std::move(made));
+      return ok && level != 0 ? make_host_target_machine(level, &ignored) : nullptr;
+    };
+    try {
+      later_ = std::async(std::launch::async, make);
+    } catch (const std::system_error&) {  // no thread to be had: made here, now
+      std::promise<std::unique_ptr<llvm::TargetMachine>> here;
+      here.set_value(make());
+      later_ = here.get_future();
+    }
   }
   // Under mu. Null with *error when LLVM cannot target this machine.
   llvm::orc::LLJIT* jit(std::string* error) {
     if (!jit_ && error_.empty()) {
-      prepare();
-      Made made = making_.get();
+      prepare(2);
+      Made made = first_.get();
       jit_ = std::move(made.jit);
       error_ = jit_ ? "" : made.error;
+      if (!tm_[0]) tm_[0] = std::move(made.tm0);
       if (jit_) ++instances_;
     }
     if (!jit_) *error = error_;
     return jit_.get();
   }
-  // Under mu.
+  // Under mu. Only threads holding mu touch tm_; the LLJIT's thread hands its TargetMachines
+  // over through futures.
   llvm::TargetMachine* machine(int level) {
+    if (!tm_[level] && later_.valid()) {  // what the LLJIT's thread made after the LLJIT
+      std::unique_ptr<llvm::TargetMachine> tm = later_.get();
+      if (tm && !tm_[later_level_]) tm_[later_level_] = std::move(tm);
+    }
     if (!tm_[level]) {
       std::string ignored;
       tm_[level] = make_host_target_machine(level, &ignored);
@@ -174,10 +193,13 @@ class SharedCompiler {
 
   struct Made {
     std::unique_ptr<llvm::orc::LLJIT> jit;
+    std::unique_ptr<llvm::TargetMachine> tm0;
     std::string error;
   };
   std::unique_ptr<llvm::orc::LLJIT> jit_;
-  std::future<Made> making_;
+  std::future<Made> first_;                               // the LLJIT and -O0's machine
+  std::future<std::unique_ptr<llvm::TargetMachine>> later_;  // then later_level_'s
+  int later_level_ = 2;
   std::unique_ptr<llvm::TargetMachine> tm_[4];
   std::string error_;
   int instances_ = 0;
@@ -207,6 +229,7 @@ class Jit final : public JitEngine {
     Stats s = stats_;
     std::lock_guard<std::mutex> lock(tier_mu_);
     s.tier2_pending = tier_pending_;
+    s.tier2_failed = tier_failed_;
     s.tier2_seconds = tier_seconds_;
     s.tier2_ready_seconds = tier_ready_seconds_;
     return s;
@@ -220,7 +243,7 @@ class Jit final : public JitEngine {
     stats_ = Stats{};
     {
       std::lock_guard<std::mutex> lock(tier_mu_);
-      tier_pending_ = false;
+      tier_pending_ = tier_failed_ = false;
       tier_seconds_ = tier_ready_seconds_ = 0;
     }
     run_start_ = Clock::now();
@@ -467,7 +490,7 @@ class Jit final : public JitEngine {
       phase = Clock::now();
       return s;
     };
-    shared.prepare();
+    shared.prepare(level_);
     if (!same_session(m)) reset();
 
     std::vector<int> stale = stale_functions(program, m);
@@ -480,7 +503,10 @@ class Jit final : public JitEngine {
       return c != compiled_.end() ? c->second.symbol : function_symbol(m.functions[static_cast<size_t>(f)].name);
     };
     // Tiers: no loop in the top-level code or any function compiled now.
-    bool tier = tiers_ && level_ > 0 && !transform_ && !stale.empty() && !has_ast_loop(program.body);
+    // Nor tensors: tensor code compiles kernels (LLVM, PoCL) on the program's thread, which the
+    // worker compiling beside it must not meet.
+    bool tier = tiers_ && level_ > 0 && !transform_ && !stale.empty() && !program.uses_tensors &&
+                !has_ast_loop(program.body);
     for (int f : stale)
       tier = tier && !has_ast_loop(m.functions[static_cast<size_t>(f)].decl->body);
     const size_t first_new_slot = slots_.size();
@@ -619,18 +645,11 @@ class Jit final : public JitEngine {
       tier_pending_ = true;
       session_read_ = false;
     }
-    worker_ = std::thread([this, job = std::move(tier_job_)]() mutable {
+    auto work = [this, job = std::move(tier_job_)]() mutable {
       auto start = Clock::now();
       std::string ignored;
       IRModule ir = generate_unit(*job.program, *job.module, job.spec, &ignored);
       SharedCompiler& shared = SharedCompiler::get();
-      {
-        // The TargetMachine for the level too, while run() still waits: making it reads
-        // LLVM's target registry, which a view for another machine (between runs, once
-        // run() has returned) may be adding to.
-        std::lock_guard<std::mutex> lock(shared.mu);
-        shared.machine(job.level);
-      }
       {
         std::lock_guard<std::mutex> tl(tier_mu_);
         session_read_ = true;
@@ -664,11 +683,20 @@ class Jit final : public JitEngine {
       }
       std::lock_guard<std::mutex> tl(tier_mu_);
       tier_pending_ = false;
+      tier_failed_ = !published;
       if (published) {
         tier_seconds_ = seconds_since(start);
         tier_ready_seconds_ = seconds_since(run_start_);
       }
-    });
+    };
+    try {
+      worker_ = std::thread(std::move(work));
+    } catch (const std::system_error&) {  // no thread to be had: the -O0 code stays
+      std::lock_guard<std::mutex> lock(tier_mu_);
+      tier_pending_ = false;
+      tier_failed_ = true;
+      session_read_ = true;
+    }
     tier_job_ = TierJob{};
   }
 
@@ -701,7 +729,7 @@ class Jit final : public JitEngine {
   mutable std::mutex tier_mu_;
   std::condition_variable tier_cv_;
   bool session_read_ = true;
-  bool tier_pending_ = false;
+  bool tier_pending_ = false, tier_failed_ = false;
   double tier_seconds_ = 0, tier_ready_seconds_ = 0;
   int counter_ = 0;
   std::vector<std::pair<std::string, Type>> bound_;  // globals with a home, by slot

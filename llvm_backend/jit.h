@@ -9,7 +9,8 @@
 // Redefinition: every compiled version of a function gets its own symbol (ds.f, then
 // ds.f.7, ...). A function is recompiled when it is new, was redefined, or calls a function
 // whose symbol changed since it was compiled; so callers are re-linked to the new version
-// when they are next needed, and calls stay direct (inlinable, no pointer table).
+// when they are next needed, and calls stay direct (inlinable, no pointer table), except
+// calls to a function that started in the first tier (below): those go through its slot.
 //
 // Tiers: a unit whose functions and top-level code have no loop (fib: every call is short,
 // many calls are hot) is first compiled at -O0, which the code generator does in a third of
@@ -79,6 +80,7 @@ class JitEngine : public Engine {
     double tier2_seconds = 0;
     double tier2_ready_seconds = 0;
     bool tier2_pending = false;
+    bool tier2_failed = false;  // the background compile made nothing: the -O0 code stays
   };
   virtual Stats last_stats() const = 0;
 };

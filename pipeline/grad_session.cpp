@@ -68,6 +68,7 @@ bool Session::kernel_adjoint_list(const std::string& name, std::vector<AdjointIn
 }
 
 StageResult Session::grad_view() const {
+  settle_jit();
   StageResult r;
   const Program* program = last_checked_program();
   if (!program) {

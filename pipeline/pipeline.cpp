@@ -191,12 +191,17 @@ bool Session::write_native_executable(const std::string& exe, std::string* error
   return t && native::write_executable(*last_->program, module_, globals_, *t, exe, error);
 }
 
+void Session::settle_jit() const {
+  auto it = engine_cache_.find("jit");
+  if (it != engine_cache_.end()) static_cast<llvmbe::JitEngine&>(*it->second).wait_for_tiers();
+}
+
 bool Session::jit_stats(JitStats* out) const {
   auto it = engine_cache_.find("jit");
   if (it == engine_cache_.end()) return false;
   llvmbe::JitEngine::Stats st = static_cast<const llvmbe::JitEngine&>(*it->second).last_stats();
   *out = {st.compile_seconds, st.run_seconds, st.functions_compiled, st.functions_tiered,
-          st.tier2_seconds, st.tier2_ready_seconds, st.tier2_pending};
+          st.tier2_seconds, st.tier2_ready_seconds, st.tier2_pending, st.tier2_failed};
   return true;
 }
 
@@ -469,6 +474,7 @@ std::vector<Comparison> Session::compare(const RunOptions& options) {
 }
 
 Outcome Session::run(const RunOptions& options) {
+  settle_jit();
   return on_big_stack([&] {
     Outcome out;
     if (!last_ || !last_->checked) {
@@ -508,10 +514,11 @@ Outcome Session::run(const RunOptions& options) {
       // The second tier: compiled beside the run, so not part of it.
       if (jit.functions_tiered)
         out.stages.push_back(
-            {jit.tier2_pending ? "jit: -O" + std::to_string(opt_level_) + " behind it, not ready by the end"
-                               : fmt::format("jit: -O{} behind it, in use at {:.1f} ms", opt_level_,
-                                             jit.tier2_ready_seconds * 1e3),
-             jit.tier2_pending ? -1.0 : jit.tier2_seconds, 1});
+            {jit.tier2_pending  ? "jit: -O" + std::to_string(opt_level_) + " behind it, not ready by the end"
+             : jit.tier2_failed ? "jit: -O" + std::to_string(opt_level_) + " behind it failed; -O0 code ran"
+                                : fmt::format("jit: -O{} behind it, in use at {:.1f} ms", opt_level_,
+                                              jit.tier2_ready_seconds * 1e3),
+             jit.tier2_pending || jit.tier2_failed ? -1.0 : jit.tier2_seconds, 1});
     }
     out.launches = tensors_->launches();
     out.launch_totals = tensors_->launch_totals();
@@ -576,6 +583,7 @@ bool Session::code_scope(std::string_view function, CodeScope* scope, std::strin
 }
 
 StageResult Session::stage(std::string_view name, Format format, std::string_view function) const {
+  settle_jit();
   return on_big_stack([&] {
     StageResult r;
     for (const auto& e : stage_table()) {
@@ -687,6 +695,7 @@ std::vector<PassInfo> Session::passes() const {
 }
 
 StageResult Session::pass_snapshot(std::string_view pass, bool after, Format format) const {
+  settle_jit();
   return on_big_stack([&] {
     // Graph passes: "graph.fuse_elementwise", or the bare name where it is not also an AST pass.
     {
@@ -730,6 +739,7 @@ StageResult Session::pass_snapshot(std::string_view pass, bool after, Format for
 }
 
 StageResult Session::diff_passes(std::string_view a, std::string_view b) const {
+  settle_jit();
   StageResult ra = pass_snapshot(a, true), rb = pass_snapshot(b, true);
   if (!ra.ok) return ra;
   if (!rb.ok) return rb;

@@ -261,9 +261,13 @@ class Session {
     // compile's seconds, and when it was in use (from the run's start); pending: not by the end.
     int functions_tiered = 0;
     double tier2_seconds = 0, tier2_ready_seconds = 0;
-    bool tier2_pending = false;
+    bool tier2_pending = false, tier2_failed = false;
   };
   bool jit_stats(JitStats* out) const;
+  // Waits for the jit engine's background compile, if one is under way (llvm_backend/jit.h,
+  // "Tiers"): every view, kernel and run of this Session calls it first, so that nothing else
+  // of the Session uses LLVM while that compile does.
+  void settle_jit() const;
   // A unified diff of the IR after two LLVM passes (labels as passes() gives them).
   StageResult diff_passes(std::string_view a, std::string_view b) const;
 

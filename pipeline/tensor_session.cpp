@@ -353,6 +353,7 @@ std::vector<StageInfo> Session::kernel_views() {
 }
 
 StageResult Session::kernel_view(std::string_view view, ScheduleId id) const {
+  settle_jit();
   std::string error;
   const OpenSchedule* s = schedule_or_error(id, &error);
   if (!s) return fail(error);
@@ -456,6 +457,7 @@ Session::KernelRun Session::run_kernel(std::string_view device, bool check, uint
 }
 
 StageResult Session::graph_view(std::string_view which, Format format) const {
+  settle_jit();
   const tensor::Evaluation& ev = tensors_->last_evaluation();
   auto render = [&](const tensor::Graph& g, const std::string& title) {
     // A replayed evaluation says so: the student sees why no lowering or compiling happened.

@@ -721,11 +721,13 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
     }
     if (in_rows && t.device == "cpu" && k + 2 < nests.size()) {
       std::vector<Step> pair = merged_row_steps(n, nests[k + 1], t.vector_lanes);
-      tir::PrimFunc trial = out.func;
       bool ok = !pair.empty();
-      for (const Step& s : pair) {
-        std::string canonical, why;
-        ok = ok && tensor::apply_step(trial, s.fixed, &canonical, &why);
+      if (ok) {
+        tir::PrimFunc trial = out.func;
+        for (const Step& s : pair) {
+          std::string canonical, why;
+          ok = ok && tensor::apply_step(trial, s.fixed, &canonical, &why);
+        }
       }
       if (ok) {
         merged = std::move(pair);

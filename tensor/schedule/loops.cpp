@@ -397,15 +397,47 @@ bool injective_in(const Expr& e, const std::string& v, int64_t extent,
 
 }  // namespace
 
+// An affine index at given values of its variables (the rest at 0); false when it does not
+// come to a constant.
+static bool value_at(const Expr& e, const std::map<std::string, int64_t>& at, int64_t* out) {
+  ExprPtr c = tir::clone(e);
+  std::set<std::string> vars;
+  visit_expr(e, [&](const Expr& x) {
+    if (x.kind == ExprKind::Var) vars.insert(x.name);
+  });
+  for (const std::string& v : vars) {
+    auto it = at.find(v);
+    c = tir::substitute(*c, v, *tir::int_imm(it == at.end() ? 0 : it->second));
+  }
+  c = tir::simplify(*c);
+  if (c->kind != ExprKind::IntImm) return false;
+  *out = c->ival;
+  return true;
+}
+
 // Whether, in dimension d, iteration k of `loop` reaches only a span of its own: for each k,
 // the least and greatest index any access takes over the loops inside (each index an affine
 // function: sums, differences, products by constants, so its extremes lie at the inner
-// loops' first and last values), the spans of different k never overlapping.
+// loops' first and last values), the spans of different k never overlapping. The loops
+// outside (`fixed`) are taken at 0, which says the same for their every value only if each
+// moves every access alike: each must have one coefficient in all of them (A[i + j] beside
+// A[2 i + j] would overlap at i = 1 and not at i = 0).
 static bool blocked_in(const std::vector<const Touch*>& all, size_t d, const Stmt& loop,
                        const std::set<std::string>& fixed) {
   if (loop.extent <= 0 || loop.extent > 4096) return false;
   const int64_t none = std::numeric_limits<int64_t>::max();
   std::vector<std::pair<int64_t, int64_t>> span(size_t(loop.extent), {none, -none});
+  std::map<std::string, int64_t> coefficient;  // of each outer variable, the first access's
+  for (size_t n = 0; n < all.size(); ++n) {
+    const Touch* t = all[n];
+    if (t->index.size() <= d) return false;
+    for (const std::string& f : fixed) {
+      int64_t base = 0, one = 0;
+      if (!value_at(*t->index[d], {}, &base) || !value_at(*t->index[d], {{f, 1}}, &one)) return false;
+      auto [it, first] = coefficient.emplace(f, one - base);
+      if (!first && it->second != one - base) return false;
+    }
+  }
   for (const Touch* t : all) {
     if (t->index.size() <= d) return false;
     const Expr& e = *t->index[d];

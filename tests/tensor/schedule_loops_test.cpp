@@ -515,3 +515,39 @@ kernel linear_relu(x: f32[6, 20], w: f32[5, 20]) -> f32[6, 5] {
   CHECK_FALSE(b.apply("fission i", &error));
   CHECK(error == "cannot fission 'i': 'i' is bound to group.x");
 }
+
+TEST_CASE("separated_by: blocks of their own per iteration, and outer loops that move accesses unlike") {
+  using descent::tensor::sched::Touch;
+  using descent::tensor::sched::separated_by;
+  auto idx = [](tir::ExprPtr e) {
+    std::vector<tir::ExprPtr> v;
+    v.push_back(std::move(e));
+    return v;
+  };
+  auto var = [](const char* n) { return tir::var(n); };
+  auto k = [](int64_t v) { return tir::int_imm(v); };
+  auto add = [](tir::ExprPtr a, tir::ExprPtr b) { return tir::binary(tir::Op::Add, std::move(a), std::move(b)); };
+  auto mul = [](tir::ExprPtr a, tir::ExprPtr b) { return tir::binary(tir::Op::Mul, std::move(a), std::move(b)); };
+  tir::StmtPtr loop = tir::make_for("j_0", 4, nullptr);
+  // e[j_0 * 4 + j_1] written, e[j_0 * 4 + c_1] read, j_1 and c_1 in 0..4: blocks of their own.
+  Touch w{0, true, idx(add(mul(var("j_0"), k(4)), var("j_1"))), {{"j_1", 4}}};
+  Touch r{0, false, idx(add(mul(var("j_0"), k(4)), var("c_1"))), {{"c_1", 4}}};
+  CHECK(separated_by({&w, &r}, *loop, {}));
+  // Read 5 wide: iteration 0 reaches element 4, which iteration 1 writes.
+  Touch wide{0, false, idx(add(mul(var("j_0"), k(4)), var("c_1"))), {{"c_1", 5}}};
+  CHECK_FALSE(separated_by({&w, &wide}, *loop, {}));
+  // An outer loop i moving the two accesses alike (both + 16 i): still separated for every i.
+  Touch wi{0, true, idx(add(mul(var("i"), k(16)), add(mul(var("j_0"), k(4)), var("j_1")))), {{"j_1", 4}}};
+  Touch ri{0, false, idx(add(mul(var("i"), k(16)), add(mul(var("j_0"), k(4)), var("c_1")))), {{"c_1", 4}}};
+  CHECK(separated_by({&wi, &ri}, *loop, {"i"}));
+  // ... and unlike (i + j_0 against 2 i + j_0): at i = 0 separated, at i = 1 iteration 0
+  // reads what iteration 1 writes. Refused.
+  Touch a{0, true, idx(add(var("i"), var("j_0"))), {}};
+  Touch b{0, false, idx(add(mul(var("i"), k(2)), var("j_0"))), {}};
+  CHECK_FALSE(separated_by({&a, &b}, *loop, {"i"}));
+  // A variable bound by no loop it knows, or an index that is not affine: refused.
+  Touch stray{0, false, idx(add(var("j_0"), var("q"))), {}};
+  CHECK_FALSE(separated_by({&w, &stray}, *loop, {}));
+  Touch square{0, false, idx(mul(var("j_0"), var("j_0"))), {}};
+  CHECK_FALSE(separated_by({&w, &square}, *loop, {}));
+}
