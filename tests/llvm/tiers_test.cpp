@@ -9,6 +9,7 @@
 
 #include "llvm_backend/jit.h"
 #include "lang/walker.h"
+#include "pipeline/pipeline.h"
 #include "tests/engine_util.h"
 
 using namespace descent;
@@ -68,6 +69,22 @@ TEST_CASE("tiers: a loop anywhere in the unit, -O0, no tiers or an IR transform:
     Runner j(llvmbe::make_jit_engine(2));
     CHECK(j.submit(std::string(kFib) + "for i in 0..3 { print(fib(i)) }").output == "0\n1\n1\n");
     CHECK(jit_of(j).last_stats().functions_tiered == 0);
+  }
+  SUBCASE("tensor code (its kernels compile on the program's thread)") {
+    Session session;  // a whole Session: the tensor runtime is the Session's
+    REQUIRE(session.set_engine("jit"));
+    std::string out;
+    RunOptions opts;
+    opts.out = [&out](std::string_view s) { out += s; };
+    Outcome o = session.submit("fn twice(x: int) -> int { return 2 * x }\nt = ones([2, 2])\n"
+                               "print(twice(3), sum_all(t))\n", "t.ds", opts);
+    INFO(o.message);
+    CHECK(o.status == Outcome::Ok);
+    CHECK(out == "6 4.0\n");
+    Session::JitStats st;
+    REQUIRE(session.jit_stats(&st));
+    CHECK(st.functions_compiled == 1);
+    CHECK(st.functions_tiered == 0);
   }
   SUBCASE("-O0 has nothing faster to wait for") {
     Runner j(llvmbe::make_jit_engine(0));
