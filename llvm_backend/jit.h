@@ -12,10 +12,11 @@
 // when they are next needed, and calls stay direct (inlinable, no pointer table), except
 // calls to a function that started in the first tier (below): those go through its slot.
 //
-// Tiers: a unit whose functions and top-level code have no loop (fib: every call is short,
-// many calls are hot) is first compiled at -O0, which the code generator does in a third of
-// the time, and runs at once; meanwhile a background thread compiles the same functions again
-// at the engine's level and publishes them through one pointer per function (ds.f.slot),
+// Tiers: a unit whose functions and top-level code have no loop and no tensor code (fib:
+// every call is short, many calls are hot) is first compiled at -O0, which the code
+// generator does in a third of the time, and runs at once; meanwhile a background thread
+// compiles the same functions again at the engine's level and publishes them through one
+// pointer per function (ds.f.slot),
 // which every call to a tiered function loads. Frames already running finish at -O0; every
 // call made after the switch runs the optimised code. A unit with a loop is compiled at the
 // engine's level before it runs, as before (a loop running at -O0 could not switch: no

@@ -57,7 +57,7 @@ TEST_CASE("tiers: loop-free units start at -O0 and publish the -O level's code")
   CHECK(jit.last_stats().functions_tiered == 0);
 }
 
-TEST_CASE("tiers: a loop anywhere in the unit, -O0, no tiers or an IR transform: compiled before it runs") {
+TEST_CASE("tiers: a loop anywhere in the unit, tensor code, -O0, no tiers or an IR transform: compiled before it runs") {
   SUBCASE("a loop in a function") {
     Runner j(llvmbe::make_jit_engine(2));
     CHECK(j.submit("fn s(n: int) -> int {\n  t = 0\n  for i in 0..n { t += i }\n  return t\n}\n"
