@@ -10,171 +10,15 @@
 #include <set>
 
 #include "tensor/schedule.h"
+#include "tune/rules_internal.h"
 
 namespace descent::tune {
 namespace {
 
-using tir::Expr;
-using tir::ExprKind;
-using tir::Stmt;
-using tir::StmtKind;
-
-// A nest of loops under one root loop, as the rules see it.
-struct Nest {
-  std::string block;                       // the block that does the work
-  std::vector<std::string> spatial;        // its loops bound to spatial iterators, outside in
-  std::vector<int64_t> spatial_extent;
-  std::vector<std::string> reduce;         // ... and to reduce iterators
-  std::vector<int64_t> reduce_extent;
-  bool reduction = false;
-  bool epilogue = false;   // another block shares its innermost spatial loop (a fused relu)
-  bool spatial_contiguous = false;  // some load's last index walks the innermost spatial loop
-  bool reduce_contiguous = false;   // some load's last index walks the innermost reduce loop
-  std::string row_operand;  // an input read along the innermost spatial loop only (matmul's B)
-  // A dot's weight: read along the innermost reduce loop (its last index) and along the
-  // innermost spatial loop (another index), never along the other spatial loops: nn.Linear's
-  // W[j, r]. `weight_perm` re-lays it out with the spatial loop's dimension last (W_t[r, j]).
-  std::string weight;
-  std::string weight_perm;
-  // For row_operand: the order that puts the dimension walked by the innermost reduce loop
-  // last (B[r, j] -> B_t[j, r]: a narrow matmul turned into a dot per output).
-  std::string row_perm;
-  double iterations = 1;            // product of the extents of the block's loops
-};
-
-// The last index of every load of a buffer other than `written` (a reduction reads its own
-// accumulator, which says nothing about how the inputs are walked).
-void last_indices(const Expr& e, int written, std::vector<const Expr*>* out) {
-  if (e.kind == ExprKind::Load && !e.args.empty() && e.buffer != written) out->push_back(&e);
-  for (const auto& a : e.args) last_indices(*a, written, out);
-}
-void stores(const Stmt& s, std::vector<const Stmt*>* out) {
-  if (s.kind == StmtKind::Store && s.value) out->push_back(&s);
-  if (s.body) stores(*s.body, out);
-  for (const auto& c : s.stmts) stores(*c, out);
-}
-
-std::vector<Nest> analyse(const tir::PrimFunc& original) {
-  tir::PrimFunc f = original;  // blocks() wants a mutable function; the copy is read only
-  std::vector<tir::BlockSite> sites = tir::blocks(f);
-  // Sites grouped by their root loop, in program order.
-  std::vector<std::vector<const tir::BlockSite*>> groups;
-  std::map<const Stmt*, size_t> group_of;
-  for (const auto& s : sites) {
-    if (s.loops.empty()) continue;  // a block with no loop: nothing to schedule
-    auto it = group_of.find(s.loops[0]);
-    if (it == group_of.end()) {
-      group_of[s.loops[0]] = groups.size();
-      groups.push_back({&s});
-    } else {
-      groups[it->second].push_back(&s);
-    }
-  }
-  std::vector<Nest> nests;
-  for (const auto& g : groups) {
-    const tir::BlockSite* main = g.back();
-    for (const auto* s : g)  // the first reduction block, if any
-      if (std::any_of(s->block->iters.begin(), s->block->iters.end(),
-                      [](const tir::IterVar& v) { return v.kind == tir::IterKind::Reduce; })) {
-        main = s;
-        break;
-      }
-    Nest n;
-    n.block = main->block->name;
-    for (const Stmt* loop : main->loops) {
-      n.iterations *= double(loop->extent);
-      for (const auto& it : main->block->iters) {
-        if (!it.binding || !tir::uses_var(*it.binding, loop->var)) continue;
-        if (it.kind == tir::IterKind::Reduce) {
-          n.reduce.push_back(loop->var);
-          n.reduce_extent.push_back(loop->extent);
-          n.reduction = true;
-        } else {
-          n.spatial.push_back(loop->var);
-          n.spatial_extent.push_back(loop->extent);
-        }
-        break;
-      }
-    }
-    if (n.spatial.empty()) continue;
-    for (const auto* s : g)
-      if (s != main && std::find(s->loops.begin(), s->loops.end(),
-                                 main->loops[0]) != s->loops.end()) {
-        for (const Stmt* l : s->loops)
-          if (l->var == n.spatial.back()) n.epilogue = true;
-      }
-    std::vector<const Stmt*> written;
-    stores(*main->block->body, &written);
-    for (const Stmt* st : written) {
-      tir::ExprPtr inlined = tir::inline_bindings(*st->value, *main->block);
-      std::vector<const Expr*> here;
-      last_indices(*inlined, st->buffer, &here);
-      for (const Expr* load : here) {
-        const Expr* idx = load->args.back().get();
-        // In a reduction, a load the reduction loop does not move (layer norm's var reads
-        // its row's mean mu[i] once per step) is no operand read along j: it stays in a
-        // register, and must not make a row's reduction look like a matmul.
-        bool moves = !n.reduction;
-        for (const auto& a : load->args)
-          for (const std::string& red : n.reduce) moves |= tir::uses_var(*a, red);
-        if (moves && tir::uses_var(*idx, n.spatial.back())) {
-          n.spatial_contiguous = true;
-          // Read along j and never along the other spatial loops: one panel of it serves
-          // every row of the output (what packing copies).
-          bool other = false;
-          for (size_t k = 0; k + 1 < n.spatial.size(); ++k)
-            for (const auto& a : load->args) other |= tir::uses_var(*a, n.spatial[k]);
-          if (!other && load->buffer >= 0 && size_t(load->buffer) < f.buffers.size()) {
-            n.row_operand = f.buffers[size_t(load->buffer)].name;
-            int rdim = -1;
-            for (size_t d = 0; n.reduction && d < load->args.size(); ++d)
-              if (tir::uses_var(*load->args[d], n.reduce.back())) rdim = rdim < 0 ? int(d) : -2;
-            n.row_perm.clear();
-            if (rdim >= 0 && size_t(rdim) + 1 < load->args.size()) {
-              for (size_t d = 0; d < load->args.size(); ++d)
-                if (int(d) != rdim) n.row_perm += " " + std::to_string(d);
-              n.row_perm += " " + std::to_string(rdim);
-            }
-          }
-        }
-        if (n.reduction && tir::uses_var(*idx, n.reduce.back())) {
-          n.reduce_contiguous = true;
-          // Which dimension walks j? None but the last may be the one that walks r.
-          int jdim = -1;
-          bool other = false;
-          // Spatial loops before the last two are a batch (attention's heads: q[g, i, c] .
-          // k[g, j, c]): every operand has one matrix per batch index, so reading along
-          // them still leaves W one matrix per product. Only the row loop rules it out.
-          const size_t first_row = n.spatial.size() >= 2 ? n.spatial.size() - 2 : 0;
-          for (size_t d = 0; d < load->args.size(); ++d) {
-            if (tir::uses_var(*load->args[d], n.spatial.back())) jdim = jdim < 0 ? int(d) : -2;
-            for (size_t k = first_row; k + 1 < n.spatial.size(); ++k)
-              other |= tir::uses_var(*load->args[d], n.spatial[k]);
-          }
-          if (jdim >= 0 && size_t(jdim) + 1 < load->args.size() && !other && load->buffer >= 0 &&
-              size_t(load->buffer) < f.buffers.size()) {
-            n.weight = f.buffers[size_t(load->buffer)].name;
-            n.weight_perm.clear();
-            for (size_t d = 0; d < load->args.size(); ++d)
-              if (int(d) != jdim) n.weight_perm += " " + std::to_string(d);
-            n.weight_perm += " " + std::to_string(jdim);
-          }
-        }
-      }
-    }
-    nests.push_back(std::move(n));
-  }
-  return nests;
-}
-
-// One step in its two forms.
-struct Step {
-  std::string fixed;  // "split B.j 16" ("" = none: a step of the space only)
-  std::string open;   // "split B.j ?{4,8,16}" ("" = the same as fixed; "-" = none: an
-                      // earlier line of the space takes it, as one step of a group;
-                      // kDefaultOnly = none: the default takes it, the space never)
-};
-const char* const kDefaultOnly = "(default only)";
+using rules_detail::analyse;
+using rules_detail::kDefaultOnly;
+using rules_detail::Nest;
+using rules_detail::Step;
 
 // The largest of `options` that divides `extent` (0 when none does).
 int64_t largest_divisor(int64_t extent, std::initializer_list<int64_t> options) {
@@ -296,6 +140,16 @@ std::vector<Step> merged_row_steps(const Nest& p, const Nest& r, int64_t lanes) 
 // re-laid out: below it, a register tile of rows has too few rows to fill.
 constexpr int64_t kGemmBatch = 4;
 
+// A matmul nest (or a `linear` about to become one) whose outputs are narrower than a vector
+// (2 to lanes - 1 wide, no wider tile divides them) with a batch: the rows of its register
+// tile (8 or 4; 0 when it has no such shape).
+int64_t narrow_rows(const Nest& n, int64_t lanes) {
+  if (!n.reduction || n.spatial.size() < 2) return 0;
+  const int64_t width = n.spatial_extent.back();
+  if (width < 2 || width >= lanes || largest_divisor(width, {lanes / 2}) > 0) return 0;
+  return largest_divisor(n.spatial_extent[n.spatial.size() - 2], {8, kGemmBatch});
+}
+
 // Loop work below which handing a nest to the thread pool costs more than it saves.
 constexpr double kParallelIterations = 1 << 17;
 
@@ -390,12 +244,21 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
       add("tile " + b + i + " " + b + j + " " + std::to_string(ti) + " " + std::to_string(tj),
           "tile " + b + i + " " + b + j + " " + fitting(n.spatial_extent[n.spatial.size() - 2], {2, 4, 8}) +
               " " + lanes_list(int(2 * lanes)));
+      // The innermost reduction loop split by 4 around the tile, the 4 unrolled: each pass of
+      // the loop then does 4 tiles' multiply-adds (64 with an 8 x 32 tile) for one counter
+      // update and branch, and the scheduler sees 4 steps' loads at once. 5% on MNIST's
+      // first layer and on matmul 1024 at one thread (docs/benchmarks.md).
+      const std::string& rl = n.reduce.back();
+      const bool split_r = n.reduce_extent.back() % 4 == 0 && n.reduce_extent.back() >= 16;
+      if (split_r) add("split " + b + rl + " 4");
+      std::string reds;
+      for (const auto& red : n.reduce)
+        reds += " " + b + red + (split_r && red == rl ? "_0 " + b + red + "_1" : "");
+      const std::string first_red = n.reduce.front() + (split_r && n.reduce.size() == 1 ? "_0" : "");
       // The default walks row blocks outermost (i_0 j_0) and writes a tile back once per
       // tile; the space also tries column panels outermost (j_0 i_0, a BLAS's order, where
       // one panel of B serves every row block), each with its writeback under the inner
       // of the two: a loop order is a group of steps, taken together.
-      std::string reds;
-      for (const auto& red : n.reduce) reds += " " + b + red;
       const std::string inner = " " + b + i + "_1 " + b + j + "_1";
       const std::string cache = "cache_write " + n.block + " local";
       const std::string ij = "reorder " + b + i + "_0 " + b + j + "_0" + reds + inner;
@@ -412,7 +275,7 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
       add(pack ? ji : ij, open_order);
       add(cache, "-");
       add(wb + (pack ? i : j) + "_0", "-");
-      add("decompose_reduction " + n.block + " " + b + n.reduce.front());
+      add("decompose_reduction " + n.block + " " + b + first_red);
       // Packing (in the space everywhere): the panel of B a column block reads, copied
       // contiguous once per j_0, so each step of the reduction reads adjacent vectors, not a
       // new page.
@@ -442,6 +305,7 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
       const std::string intrin = "cpu.fma_" + std::to_string(ti) + "x" + std::to_string(tj);
       if (tensor::sched::find_intrinsic(intrin))
         add("tensorize " + b + i + "_1 " + intrin, kDefaultOnly);
+      if (split_r) add("unroll " + b + rl + "_1", "maybe 0.8 unroll " + b + rl + "_1");
       const bool rows = n.spatial_extent[n.spatial.size() - 2] / ti > 1;
       const bool cols = n.spatial_extent.back() / tj > 1;
       if (rows && cols && n.iterations >= kParallelIterations)
@@ -449,6 +313,29 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
             "one_of parallel " + b + i + "_0 | parallel " + b + j + "_0");
       else if (rows) parallel(b + i + "_0");
       else parallel(b + j + "_0");
+      return;
+    }
+    if (narrow_rows(n, lanes) > 1) {
+      // Outputs narrower than a vector (10 classes): a tile of rows, each row's outputs one
+      // vector (10 of 16 lanes), r outside the tile. Per step of r, one load of B's row and
+      // one multiply-add per row of the tile, as many independent chains as rows; no lanes
+      // to add up at the end, as a dot per output would have.
+      const int64_t rows = narrow_rows(n, lanes);
+      std::string reds;
+      for (const auto& red : n.reduce) reds += " " + b + red;
+      add("split " + b + i + " " + std::to_string(rows),
+          "split " + b + i + " " + fitting(n.spatial_extent[n.spatial.size() - 2], {4, 8}));
+      add("reorder " + b + i + "_0" + reds + " " + b + i + "_1 " + b + j);
+      add("cache_write " + n.block + " local");
+      add("reverse_compute_at " + n.block + "_writeback " + b + i + "_0");
+      add("decompose_reduction " + n.block + " " + b + n.reduce.front());
+      add("vectorize " + b + j);
+      add("vectorize " + n.block + "_init." + j);
+      add("vectorize " + n.block + "_writeback.ax1");
+      add("unroll " + b + i + "_1", "maybe 0.7 unroll " + b + i + "_1");
+      add("unroll " + n.block + "_init." + i + "_1");
+      add("unroll " + n.block + "_writeback.ax0");
+      parallel(b + i + "_0");
       return;
     }
   }
@@ -637,9 +524,11 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
   // sums summed across vector lanes, and a buffer of them; re-laid out as W_t[r, j], the nest
   // takes the matmul's register tile instead, reading rows of W_t along j. On the CPU the
   // copy leaves the kernel: the runtime makes it once per weight tensor (MLAS's pre-packing).
-  // The other way round, a matmul whose output rows are narrower than a vector (10 classes)
-  // cannot fill the lanes along j: with B re-laid out as B_t[j, r], each output is a dot
-  // product whose partial sums fill them along r instead.
+  // Outputs narrower than a vector (10 classes) with a batch: a `linear` is re-laid out the
+  // same way, and the matmul's narrow recipe takes a tile of rows, each row one vector
+  // (cpu_recipe). Without a batch (too few rows to tile), a narrow matmul cannot fill the
+  // lanes along j: with B re-laid out as B_t[j, r], each output is a dot product whose
+  // partial sums fill them along r instead.
   if (t.device == "cpu")
     for (const Nest& n : analyse(out.func)) {
       if (!n.reduction) continue;
@@ -647,11 +536,12 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
       const bool batch = n.spatial.size() >= 2 && n.spatial_extent[n.spatial.size() - 2] >= kGemmBatch;
       const int64_t width = n.spatial_extent.back(), lanes = t.vector_lanes;
       const bool wide = width >= lanes && width % std::max<int64_t>(lanes / 2, 1) == 0;
-      if (dot && batch && wide && !n.weight.empty()) {
+      const bool narrow = narrow_rows(n, lanes) > 1;
+      if (dot && batch && (wide || narrow) && !n.weight.empty()) {
         if (apply({"transform_layout " + n.weight + n.weight_perm, ""}))
           out.notes.push_back("nest " + n.block + ": dot with a batch: " + n.weight +
                               " re-laid out, then a matmul");
-      } else if (!dot && width < lanes && !n.row_operand.empty() && !n.row_perm.empty() &&
+      } else if (!dot && !narrow && width < lanes && !n.row_operand.empty() && !n.row_perm.empty() &&
                  n.reduce_extent.back() >= 4 * lanes) {
         if (apply({"transform_layout " + n.row_operand + n.row_perm, ""}))
           out.notes.push_back("nest " + n.block + ": matmul narrower than a vector: " +
@@ -688,6 +578,7 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
   }
   double work = 0;
   std::vector<Step> merged;  // the default's steps for a nest and the next, made one loop
+  bool in_tile = false;      // the nests after a register tile are inside it
   for (size_t k = 0; k < nests.size(); ++k) {
     const Nest& n = nests[k];
     std::vector<Step> steps;
@@ -736,7 +627,32 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
         continue;
       }
     }
+    if (in_tile) {  // an epilogue the tile before already holds
+      space_only(keep);
+      continue;
+    }
+    // The loop a register tile's writeback goes under: an epilogue after it can go there too.
+    std::string tile_loop;
+    const std::string wb = "reverse_compute_at " + n.block + "_writeback ";
+    for (const Step& s : keep)
+      if (s.fixed.rfind(wb, 0) == 0) tile_loop = s.fixed.substr(wb.size());
+    const size_t before = out.trace.size();
     for (Step& s : keep) apply(std::move(s));
+    // The nests after a register tile, elementwise over its result (a bias, a relu), each a
+    // pass of its own over the whole output: inside the tile instead, each tile's outputs
+    // finished while they are in registers, and no buffer for the tile's result (MNIST's
+    // first layer, 64 x 784 x 128: 4 us of 72 per batch). Default only: the space's tile
+    // order (and so the loop the tile is written back under) is one of its decisions.
+    if (t.device == "cpu" && shared_rows.empty() && !tile_loop.empty() && k + 1 < nests.size() &&
+        out.trace.find(wb + tile_loop + "\n", before) != std::string::npos) {
+      std::vector<Nest> rest(nests.begin() + long(k) + 1, nests.end());
+      std::vector<Step> epilogue = rules_detail::epilogue_in_tile(out.func, n, rest, tile_loop);
+      if (!epilogue.empty()) {
+        out.notes.push_back("nest " + n.block + ": the nests after it inside its register tile");
+        for (Step& s : epilogue) apply(std::move(s));
+        in_tile = true;
+      }
+    }
   }
   if (!shared_rows.empty()) {
     // With every nest under one row loop, each intermediate (the row's max, exponentials and

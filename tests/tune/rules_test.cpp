@@ -64,8 +64,11 @@ const std::vector<Case>& cases() {
       // Fission gives the relu a nest of its own first.
       {"linear_relu", {{"n", 4}, {"k", 128}, {"m", 24}},
        "nest out_acc: dot with a batch: w re-laid out, then a matmul"},
-      // Outputs narrower than a vector: B re-laid out the other way, a dot per output.
-      {"matmul", {{"n", 64}, {"k", 128}, {"m", 10}},
+      // Outputs narrower than a vector with a batch: a tile of rows, each row one vector.
+      {"matmul", {{"n", 64}, {"k", 128}, {"m", 10}}, "nest C: matmul"},
+      {"linear", {{"n", 64}, {"k", 128}, {"m", 10}}, "nest out: dot with a batch: w re-laid out, then a matmul"},
+      // ... and with too few rows to tile: B re-laid out the other way, a dot per output.
+      {"matmul", {{"n", 2}, {"k", 128}, {"m", 10}},
        "nest C: matmul narrower than a vector: B re-laid out, then a dot"},
       // One row: the relu stays in the reduction's loops (nothing to reorder around it).
       {"linear_relu", {{"n", 1}, {"k", 128}, {"m", 24}}, "nest out_acc: dot with an epilogue"},
@@ -148,10 +151,10 @@ TEST_CASE("default schedules: a long row's reductions keep four vectors of parti
 TEST_CASE("default schedules: matmul gets the register tile, linear the vector partial sums") {
   tune::RuleSchedule mm = tune::default_schedule(lowered("matmul", {{"n", 256}, {"k", 256}, {"m", 256}}), {});
   CHECK(mm.trace ==
-        "tile C.i C.j 8 32\nreorder C.i_0 C.j_0 C.r C.i_1 C.j_1\ncache_write C local\n"
-        "reverse_compute_at C_writeback C.j_0\ndecompose_reduction C C.r\nvectorize C.j_1\n"
+        "tile C.i C.j 8 32\nsplit C.r 4\nreorder C.i_0 C.j_0 C.r_0 C.r_1 C.i_1 C.j_1\ncache_write C local\n"
+        "reverse_compute_at C_writeback C.j_0\ndecompose_reduction C C.r_0\nvectorize C.j_1\n"
         "vectorize C_init.j_1\nvectorize C_writeback.ax1\nunroll C.i_1\nunroll C_init.i_1\n"
-        "unroll C_writeback.ax0\ntensorize C.i_1 cpu.fma_8x32\nparallel C.i_0\n");
+        "unroll C_writeback.ax0\ntensorize C.i_1 cpu.fma_8x32\nunroll C.r_1\nparallel C.i_0\n");
   for (const auto& n : mm.notes) CHECK_MESSAGE(n.rfind("skipped", 0) != 0, n);
   // A fused epilogue with a batch: fission first, then the weights re-laid out (MLAS's
   // packing), and every step of the matmul recipe applies: no buffer of partial sums.
@@ -162,7 +165,7 @@ TEST_CASE("default schedules: matmul gets the register tile, linear the vector p
   for (const auto& n : lr.notes) CHECK_MESSAGE(n.rfind("skipped", 0) != 0, n);
   // Rows 4 KiB apart: the default packs B's panel and walks column panels outermost.
   tune::RuleSchedule big = tune::default_schedule(lowered("matmul", {{"n", 256}, {"k", 256}, {"m", 1024}}), {});
-  CHECK(big.trace.find("reorder C.j_0 C.i_0 C.r C.i_1 C.j_1") != std::string::npos);
+  CHECK(big.trace.find("reorder C.j_0 C.i_0 C.r_0 C.r_1 C.i_1 C.j_1") != std::string::npos);
   CHECK(big.trace.find("cache_read C B local\ncompute_at B_local C.j_0\nvectorize B_local.ax1") !=
         std::string::npos);
   CHECK(big.trace.find("parallel C.j_0") != std::string::npos);
@@ -183,6 +186,60 @@ TEST_CASE("default schedules: matmul gets the register tile, linear the vector p
   for (const auto& n : sm.notes) CHECK_MESSAGE(n.rfind("skipped", 0) != 0, n);
   // The reference interpreter has no default schedule: it runs the loop nest as written.
   CHECK(tune::default_schedule(lowered("matmul", {{"n", 8}, {"k", 8}, {"m", 8}}), {.device = "ref"}).trace.empty());
+}
+
+TEST_CASE("default schedules: an epilogue goes into the register tile, narrow outputs get a row tile") {
+  // linear_relu with a batch: after the matmul's tile, the relu (a nest of its own after
+  // fission) is computed inside the tile loop, and the tile's result never leaves it.
+  tir::PrimFunc lr_f = lowered("linear_relu", {{"n", 64}, {"k", 784}, {"m", 128}});
+  tune::RuleSchedule lr = tune::default_schedule(lr_f, {});
+  INFO(lr.trace);
+  CHECK(lr.trace.find("parallel out_acc.i_0\nreverse_compute_at out out_acc.j_0\nset_scope out_acc local\n"
+                      "unroll out.i\nvectorize out.j\n") != std::string::npos);
+  CHECK(std::find(lr.notes.begin(), lr.notes.end(), "nest out_acc: the nests after it inside its register tile") !=
+        lr.notes.end());
+  for (const auto& n : lr.notes) CHECK_MESSAGE(n.rfind("skipped", 0) != 0, n);
+  // No whole-tensor buffer is left for the accumulator: out_acc is the tile's size, local.
+  for (const tir::Buffer& b : lr.func.buffers)
+    if (b.name == "out_acc") {
+      CHECK(b.scope == tir::Scope::Local);
+      CHECK(b.shape == std::vector<int64_t>{8, 32});
+    }
+  same_result(lr_f, lr.func, "cpu");
+  // The space keeps the relu's own nest (its loop order is one of the space's decisions).
+  std::string space = tune::rule_space(lr_f, {});
+  CHECK(space.find("set_scope") == std::string::npos);
+  CHECK(space.find("split out.j ?{") != std::string::npos);
+  // A chain (bias, then relu: the MLP's fused linear_bias_add_relu) is inlined into its last
+  // nest first.
+  Session sess;
+  RunOptions quiet;
+  quiet.out = [](std::string_view) {};
+  REQUIRE(sess.submit("kernel lbr(x: f32[16, 64], w: f32[64, 32], b: f32[32]) -> f32[16, 32] {\n"
+                      "  Y[i, j] = sum(k) x[i, k] * w[k, j]\n  Z[i, j] = Y[i, j] + b[j]\n"
+                      "  C[i, j] = max(Z[i, j], 0.0)\n  return C\n}\n",
+                      "lbr.ds", quiet)
+              .status == Outcome::Ok);
+  tir::PrimFunc chain;
+  std::string error;
+  REQUIRE_MESSAGE(sess.lower_kernel("lbr", {}, "", &chain, &error), error);
+  tune::RuleSchedule mm = tune::default_schedule(chain, {});
+  CHECK(mm.trace.find("compute_inline Z\nreverse_compute_at C Y.j_0\nset_scope Y local\n") != std::string::npos);
+  same_result(chain, mm.func, "cpu");
+  // Ten outputs per row, 64 rows: a tile of 8 rows, each row's ten outputs one vector; the
+  // matmul reads B as it is, the linear re-lays out w to w_t[r, j] first.
+  tir::PrimFunc narrow = lowered("matmul", {{"n", 64}, {"k", 128}, {"m", 10}});
+  tune::RuleSchedule nm = tune::default_schedule(narrow, {});
+  CHECK(nm.trace.rfind("split C.i 8\nreorder C.i_0 C.r C.i_1 C.j\ncache_write C local\n", 0) == 0);
+  CHECK(nm.trace.find("vectorize C.j\n") != std::string::npos);
+  CHECK(nm.trace.find("transform_layout") == std::string::npos);
+  CHECK(nm.trace.find("rfactor") == std::string::npos);
+  same_result(narrow, nm.func, "cpu");
+  tir::PrimFunc nl_f = lowered("linear", {{"n", 64}, {"k", 128}, {"m", 10}});
+  tune::RuleSchedule nl = tune::default_schedule(nl_f, {});
+  CHECK(nl.trace.rfind("transform_layout w 1 0\nsplit out.i 8\n", 0) == 0);
+  same_result(nl_f, nl.func, "cpu");
+  for (const auto& n : nl.notes) CHECK_MESSAGE(n.rfind("skipped", 0) != 0, n);
 }
 
 TEST_CASE("default schedules for OpenCL bind every nest and compute the same") {
@@ -228,7 +285,7 @@ TEST_CASE("the matmul space holds both loop orders and packing, each a group of 
   t.vector_lanes = 8;
   std::string text = tune::rule_space(f, t);
   INFO(text);
-  CHECK(text.find("one_of reorder C.i_0 C.j_0 C.r C.i_1 C.j_1 ; cache_write C local ; "
+  CHECK(text.find("one_of reorder C.i_0 C.j_0 C.r_0 C.r_1 C.i_1 C.j_1 ; cache_write C local ; "
                   "reverse_compute_at C_writeback C.j_0 | reorder C.j_0 C.i_0") != std::string::npos);
   CHECK(text.find("maybe 0.5 cache_read C B local ; compute_at B_local C.j_0") != std::string::npos);
   CHECK(text.find("one_of parallel C.i_0 | parallel C.j_0") != std::string::npos);
@@ -238,8 +295,8 @@ TEST_CASE("the matmul space holds both loop orders and packing, each a group of 
   tune::Space space = parsed(text);
   for (int order = 0; order < 2; ++order)
     for (int pack = 0; pack < 2; ++pack) {
-      // tile (2 decisions), order, pack, unroll, parallel
-      tune::Sample s = tune::replay(space, f, {2, 1, order, pack, 1, order});
+      // tile (2 decisions), order, pack, unroll i_1, unroll r_1, parallel
+      tune::Sample s = tune::replay(space, f, {2, 1, order, pack, 1, 1, order});
       REQUIRE_MESSAGE(s.ok, s.error);
       same_result(f, s.func, "cpu");
     }
