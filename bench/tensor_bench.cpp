@@ -79,11 +79,15 @@ const std::vector<TensorWorkload>& all_workloads() {
       {"matmul_512", "matmul", "C = A B, 512^3", cube(512), cube(256), "openblas",
        false},
       {"matmul_1024", "matmul", "C = A B, 1024^3", cube(1024), cube(256), "openblas", false},
+      {"matmul_2048", "matmul", "C = A B, 2048^3", cube(2048), cube(256), "openblas", false},
       {"linear_relu", "linear_relu",
        "relu(x w^T), x 1 x 3072, w 200 x 3072 (the seed notes' layer)",
        {{"n", 1}, {"k", 3072}, {"m", 200}}, {{"n", 1}, {"k", 256}, {"m", 40}}, "openblas", true},
       {"softmax", "softmax", "row softmax, 256 x 1024", {{"n", 256}, {"m", 1024}},
        {{"n", 16}, {"m", 64}}, "cpp", true},
+      // Four times the rows: 4 MiB in, 4 MiB out, past L2 (the second softmax size).
+      {"softmax_1024", "softmax", "row softmax, 1024 x 1024", {{"n", 1024}, {"m", 1024}},
+       {{"n", 16}, {"m", 64}}, "cpp", false},
       {"layer_norm", "layer_norm", "layer norm of each row, 256 x 1024",
        {{"n", 256}, {"d", 1024}}, {{"n", 16}, {"d", 64}}, "cpp", true},
   };

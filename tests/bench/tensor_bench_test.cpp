@@ -54,19 +54,20 @@ TEST_CASE("tensor suite: every workload on every column, checked, with rates") {
   auto records = run_benchmarks(o, &error);
   CHECK(error.empty());
   CHECK(tensor_workloads() == std::vector<std::string>{"vector_add", "matmul_128", "matmul_512",
-                                                        "matmul_1024", "linear_relu", "softmax",
-                                                        "layer_norm"});
-  // 7 workloads x (ref once + cpu-naive, cpu-default and cpu-sched at 2 thread counts + the
+                                                        "matmul_1024", "matmul_2048", "linear_relu",
+                                                        "softmax", "softmax_1024", "layer_norm"});
+  // 9 workloads x (ref once + cpu-naive, cpu-default and cpu-sched at 2 thread counts + the
   // 3 OpenCL columns once + the baseline at 2 thread counts)
-  // + opencl-hand for the three matmul workloads (onnxruntime: only when asked for)
-  REQUIRE(records.size() == 7 * (1 + 3 * 2 + 3 + 2) + 3);
+  // + opencl-hand for the four matmul workloads (onnxruntime: only when asked for)
+  REQUIRE(records.size() == 9 * (1 + 3 * 2 + 3 + 2) + 4);
   bool have_device = !descent::gpu::device_names().empty();
   int opencl_naive_ran = 0, cpu_default_ran = 0;
   for (const auto& r : records) {
     INFO(r.workload, " on ", r.engine, " x", r.threads, ": ", r.note);
     CHECK(r.suite == "tensor");
     std::string base =
-        r.workload == "vector_add" || r.workload == "softmax" || r.workload == "layer_norm" ? "cpp" : "openblas";
+        r.workload == "vector_add" || r.workload.rfind("softmax", 0) == 0 || r.workload == "layer_norm" ? "cpp"
+                                                                                                         : "openblas";
     CHECK(r.baseline == base);
     CHECK(r.engine != (base == "cpp" ? "openblas" : "cpp"));
     if (r.skipped) {
@@ -105,16 +106,16 @@ TEST_CASE("tensor suite: every workload on every column, checked, with rates") {
     else
       CHECK(std::isnan(r.compile_s));
   }
-  CHECK(opencl_naive_ran == (have_device ? 7 : 0));
-  CHECK(cpu_default_ran == 7 * 2);  // the rules schedule every workload's kernel, checked
+  CHECK(opencl_naive_ran == (have_device ? 9 : 0));
+  CHECK(cpu_default_ran == 9 * 2);  // the rules schedule every workload's kernel, checked
   CHECK(all_ok(records));
 
   std::string table = format_tensor_table(records);
   CHECK(table.find("cpu-sched") != std::string::npos);
   CHECK(table.find("GFLOP/s") != std::string::npos);
   CHECK(table.find("compile") != std::string::npos);
-  CHECK(table.find("time/base: median / the baseline's median (cpp for layer_norm, softmax, vector_add; "
-                   "openblas for linear_relu, matmul_1024, matmul_128, matmul_512)") !=
+  CHECK(table.find("time/base: median / the baseline's median (cpp for layer_norm, softmax, softmax_1024, "
+                   "vector_add; openblas for linear_relu, matmul_1024, matmul_128, matmul_2048, matmul_512)") !=
         std::string::npos);
   CHECK(table.find("FAILED") == std::string::npos);
 
@@ -124,8 +125,8 @@ TEST_CASE("tensor suite: every workload on every column, checked, with rates") {
   for (const auto& l : progress)
     if (!l.empty() && l[0] == '[') bar.push_back(l);
   REQUIRE(bar.size() == 2 * records.size());
-  CHECK(bar.front().find("[>                       ]  0/87 vector_add on ref x1 ...") == 0);
-  CHECK(bar.back().find("[========================] 87/87 layer_norm on cpp x2: median ") == 0);
+  CHECK(bar.front().find("[>                       ]   0/112 vector_add on ref x1 ...") == 0);
+  CHECK(bar.back().find("[========================] 112/112 layer_norm on cpp x2: median ") == 0);
 }
 
 TEST_CASE("tensor suite: a missing OpenCL schedule skips its cell, a missing CPU one fails") {
@@ -243,7 +244,7 @@ TEST_CASE("tensor suite: bad options are errors, not records") {
   o.workloads = {"conv9d"};
   CHECK(run_benchmarks(o, &error).empty());
   CHECK(error == "no workload 'conv9d' in suite 'tensor' (workloads: vector_add, matmul_128, "
-                 "matmul_512, matmul_1024, linear_relu, softmax, layer_norm)");
+                 "matmul_512, matmul_1024, matmul_2048, linear_relu, softmax, softmax_1024, layer_norm)");
   o = quick_tensor();
   o.threads = {0};
   CHECK(run_benchmarks(o, &error).empty());
