@@ -324,7 +324,7 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
       std::string reds;
       for (const auto& red : n.reduce) reds += " " + b + red;
       add("split " + b + i + " " + std::to_string(rows),
-          "split " + b + i + " " + fitting(n.spatial_extent[n.spatial.size() - 2], {4, 8}));
+          "split " + b + i + " " + (rows == 8 ? "?{4,8}" : "?{4}"));  // divisors only: no predicate
       add("reorder " + b + i + "_0" + reds + " " + b + i + "_1 " + b + j);
       add("cache_write " + n.block + " local");
       add("reverse_compute_at " + n.block + "_writeback " + b + i + "_0");
