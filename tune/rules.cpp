@@ -48,6 +48,10 @@ std::string fitting(int64_t extent, std::initializer_list<int64_t> options) {
   return "?{" + s + "}";
 }
 
+// A writeback block's loop over dimension `d` of the buffer it copies out (cache_write names
+// them ax0, ax1, ...: a batched matmul's tile is written back over ax1 and ax2).
+std::string ax(size_t d) { return "ax" + std::to_string(d); }
+
 using Add = std::function<void(std::string fixed, std::string open)>;
 
 // The dot recipe's start on every device: the innermost reduction split into `lanes` partial
@@ -140,13 +144,14 @@ std::vector<Step> merged_row_steps(const Nest& p, const Nest& r, int64_t lanes) 
 // re-laid out: below it, a register tile of rows has too few rows to fill.
 constexpr int64_t kGemmBatch = 4;
 
-// A matmul nest (or a `linear` about to become one) whose outputs are narrower than a vector
-// (2 to lanes - 1 wide, no wider tile divides them) with a batch: the rows of its register
-// tile (8 or 4; 0 when it has no such shape).
+// A matmul nest (or a `linear` about to become one) whose rows no register tile's width
+// divides and are at most two vectors wide (10 classes; 20 outputs), with a batch whose rows
+// divide into tiles: the rows of its tile (8 or 4; 0 when it has no such shape). On AVX2 (8
+// lanes) 10 outputs are a vector and a quarter; LLVM splits the row's vector.
 int64_t narrow_rows(const Nest& n, int64_t lanes) {
   if (!n.reduction || n.spatial.size() < 2) return 0;
   const int64_t width = n.spatial_extent.back();
-  if (width < 2 || width >= lanes || largest_divisor(width, {lanes / 2}) > 0) return 0;
+  if (width < 2 || width > 2 * lanes || largest_divisor(width, {2 * lanes, lanes, lanes / 2}) > 0) return 0;
   return largest_divisor(n.spatial_extent[n.spatial.size() - 2], {8, kGemmBatch});
 }
 
@@ -222,7 +227,7 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
         add("decompose_reduction " + n.block + "_rf " + rf + r + "_0");
         add("vectorize " + rf + r + "_1");
         add("vectorize " + n.block + "_rf_init." + r + "_1");
-        add("vectorize " + n.block + "_rf_writeback.ax2");
+        add("vectorize " + n.block + "_rf_writeback." + ax(k));  // rf adds a dimension
         add("unroll " + rf + j + "_1", "maybe 0.8 unroll " + rf + j + "_1");
         add("unroll " + rf + i + "_1", "maybe 0.8 unroll " + rf + i + "_1");
         if (n.spatial_extent[k - 2] / ti > 1) parallel(rf + i + "_0");
@@ -294,10 +299,10 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
       }
       add("vectorize " + b + j + "_1");
       add("vectorize " + n.block + "_init." + j + "_1");
-      add("vectorize " + n.block + "_writeback.ax1");
+      add("vectorize " + n.block + "_writeback." + ax(n.spatial.size() - 1));
       add("unroll " + b + i + "_1", "maybe 0.7 unroll " + b + i + "_1");
       add("unroll " + n.block + "_init." + i + "_1");
-      add("unroll " + n.block + "_writeback.ax0");
+      add("unroll " + n.block + "_writeback." + ax(n.spatial.size() - 2));
       // The tile is now a BLAS micro-kernel's. Where an intrinsic of its size is registered,
       // the default names it (each update an explicit fused multiply-add); a nest whose
       // operands do not fit the description (a convolution's input moves with i and j) keeps
@@ -316,7 +321,7 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
       return;
     }
     if (narrow_rows(n, lanes) > 1) {
-      // Outputs narrower than a vector (10 classes): a tile of rows, each row's outputs one
+      // Rows no tile width divides (10 classes): a tile of rows, each row's outputs one
       // vector (10 of 16 lanes), r outside the tile. Per step of r, one load of B's row and
       // one multiply-add per row of the tile, as many independent chains as rows; no lanes
       // to add up at the end, as a dot per output would have.
@@ -331,10 +336,10 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
       add("decompose_reduction " + n.block + " " + b + n.reduce.front());
       add("vectorize " + b + j);
       add("vectorize " + n.block + "_init." + j);
-      add("vectorize " + n.block + "_writeback.ax1");
+      add("vectorize " + n.block + "_writeback." + ax(n.spatial.size() - 1));
       add("unroll " + b + i + "_1", "maybe 0.7 unroll " + b + i + "_1");
       add("unroll " + n.block + "_init." + i + "_1");
-      add("unroll " + n.block + "_writeback.ax0");
+      add("unroll " + n.block + "_writeback." + ax(n.spatial.size() - 2));
       parallel(b + i + "_0");
       return;
     }
@@ -426,10 +431,10 @@ void opencl_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
       }
       add("vectorize " + b + j + "_1");
       add("vectorize " + n.block + "_init." + j + "_1");
-      add("vectorize " + n.block + "_writeback.ax1");
+      add("vectorize " + n.block + "_writeback." + ax(n.spatial.size() - 1));
       add("unroll " + b + i + "_1");
       add("unroll " + n.block + "_init." + i + "_1");
-      add("unroll " + n.block + "_writeback.ax0");
+      add("unroll " + n.block + "_writeback." + ax(n.spatial.size() - 2));
       return;
     }
   }

@@ -21,6 +21,24 @@ void last_indices(const Expr& e, int written, std::vector<const Expr*>* out) {
   if (e.kind == ExprKind::Load && !e.args.empty() && e.buffer != written) out->push_back(&e);
   for (const auto& a : e.args) last_indices(*a, written, out);
 }
+// How many loads of buffer `b` there are in `s` (its values, indices, predicates and inits).
+int loads_of(const Expr& e, int b) {
+  int n = e.kind == ExprKind::Load && e.buffer == b ? 1 : 0;
+  for (const auto& a : e.args) n += loads_of(*a, b);
+  return n;
+}
+int loads_of(const Stmt& s, int b) {
+  int n = 0;
+  for (const auto& i : s.indices) n += loads_of(*i, b);
+  if (s.value) n += loads_of(*s.value, b);
+  if (s.predicate) n += loads_of(*s.predicate, b);
+  for (const auto& it : s.iters)
+    if (it.binding) n += loads_of(*it.binding, b);
+  if (s.init) n += loads_of(*s.init, b);
+  if (s.body) n += loads_of(*s.body, b);
+  for (const auto& c : s.stmts) n += loads_of(*c, b);
+  return n;
+}
 void stores(const Stmt& s, std::vector<const Stmt*>* out) {
   if (s.kind == StmtKind::Store && s.value) out->push_back(&s);
   if (s.body) stores(*s.body, out);
@@ -153,6 +171,12 @@ std::vector<Step> epilogue_in_tile(const tir::PrimFunc& f, const Nest& m, const 
   if (!intermediate) return {};
   for (const Nest& e : epilogue)
     if (e.reduction || e.spatial_extent != m.spatial_extent) return {};
+  // Each nest inlined must be read once: inlining a value read in several places repeats
+  // its work in the expression (a gelu's tanh chain: exp 4 times, twice the build time).
+  for (size_t k = 0; k + 1 < epilogue.size(); ++k) {
+    const int buffer = f.find_buffer(epilogue[k].block);
+    if (buffer < 0 || !f.body || loads_of(*f.body, buffer) != 1) return {};
+  }
   tir::PrimFunc g = f;
   std::vector<Step> out;
   auto step = [&](const std::string& text) {
@@ -167,8 +191,9 @@ std::vector<Step> epilogue_in_tile(const tir::PrimFunc& f, const Nest& m, const 
   if (!step("reverse_compute_at " + last + " " + tile_loop) || !step("set_scope " + m.block + " local"))
     return {};
   // The epilogue's loops under the tile loop: the innermost one vector, the others unrolled
-  // (each is a side of the register tile, 8 rows or fewer). Where one is refused the loop
-  // stays as it is: the epilogue is in the tile either way.
+  // where they are as short as a tile's rows (an epilogue that reads the tile transposed
+  // walks its 32-wide side outside: that loop stays a loop). Where a step is refused the
+  // loop stays as it is: the epilogue is in the tile either way.
   std::vector<std::string> loops;
   std::string error;
   if (!tensor::sched::block_loops(g, last, &loops, &error)) return out;
@@ -178,8 +203,12 @@ std::vector<Step> epilogue_in_tile(const tir::PrimFunc& f, const Nest& m, const 
     if (var(loops[k]) == var(tile_loop)) at = k;
   for (size_t k = at + 1; k < loops.size(); ++k) {
     const std::string q = last + "." + var(loops[k]);
-    if (k + 1 == loops.size()) step("vectorize " + q);
-    else step("unroll " + q);
+    if (k + 1 == loops.size()) {
+      step("vectorize " + q);
+      continue;
+    }
+    tensor::sched::LoopRef l = tensor::sched::find_loop(g, q, &error);
+    if (l.loop && l.loop->extent <= 8) step("unroll " + q);
   }
   return out;
 }

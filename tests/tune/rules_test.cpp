@@ -226,6 +226,40 @@ TEST_CASE("default schedules: an epilogue goes into the register tile, narrow ou
   tune::RuleSchedule mm = tune::default_schedule(chain, {});
   CHECK(mm.trace.find("compute_inline Z\nreverse_compute_at C Y.j_0\nset_scope Y local\n") != std::string::npos);
   same_result(chain, mm.func, "cpu");
+  // An intermediate read twice is not inlined (its work would be repeated in the
+  // expression): the epilogue stays in nests of its own. An epilogue that reads the tile
+  // transposed goes in, its 32-long loop not unrolled.
+  REQUIRE(sess.submit("kernel twice(x: f32[16, 64], w: f32[64, 32], b: f32[32]) -> f32[16, 32] {\n"
+                      "  Y[i, j] = sum(k) x[i, k] * w[k, j]\n  Z[i, j] = Y[i, j] + b[j]\n"
+                      "  C[i, j] = Z[i, j] * Z[i, j]\n  return C\n}\n"
+                      "kernel flip(x: f32[32, 64], w: f32[64, 32]) -> f32[32, 32] {\n"
+                      "  Y[i, j] = sum(k) x[i, k] * w[k, j]\n  C[i, j] = Y[j, i] + 1.0\n  return C\n}\n",
+                      "more.ds", quiet)
+              .status == Outcome::Ok);
+  tir::PrimFunc twice, flip;
+  REQUIRE_MESSAGE(sess.lower_kernel("twice", {}, "", &twice, &error), error);
+  REQUIRE_MESSAGE(sess.lower_kernel("flip", {}, "", &flip, &error), error);
+  tune::RuleSchedule tw = tune::default_schedule(twice, {});
+  CHECK(tw.trace.find("compute_inline") == std::string::npos);
+  CHECK(tw.trace.find("set_scope Y") == std::string::npos);
+  same_result(twice, tw.func, "cpu");
+  tune::RuleSchedule fl = tune::default_schedule(flip, {});
+  INFO(fl.trace);
+  CHECK(fl.trace.find("reverse_compute_at C Y.j_0\nset_scope Y local\nvectorize C.j\n") != std::string::npos);
+  CHECK(fl.trace.find("unroll C.i") == std::string::npos);
+  same_result(flip, fl.func, "cpu");
+  // A batch of matrices: the tile is written back over the buffer's last two dimensions (ax1,
+  // ax2), and no step of the recipe is refused, wide or narrow.
+  for (int64_t m : {32, 10}) {
+    CAPTURE(m);
+    tir::PrimFunc bf = lowered("bmm", {{"b", 2}, {"n", 16}, {"k", 20}, {"m", m}});
+    tune::RuleSchedule bs = tune::default_schedule(bf, {});
+    INFO(bs.trace);
+    CHECK(bs.trace.find("vectorize C_writeback.ax2\n") != std::string::npos);
+    CHECK(bs.trace.find("unroll C_writeback.ax1\n") != std::string::npos);
+    for (const auto& n : bs.notes) CHECK_MESSAGE(n.rfind("skipped", 0) != 0, n);
+    same_result(bf, bs.func, "cpu");
+  }
   // Ten outputs per row, 64 rows: a tile of 8 rows, each row's ten outputs one vector; the
   // matmul reads B as it is, the linear re-lays out w to w_t[r, j] first.
   tir::PrimFunc narrow = lowered("matmul", {{"n", 64}, {"k", 128}, {"m", 10}});
