@@ -466,6 +466,41 @@ bool row_fusable(const std::vector<Nest>& nests) {
   return reduces;
 }
 
+// The space's form of an epilogue moved into a tile (epilogue_in_tile's steps, in `epilogue`):
+// where the tile's loop order is a `one_of` group in `space` (the steps so far), each branch
+// also moves the epilogue, under the loop that branch writes the tile back under, and the
+// moving steps become part of the group ("-"); otherwise they stay as they are. The epilogue's
+// own loops are vectorized, and unrolled where the sample's tile lets them.
+void epilogue_in_space(std::vector<Step>* space, const std::string& writeback, const std::string& tile_loop,
+                       std::vector<Step>* epilogue) {
+  const std::string wb = "reverse_compute_at " + writeback + " ";
+  Step* group = nullptr;
+  for (Step& s : *space)
+    if (s.open.rfind("one_of reorder ", 0) == 0 && s.open.find(wb) != std::string::npos) group = &s;
+  for (Step& e : *epilogue) {
+    const bool moves = e.fixed.rfind("vectorize ", 0) != 0 && e.fixed.rfind("unroll ", 0) != 0;
+    e.open = !moves ? (e.fixed.rfind("unroll ", 0) == 0 ? "maybe 0.8 " + e.fixed : "") : group ? "-" : "";
+  }
+  if (!group) return;
+  std::string open = group->open;
+  for (size_t at = open.find(wb); at != std::string::npos; at = open.find(wb, at + 1)) {
+    size_t loop_at = at + wb.size(), end = open.find(" ", loop_at);
+    if (end == std::string::npos) end = open.size();
+    const std::string loop = open.substr(loop_at, end - loop_at);
+    std::string extra;
+    for (const Step& e : *epilogue) {
+      if (e.open != "-") continue;
+      std::string step = e.fixed;
+      if (step.rfind("reverse_compute_at ", 0) == 0 && step.size() > tile_loop.size())
+        step = step.substr(0, step.size() - tile_loop.size()) + loop;
+      extra += " ; " + step;
+    }
+    open.insert(end, extra);
+    at = end + extra.size() - 1;
+  }
+  group->open = open;
+}
+
 // Applies the recipes' fixed steps one by one; `applied` gets the steps that applied.
 RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<Step>* applied) {
   RuleSchedule out;
@@ -632,10 +667,7 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
         continue;
       }
     }
-    if (in_tile) {  // an epilogue the tile before already holds
-      space_only(keep);
-      continue;
-    }
+    if (in_tile) continue;  // an epilogue the tile before already holds, in the space too
     // The loop a register tile's writeback goes under: an epilogue after it can go there too.
     std::string tile_loop;
     const std::string wb = "reverse_compute_at " + n.block + "_writeback ";
@@ -646,14 +678,15 @@ RuleSchedule run_rules(const tir::PrimFunc& f, const RuleTarget& t, std::vector<
     // The nests after a register tile, elementwise over its result (a bias, a relu), each a
     // pass of its own over the whole output: inside the tile instead, each tile's outputs
     // finished while they are in registers, and no buffer for the tile's result (MNIST's
-    // first layer, 64 x 784 x 128: 4 us of 72 per batch). Default only: the space's tile
-    // order (and so the loop the tile is written back under) is one of its decisions.
+    // first layer, 64 x 784 x 128: 4 us of 72 per batch). In the space, where the tile's loop
+    // order is a decision, each order's group of steps takes the epilogue under its own loop.
     if (t.device == "cpu" && shared_rows.empty() && !tile_loop.empty() && k + 1 < nests.size() &&
         out.trace.find(wb + tile_loop + "\n", before) != std::string::npos) {
       std::vector<Nest> rest(nests.begin() + long(k) + 1, nests.end());
       std::vector<Step> epilogue = rules_detail::epilogue_in_tile(out.func, n, rest, tile_loop);
       if (!epilogue.empty()) {
         out.notes.push_back("nest " + n.block + ": the nests after it inside its register tile");
+        if (applied) epilogue_in_space(applied, n.block + "_writeback", tile_loop, &epilogue);
         for (Step& s : epilogue) apply(std::move(s));
         in_tile = true;
       }

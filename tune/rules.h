@@ -51,7 +51,7 @@ std::string flash_schedule(const tir::PrimFunc& f, std::vector<std::string>* not
 // A search space (tune/space.h syntax) for f from the same rules, with the tile sizes, the
 // vector widths and the optional steps left open. Its first sample with every decision 0 is
 // not the default schedule; the default schedule is one point of it, but for the steps
-// only the default takes (a tensorize, four vectors of partial sums, an epilogue in the tile).
+// only the default takes (a tensorize, four vectors of partial sums).
 std::string rule_space(const tir::PrimFunc& f, const RuleTarget& target);
 
 }  // namespace descent::tune

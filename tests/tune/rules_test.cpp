@@ -206,10 +206,25 @@ TEST_CASE("default schedules: an epilogue goes into the register tile, narrow ou
       CHECK(b.shape == std::vector<int64_t>{8, 32});
     }
   same_result(lr_f, lr.func, "cpu");
-  // The space keeps the relu's own nest (its loop order is one of the space's decisions).
+  // In the space the tile's loop order is a decision: each order's group of steps moves the
+  // relu under the loop that order writes the tile back under.
   std::string space = tune::rule_space(lr_f, {});
-  CHECK(space.find("set_scope") == std::string::npos);
-  CHECK(space.find("split out.j ?{") != std::string::npos);
+  INFO(space);
+  CHECK(space.find("reverse_compute_at out_acc_writeback out_acc.j_0 ; reverse_compute_at out out_acc.j_0 ; "
+                   "set_scope out_acc local | ") != std::string::npos);
+  CHECK(space.find("reverse_compute_at out_acc_writeback out_acc.i_0 ; reverse_compute_at out out_acc.i_0 ; "
+                   "set_scope out_acc local\n") != std::string::npos);
+  CHECK(space.find("split out.j") == std::string::npos);  // the relu's own nest is gone
+  tune::Space parsed_space = parsed(space);
+  for (int order = 0; order < 2; ++order) {
+    CAPTURE(order);
+    // w_t's split, the tile (8 x 32), the order, no packing, both unrolls, parallel, unroll out.i
+    tune::Sample sample = tune::replay(parsed_space, lr_f, {2, 2, 3, order, 0, 1, 1, 0, 1});
+    REQUIRE_MESSAGE(sample.ok, sample.error);
+    CHECK(sample.trace.find(order == 0 ? "reverse_compute_at out out_acc.j_0" : "reverse_compute_at out out_acc.i_0") !=
+          std::string::npos);
+    same_result(lr_f, sample.func, "cpu");
+  }
   // A chain (bias, then relu: the MLP's fused linear_bias_add_relu) is inlined into its last
   // nest first.
   Session sess;
