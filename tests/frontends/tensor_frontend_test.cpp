@@ -82,6 +82,20 @@ TEST_CASE("descent kernel: with no schedule file, the default schedule runs and 
   CHECK(run.exit_code == 0);
   CHECK(contains(run.out, "mm_relu on cpu (default schedule): output [64, 64]"));
   CHECK(contains(run.out, "matches the reference interpreter"));
+  // A time under a millisecond keeps four significant figures (0.01234 ms, not 0.012).
+  {
+    size_t at = run.out.find(" ms kernel time");
+    REQUIRE(at != std::string::npos);
+    size_t start = run.out.rfind(' ', at - 1) + 1;
+    std::string number = run.out.substr(start, at - start);
+    INFO(number);
+    double ms = std::stod(number);
+    if (ms > 0 && ms < 1) {
+      size_t first = number.find_first_not_of("0.");
+      REQUIRE(first != std::string::npos);
+      CHECK(number.size() - first == 4);
+    }
+  }
   ProcResult naive = run_descent({"kernel", f.str(), "mm_relu", "--check", "--no-default-schedule"});
   CHECK(contains(naive.out, "mm_relu on cpu: output [64, 64]"));
   // The reference interpreter never gets one: it is the oracle.
