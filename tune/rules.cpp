@@ -27,10 +27,12 @@ int64_t largest_divisor(int64_t extent, std::initializer_list<int64_t> options) 
   return 0;
 }
 
-std::string lanes_list(int lanes) {
+// "?{4,8,16}": vector widths from 4 up to `lanes`, none wider than the loop (a split of a
+// 12-long loop by 16 is refused: a space offering it wastes samples); at least 4.
+std::string lanes_list(int lanes, int64_t extent) {
   std::string s = "?{";
   bool first = true;
-  for (int v = 4; v <= lanes; v *= 2) {
+  for (int v = 4; v <= lanes && (first || v <= extent); v *= 2) {
     s += (first ? "" : ",") + std::to_string(v);
     first = false;
   }
@@ -179,7 +181,8 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
     const std::string& j = n.spatial[last];
     int64_t v = largest_divisor(n.spatial_extent[last], {lanes, lanes / 2, lanes / 4});
     if (v > 1 && v < n.spatial_extent[last]) {
-      add("split " + b + j + " " + std::to_string(v), "split " + b + j + " " + lanes_list(int(lanes)));
+      add("split " + b + j + " " + std::to_string(v),
+          "split " + b + j + " " + lanes_list(int(lanes), n.spatial_extent[last]));
       add("vectorize " + b + j + "_1");
       size_t o = outer();
       parallel(b + (o == last ? j + "_0" : n.spatial[o]));
@@ -248,7 +251,7 @@ void cpu_recipe(const Nest& n, const RuleTarget& t, std::vector<Step>* out) {
       if (tj == 2 * lanes && n.spatial_extent.back() < 4 * lanes) tj = lanes;
       add("tile " + b + i + " " + b + j + " " + std::to_string(ti) + " " + std::to_string(tj),
           "tile " + b + i + " " + b + j + " " + fitting(n.spatial_extent[n.spatial.size() - 2], {2, 4, 8}) +
-              " " + lanes_list(int(2 * lanes)));
+              " " + lanes_list(int(2 * lanes), n.spatial_extent.back()));
       // The innermost reduction loop split by 4 around the tile, the 4 unrolled: each pass of
       // the loop then does 4 tiles' multiply-adds (64 with an 8 x 32 tile) for one counter
       // update and branch, and the scheduler sees 4 steps' loads at once. 5% on MNIST's

@@ -351,6 +351,17 @@ TEST_CASE("the matmul space holds both loop orders and packing, each a group of 
     }
 }
 
+TEST_CASE("the space offers no vector width wider than the loop it splits") {
+  // A 12-wide row: 16 would be refused in every sample that drew it.
+  std::string add = tune::rule_space(lowered("add", {{"n", 4}, {"m", 12}}), {});
+  INFO(add);
+  CHECK(add.find("split out.j ?{4,8}\n") != std::string::npos);
+  // A 16-wide matmul: its tile's columns go up to 16, not 32.
+  std::string mm = tune::rule_space(lowered("matmul", {{"n", 32}, {"k", 32}, {"m", 16}}), {});
+  INFO(mm);
+  CHECK(mm.find("tile C.i C.j ?{2,4,8} ?{4,8,16}\n") != std::string::npos);
+}
+
 TEST_CASE("a dot whose reduction only 2 divides still gets a space that parses") {
   // k = 50: the default splits it by 2; the space's list starts with that width.
   tir::PrimFunc f = lowered("linear", {{"n", 1}, {"k", 50}, {"m", 8}});
