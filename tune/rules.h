@@ -12,8 +12,11 @@
 //                 load, j in none) rfactor the reduction into vector lanes of partial sums
 //   matmul        (C[i, j] = sum(r) A[i, r] * B[r, j]: j is contiguous in B and C)
 //                 a register tile of C (tile, reorder r outside the tile, accumulate in a
-//                 local copy, vectorize j, unroll i), the row blocks to the threads
+//                 local copy, vectorize j, unroll i), the row blocks to the threads; the
+//                 elementwise nests after it (a bias, a relu) moved into the tile; rows too
+//                 narrow for a tile's width (10 classes) a tile of rows, each one vector
 //
+// The nests are read in rules_analyse.cpp (rules_internal.h).
 // For OpenCL the same nests are bound to work-groups and work-items instead of threads; a
 // kernel with attention's pattern gets the flash schedule instead (rules_flash.cpp).
 // Every step goes through the schedule primitives, which refuse what is not legal, so a rule
