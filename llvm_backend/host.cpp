@@ -66,30 +66,29 @@ void initialize_descent_targets() {
   std::call_once(once, [] {
     // This machine's family is initialize_native_target's (i386 and x86-64 are one target).
     const llvm::Triple host(llvm::sys::getProcessTriple());
-    if (!host.isX86()) {
-      LLVMInitializeX86TargetInfo();
-      LLVMInitializeX86Target();
-      LLVMInitializeX86TargetMC();
-      LLVMInitializeX86AsmPrinter();
-    }
-    if (!host.isAArch64()) {
-      LLVMInitializeAArch64TargetInfo();
-      LLVMInitializeAArch64Target();
-      LLVMInitializeAArch64TargetMC();
-      LLVMInitializeAArch64AsmPrinter();
-    }
-    if (!host.isRISCV()) {
-      LLVMInitializeRISCVTargetInfo();
-      LLVMInitializeRISCVTarget();
-      LLVMInitializeRISCVTargetMC();
-      LLVMInitializeRISCVAsmPrinter();
-    }
-    if (!host.isWasm()) {
-      LLVMInitializeWebAssemblyTargetInfo();
-      LLVMInitializeWebAssemblyTarget();
-      LLVMInitializeWebAssemblyTargetMC();
-      LLVMInitializeWebAssemblyAsmPrinter();
-    }
+    // The other families Descent targets, each registered in full (info, target, MC layer,
+    // assembly printer) unless it is this machine's.
+    struct Family {
+      bool (llvm::Triple::*is)() const;
+      void (*init[4])();
+    };
+    static const Family families[] = {
+        {&llvm::Triple::isX86,
+         {LLVMInitializeX86TargetInfo, LLVMInitializeX86Target, LLVMInitializeX86TargetMC,
+          LLVMInitializeX86AsmPrinter}},
+        {&llvm::Triple::isAArch64,
+         {LLVMInitializeAArch64TargetInfo, LLVMInitializeAArch64Target, LLVMInitializeAArch64TargetMC,
+          LLVMInitializeAArch64AsmPrinter}},
+        {&llvm::Triple::isRISCV,
+         {LLVMInitializeRISCVTargetInfo, LLVMInitializeRISCVTarget, LLVMInitializeRISCVTargetMC,
+          LLVMInitializeRISCVAsmPrinter}},
+        {&llvm::Triple::isWasm,
+         {LLVMInitializeWebAssemblyTargetInfo, LLVMInitializeWebAssemblyTarget,
+          LLVMInitializeWebAssemblyTargetMC, LLVMInitializeWebAssemblyAsmPrinter}},
+    };
+    for (const Family& f : families)
+      if (!(host.*f.is)())
+        for (auto* init : f.init) init();
     llvm::initializeCodeGen(*llvm::PassRegistry::getPassRegistry());
   });
 }
